@@ -1,0 +1,49 @@
+# kruise: the two commands a newcomer needs are `make demo` and `make test`.
+SHELL := /bin/bash
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export KRUISE_CACHE_DIR ?= $(HOME)/.cache/kruise
+
+.PHONY: all venv tools crds demo test test-unit test-integration lint typecheck clean
+
+all: test
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+## tools: build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok and helm
+## from Go modules into $(KRUISE_CACHE_DIR)/bin (reused when present).
+tools:
+	@hack/build-tools.sh >/dev/null
+
+crds: venv
+	$(BIN)/kruise crds --out charts/kruise/crds
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+typecheck: venv
+	$(BIN)/mypy
+
+## demo: the main job on the embedded control plane.
+demo: venv tools
+	$(BIN)/kruise demo
+
+## test: the whole suite (unit, lint, import layers, integration against the real control plane).
+test: venv tools
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+test-unit: venv
+	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) build dist

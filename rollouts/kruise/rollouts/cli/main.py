@@ -1,0 +1,5 @@
+"""Entry point placeholder; replaced below."""
+
+
+def main() -> None:
+    pass
