@@ -1,5 +1,26 @@
-"""Entry point placeholder; replaced below."""
+"""``kruise`` / ``kubectl-kruise``: one CLI, usable as a kubectl plugin.
+
+Sub-commands: ``cluster up|down|env`` (embedded control plane), ``crds``
+(generate CRDs from the models), ``demo``.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from kruise.rollouts.cli import cluster, crds, demo
+
+app = typer.Typer(
+    name="kruise",
+    help="OpenKruise workloads and Kruise Rollouts, in Python.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(cluster.app, name="cluster")
+app.command("crds")(crds.crds)
+app.command("demo")(demo.demo)
 
 
 def main() -> None:
-    pass
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,1 @@
+"""kruise.analysis: AnalysisTemplate/AnalysisRun, metric providers and evaluation."""

@@ -1,0 +1,319 @@
+"""The async Kubernetes adapter: JSON dicts in and out over one aiohttp session.
+
+Every call is rate limited by a token bucket (``qps``/``burst``, as client-go's
+flowcontrol and kruise-manager's ``--kube-client-qps``/``--kube-client-burst``).
+Errors become :mod:`kruise.core.errors` exceptions; connection failures are
+:class:`~kruise.core.errors.TransientError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import aiohttp
+
+from kruise.core.errors import ApiError, NotFoundError, TransientError, api_error
+from kruise.core.kube.config import KubeConfig, load_kube_config
+from kruise.core.kube.resources import Resource
+
+JSON = dict[str, Any]
+PatchType = Literal["merge", "strategic", "json", "apply"]
+_PATCH_CONTENT_TYPES = {
+    "merge": "application/merge-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "json": "application/json-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+FIELD_MANAGER = "kruise-manager"
+
+
+@dataclass(frozen=True)
+class WatchEvent:
+    """One watch event: ``type`` is ADDED, MODIFIED, DELETED or BOOKMARK."""
+
+    type: str
+    object: JSON
+
+
+class TokenBucket:
+    """Client-side rate limit: ``qps`` tokens per second, at most ``burst`` banked."""
+
+    def __init__(self, qps: float, burst: int) -> None:
+        self.qps = qps
+        self.burst = max(1, burst)
+        self._tokens = float(self.burst)
+        self._last = time.monotonic()
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> None:
+        if self.qps <= 0:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            if self._tokens < 1:
+                await asyncio.sleep((1 - self._tokens) / self.qps)
+                self._tokens = 0.0
+                self._last = time.monotonic()
+            else:
+                self._tokens -= 1
+
+
+class KubeClient:
+    """Async client for any API resource, objects as JSON dicts.
+
+    Create with :meth:`from_kubeconfig` and close with :meth:`close` (or ``async with``).
+    """
+
+    def __init__(self, config: KubeConfig) -> None:
+        self.config = config
+        self._session: aiohttp.ClientSession | None = None
+        self._bucket = TokenBucket(config.qps, config.burst)
+
+    @classmethod
+    async def from_kubeconfig(
+        cls, kubeconfig: str | None = None, *, context: str | None = None, qps: float = 50.0, burst: int = 100
+    ) -> KubeClient:
+        return cls(await load_kube_config(kubeconfig, context=context, qps=qps, burst=burst))
+
+    async def __aenter__(self) -> KubeClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _sess(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(ssl=self.config.ssl_context, limit=200)
+            self._session = aiohttp.ClientSession(
+                base_url=self.config.server, connector=connector, json_serialize=json.dumps
+            )
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    # ------------------------------------------------------------------ raw
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float = 60.0,
+    ) -> JSON:
+        """One API call; returns the decoded JSON answer. Raises ApiError / TransientError."""
+        await self._bucket.acquire()
+        headers = dict(await self.config.refresh_headers())
+        data: bytes | None = None
+        if body is not None:
+            headers["Content-Type"] = content_type
+            data = json.dumps(body).encode()
+        try:
+            async with self._sess().request(
+                method,
+                path,
+                params=params,
+                data=data,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=timeout),
+            ) as resp:
+                text = await resp.text()
+                if resp.status >= 400:
+                    try:
+                        status_body = json.loads(text)
+                    except ValueError:
+                        status_body = None
+                    raise api_error(resp.status, status_body, text)
+                return json.loads(text) if text else {}
+        except (aiohttp.ClientConnectionError, TimeoutError) as err:
+            raise TransientError(f"{method} {path}: {err!r}") from err
+
+    # ------------------------------------------------------------------ verbs
+    async def get(
+        self, res: Resource, name: str, namespace: str | None = None, *, subresource: str | None = None
+    ) -> JSON:
+        return await self.request("GET", res.path(namespace, name, subresource))
+
+    async def get_or_none(self, res: Resource, name: str, namespace: str | None = None) -> JSON | None:
+        try:
+            return await self.get(res, name, namespace)
+        except NotFoundError:
+            return None
+
+    async def list(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        resource_version: str | None = None,
+    ) -> JSON:
+        """The List object (``items`` plus ``metadata.resourceVersion``), all pages joined."""
+        params: dict[str, str] = {"limit": "500"}
+        if label_selector:
+            params["labelSelector"] = label_selector
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        if resource_version is not None:
+            params["resourceVersion"] = resource_version
+        items: list[JSON] = []
+        while True:
+            page = await self.request("GET", res.path(namespace), params=params)
+            items.extend(page.get("items") or [])
+            cont = (page.get("metadata") or {}).get("continue")
+            if not cont:
+                page["items"] = items
+                for item in items:  # list items omit kind/apiVersion
+                    item.setdefault("apiVersion", res.api_version)
+                    item.setdefault("kind", res.kind)
+                return page
+            params = {**params, "continue": cont}
+
+    async def create(
+        self, res: Resource, body: JSON, namespace: str | None = None, *, dry_run: bool = False
+    ) -> JSON:
+        ns = namespace or (body.get("metadata") or {}).get("namespace")
+        params = {"dryRun": "All"} if dry_run else None
+        return await self.request("POST", res.path(ns if res.namespaced else None), body=body, params=params)
+
+    async def replace(
+        self, res: Resource, body: JSON, *, subresource: str | None = None, dry_run: bool = False
+    ) -> JSON:
+        """PUT the whole object; ``metadata.resourceVersion`` in ``body`` is the precondition."""
+        meta = body["metadata"]
+        params = {"dryRun": "All"} if dry_run else None
+        return await self.request(
+            "PUT", res.path(meta.get("namespace"), meta["name"], subresource), body=body, params=params
+        )
+
+    async def patch(
+        self,
+        res: Resource,
+        name: str,
+        patch: Any,
+        namespace: str | None = None,
+        *,
+        patch_type: PatchType = "merge",
+        subresource: str | None = None,
+        field_manager: str = FIELD_MANAGER,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> JSON:
+        """PATCH with the given type; for ``apply`` (server-side apply) ``force`` takes ownership."""
+        params: dict[str, str] = {"fieldManager": field_manager}
+        if patch_type == "apply" and force:
+            params["force"] = "true"
+        if dry_run:
+            params["dryRun"] = "All"
+        return await self.request(
+            "PATCH",
+            res.path(namespace, name, subresource),
+            body=patch,
+            params=params,
+            content_type=_PATCH_CONTENT_TYPES[patch_type],
+        )
+
+    async def delete(
+        self,
+        res: Resource,
+        name: str,
+        namespace: str | None = None,
+        *,
+        uid: str | None = None,
+        resource_version: str | None = None,
+        propagation: str | None = "Background",
+        grace_period_seconds: int | None = None,
+        missing_ok: bool = False,
+    ) -> JSON | None:
+        """DELETE with optional ``uid``/``resourceVersion`` preconditions."""
+        body: JSON = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        pre: dict[str, str] = {}
+        if uid:
+            pre["uid"] = uid
+        if resource_version:
+            pre["resourceVersion"] = resource_version
+        if pre:
+            body["preconditions"] = pre
+        if propagation:
+            body["propagationPolicy"] = propagation
+        if grace_period_seconds is not None:
+            body["gracePeriodSeconds"] = grace_period_seconds
+        try:
+            return await self.request("DELETE", res.path(namespace, name), body=body)
+        except NotFoundError:
+            if missing_ok:
+                return None
+            raise
+
+    async def watch(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int = 300,
+    ) -> AsyncIterator[WatchEvent]:
+        """Stream watch events from ``resource_version`` until the server closes the watch.
+
+        An ERROR event (e.g. 410 Gone for a compacted resourceVersion) raises ApiError.
+        """
+        params = {
+            "watch": "true",
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(timeout_seconds),
+        }
+        if resource_version:
+            params["resourceVersion"] = resource_version
+        if label_selector:
+            params["labelSelector"] = label_selector
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        await self._bucket.acquire()
+        headers = dict(await self.config.refresh_headers())
+        try:
+            async with self._sess().get(
+                res.path(namespace),
+                params=params,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout_seconds + 30),
+            ) as resp:
+                if resp.status >= 400:
+                    text = await resp.text()
+                    try:
+                        status_body = json.loads(text)
+                    except ValueError:
+                        status_body = None
+                    raise api_error(resp.status, status_body, text)
+                buf = b""
+                async for chunk in resp.content.iter_any():
+                    buf += chunk
+                    while b"\n" in buf:
+                        line, buf = buf.split(b"\n", 1)
+                        if not line.strip():
+                            continue
+                        event = json.loads(line)
+                        if event.get("type") == "ERROR":
+                            obj = event.get("object") or {}
+                            raise ApiError(
+                                int(obj.get("code") or 500),
+                                str(obj.get("reason")),
+                                str(obj.get("message")),
+                                obj,
+                            )
+                        yield WatchEvent(event["type"], event["object"])
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as err:
+            raise TransientError(f"watch {res.plural}: {err!r}") from err

@@ -1,0 +1,1 @@
+"""kruise.daemon: the node daemon (CRI): image pre-pull and container restarts."""

@@ -1,0 +1,1 @@
+"""kruise.rollouts: Rollout and BatchRelease, the manager composition and the CLI."""

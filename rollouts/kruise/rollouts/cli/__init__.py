@@ -1,0 +1,1 @@
+"""The ``kruise`` command line (also installed as ``kubectl-kruise``)."""

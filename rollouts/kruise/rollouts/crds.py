@@ -1,0 +1,49 @@
+"""The CRDs this product installs, and writing them as YAML files.
+
+``ALL_CRDS`` is the single list of kinds we serve; each later kind appends its ``CRDSpec``.
+Files are named like upstream's ``config/crd/bases`` (``<group>_<plural>.yaml``) and committed
+under ``charts/kruise/crds/``; a unit test compares them with :func:`generated_crds` so the
+committed YAML cannot drift from the models.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kruise.core.crdgen import CRDSpec, render_crd_yaml
+from kruise.workloads.api.cloneset import CLONESET_CRD
+
+__all__ = ["ALL_CRDS", "generated_crds", "write_crds"]
+
+ALL_CRDS: list[CRDSpec] = [
+    CLONESET_CRD,
+]
+"""Every CRD served, in install order."""
+
+
+def generated_crds() -> dict[str, str]:
+    """Render every CRD in ``ALL_CRDS``: file name (``apps.kruise.io_clonesets.yaml``) -> YAML text.
+
+    Raises ``ValueError`` if two CRDs map to the same file name.
+    """
+    out: dict[str, str] = {}
+    for spec in ALL_CRDS:
+        if spec.filename in out:
+            raise ValueError(f"duplicate CRD file name {spec.filename}")
+        out[spec.filename] = render_crd_yaml(spec)
+    return out
+
+
+def write_crds(out_dir: Path) -> list[Path]:
+    """Write one YAML file per CRD into ``out_dir`` (created if missing); return the paths written.
+
+    Files are rewritten only when their content changed, so timestamps stay stable.
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for filename, text in generated_crds().items():
+        path = out_dir / filename
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written

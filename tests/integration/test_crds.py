@@ -1,0 +1,73 @@
+"""kruise's generated CRDs in the real API server (issue: foundation, item 3)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kruise.core.errors import InvalidError
+from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import CLONESETS, CRDS
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cloneset-web.yaml"
+
+
+def example_cloneset() -> dict[str, Any]:
+    docs = [d for d in yaml.safe_load_all(EXAMPLE.read_text()) if d and d["kind"] == "CloneSet"]
+    return docs[0]
+
+
+async def test_cloneset_crd_is_established_with_scale_subresource(kube: KubeClient) -> None:
+    crd = await kube.get(CRDS, "clonesets.apps.kruise.io")
+    conds = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
+    assert conds["Established"] == "True"
+    assert conds.get("NonStructuralSchema") is None
+    version = next(v for v in crd["spec"]["versions"] if v["name"] == "v1alpha1")
+    assert version["storage"] is True
+    assert version["subresources"]["scale"]["specReplicasPath"] == ".spec.replicas"
+    assert "clone" in crd["spec"]["names"]["shortNames"]
+
+
+async def test_documented_example_cloneset_is_accepted_unchanged(kube: KubeClient, namespace: str) -> None:
+    body = example_cloneset()
+    body["metadata"]["namespace"] = namespace
+    created = await kube.create(CLONESETS, body, namespace)
+    stored = await kube.get(CLONESETS, "web", namespace)
+    assert stored["metadata"]["uid"] == created["metadata"]["uid"]
+    assert stored["spec"]["replicas"] == 10
+    assert stored["spec"]["updateStrategy"] == {
+        "type": "InPlaceIfPossible",
+        "partition": 8,
+        "maxUnavailable": "20%",
+    }
+    # nothing pruned from the embedded pod template
+    assert stored["spec"]["template"] == body["spec"]["template"]
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "needle"),
+    [
+        pytest.param(("spec", "replicas"), "ten", "spec.replicas", id="replicas as a word"),
+        pytest.param(
+            ("spec", "updateStrategy", "paused"), "yes", "spec.updateStrategy.paused", id="paused not bool"
+        ),
+        pytest.param(("spec", "minReadySeconds"), [1], "spec.minReadySeconds", id="minReadySeconds as list"),
+    ],
+)
+async def test_wrong_type_is_rejected_by_the_schema(
+    kube: KubeClient, namespace: str, path: tuple[str, ...], value: Any, needle: str
+) -> None:
+    body = copy.deepcopy(example_cloneset())
+    body["metadata"]["namespace"] = namespace
+    target = body
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises(InvalidError) as err:
+        await kube.create(CLONESETS, body, namespace)
+    assert needle in err.value.message
+    assert await kube.get_or_none(CLONESETS, "web", namespace) is None

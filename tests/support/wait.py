@@ -1,0 +1,34 @@
+"""Polling helpers: the API server and its controllers are eventually consistent."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+async def eventually(
+    probe: Callable[[], Awaitable[T]],
+    *,
+    timeout: float = 30.0,
+    interval: float = 0.2,
+    what: str = "condition",
+) -> T:
+    """Await ``probe()`` until it returns a truthy value; AssertionError after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    last: T | None = None
+    last_err: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            last = await probe()
+            if last:
+                return last
+        except AssertionError as err:
+            last_err = err
+        await asyncio.sleep(interval)
+    raise AssertionError(
+        f"timed out after {timeout}s waiting for {what}; last value {last!r}; last error {last_err}"
+    )

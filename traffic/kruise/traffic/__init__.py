@@ -1,0 +1,1 @@
+"""kruise.traffic: traffic routers (Gateway API, Ingress, Istio, custom Lua providers)."""

@@ -1,0 +1,1 @@
+"""kruise.workloads: CloneSet, Advanced StatefulSet, ... and their admission webhooks."""
