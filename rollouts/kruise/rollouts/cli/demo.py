@@ -17,7 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from kruise.core.localcluster import LocalCluster
+from kruise.core.localcluster import LocalCluster, default_cluster_dir
 from kruise.core.localcluster.binaries import source_root
 from kruise.rollouts.crds import write_crds
 
@@ -40,7 +40,8 @@ def demo(
     """Run the demo; exits non-zero if any step fails."""
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kruise-demo-") as tmp:
-        cluster = LocalCluster(Path(tmp) / "cluster", nodes=3, attached=not keep)
+        where = default_cluster_dir() if keep else Path(tmp) / "cluster"
+        cluster = LocalCluster(where, nodes=3, attached=not keep)
         if no_cluster:
             raise typer.BadParameter("--no-cluster arrives with the Rollout demo; use the embedded cluster")
         with console.status("starting the local control plane (etcd, kube-apiserver, kcm, scheduler, KWOK)"):
