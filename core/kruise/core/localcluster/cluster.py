@@ -30,13 +30,13 @@ from typing import Any
 
 import yaml
 
-from kruise.core.localcluster.binaries import find_bin_dir
-from kruise.core.localcluster.certs import (
+from kruise.core.certs import (
     CertificateAuthority,
     cert_pem,
     key_pem,
     write_service_account_key,
 )
+from kruise.core.localcluster.binaries import find_bin_dir
 from kruise.core.localcluster.stages import StageDelays, write_stages
 
 SERVICE_CIDR = "10.96.0.0/16"

@@ -1,4 +1,4 @@
-"""Certificates for the local control plane and for webhook servers.
+"""Certificates: the local control plane's PKI and webhook serving certificates.
 
 One throw-away CA signs the apiserver's serving certificate, the admin client
 certificate (``O=system:masters``) and webhook serving certificates. Mirrors what

@@ -1,0 +1,133 @@
+"""Mutating/ValidatingWebhookConfiguration objects for the webhooks we serve.
+
+Like kruise-manager (``pkg/webhook/util/configuration``), the manager owns two
+configurations, ``kruise-mutating-webhook-configuration`` and
+``kruise-validating-webhook-configuration``, and writes its CA bundle into them
+at start. The client config is a URL when the manager runs outside the cluster
+(tests, the demo) or a Service reference when it runs in it (the Helm chart).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kruise.core.errors import NotFoundError
+from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS
+
+JSON = dict[str, Any]
+MUTATING_NAME = "kruise-mutating-webhook-configuration"
+VALIDATING_NAME = "kruise-validating-webhook-configuration"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One admission rule: group, version, plural (``pods/status`` style allowed), operations."""
+
+    group: str
+    version: str
+    resource: str
+    operations: tuple[str, ...] = ("CREATE", "UPDATE")
+
+    def to_dict(self) -> JSON:
+        return {
+            "apiGroups": [self.group],
+            "apiVersions": [self.version],
+            "resources": [self.resource],
+            "operations": list(self.operations),
+        }
+
+
+@dataclass(frozen=True)
+class WebhookSpec:
+    """One webhook: its name (``mcloneset.kb.io``), served path, kind and rules."""
+
+    name: str
+    path: str
+    mutating: bool
+    rules: tuple[Rule, ...]
+    failure_policy: str = "Fail"
+    object_selector: JSON | None = None
+    namespace_selector: JSON | None = field(default=None)
+    timeout_seconds: int = 30
+
+
+@dataclass(frozen=True)
+class ClientTarget:
+    """Where the API server reaches us: ``url_base`` (https://host:port) or a Service."""
+
+    url_base: str | None = None
+    service_namespace: str | None = None
+    service_name: str | None = None
+    service_port: int = 443
+
+    def client_config(self, path: str, ca_bundle: str) -> JSON:
+        cfg: JSON = {"caBundle": ca_bundle}
+        if self.url_base:
+            cfg["url"] = f"{self.url_base.rstrip('/')}{path}"
+        else:
+            cfg["service"] = {
+                "namespace": self.service_namespace,
+                "name": self.service_name,
+                "path": path,
+                "port": self.service_port,
+            }
+        return cfg
+
+
+def build_configuration(
+    specs: list[WebhookSpec], *, mutating: bool, target: ClientTarget, ca_bundle: str
+) -> JSON:
+    """The webhook configuration object (data) for the mutating or validating ``specs``."""
+    webhooks = []
+    for spec in specs:
+        if spec.mutating != mutating:
+            continue
+        hook: JSON = {
+            "name": spec.name,
+            "clientConfig": target.client_config(spec.path, ca_bundle),
+            "rules": [r.to_dict() for r in spec.rules],
+            "failurePolicy": spec.failure_policy,
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+            "timeoutSeconds": spec.timeout_seconds,
+        }
+        if spec.object_selector is not None:
+            hook["objectSelector"] = spec.object_selector
+        if spec.namespace_selector is not None:
+            hook["namespaceSelector"] = spec.namespace_selector
+        if mutating:
+            hook["reinvocationPolicy"] = "Never"
+        webhooks.append(hook)
+    kind = "MutatingWebhookConfiguration" if mutating else "ValidatingWebhookConfiguration"
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": kind,
+        "metadata": {
+            "name": MUTATING_NAME if mutating else VALIDATING_NAME,
+            "labels": {"app.kubernetes.io/managed-by": "kruise-manager"},
+        },
+        "webhooks": webhooks,
+    }
+
+
+async def ensure_configurations(
+    kube: KubeClient, specs: list[WebhookSpec], *, target: ClientTarget, ca_bundle: str
+) -> None:
+    """Create or update both configurations so the API server calls ``specs`` with our CA."""
+    for mutating, res in ((True, MUTATING_WEBHOOKS), (False, VALIDATING_WEBHOOKS)):
+        desired = build_configuration(specs, mutating=mutating, target=target, ca_bundle=ca_bundle)
+        try:
+            current = await kube.get(res, desired["metadata"]["name"])
+        except NotFoundError:
+            await kube.create(res, desired)
+            continue
+        desired["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        await kube.replace(res, desired)
+
+
+async def delete_configurations(kube: KubeClient) -> None:
+    """Remove both configurations (so a stopped test manager cannot block the API server)."""
+    await kube.delete(MUTATING_WEBHOOKS, MUTATING_NAME, missing_ok=True)
+    await kube.delete(VALIDATING_WEBHOOKS, VALIDATING_NAME, missing_ok=True)

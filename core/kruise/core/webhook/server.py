@@ -1,0 +1,76 @@
+"""An HTTPS server answering AdmissionReviews on fixed paths.
+
+Paths follow OpenKruise's (``/mutate-apps-kruise-io-v1alpha1-cloneset``,
+``/validate-apps-kruise-io-v1alpha1-cloneset``, ...), so the Helm chart's
+webhook configurations and upstream's look alike. A handler that raises is
+answered with ``allowed: false`` and code 500, so a bug never admits silently.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import ssl
+from pathlib import Path
+
+from aiohttp import web
+
+from kruise.core.webhook.review import AdmissionRequest, AdmissionResponse, Handler
+
+log = logging.getLogger(__name__)
+
+
+class WebhookServer:
+    """Serve registered handlers on ``host:port`` with ``cert_file``/``key_file``."""
+
+    def __init__(self, *, host: str, port: int, cert_file: Path, key_file: Path) -> None:
+        self.host = host
+        self.port = port
+        self.cert_file = cert_file
+        self.key_file = key_file
+        self.handlers: dict[str, Handler] = {}
+        self._runner: web.AppRunner | None = None
+
+    def register(self, path: str, handler: Handler) -> None:
+        if path in self.handlers:
+            raise ValueError(f"webhook path {path} registered twice")
+        self.handlers[path] = handler
+
+    async def _serve(self, request: web.Request) -> web.Response:
+        handler = self.handlers.get(request.path)
+        if handler is None:
+            return web.Response(status=404, text=f"no webhook at {request.path}")
+        try:
+            review = await request.json()
+        except json.JSONDecodeError:
+            return web.Response(status=400, text="request body is not an AdmissionReview")
+        adm = AdmissionRequest.from_review(review)
+        try:
+            response = await handler(adm)
+        except Exception as err:  # a crash must deny, never admit
+            log.exception(
+                "webhook %s failed for %s %s/%s", request.path, adm.operation, adm.namespace, adm.name
+            )
+            response = AdmissionResponse.deny(f"internal error: {err}", code=500, reason="InternalError")
+        return web.json_response(response.to_review(adm.uid))
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_post("/{tail:.*}", self._serve)
+        app.router.add_get("/healthz", _healthz)
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(str(self.cert_file), str(self.key_file))
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=ctx)
+        await site.start()
+        log.info("webhook server listening on https://%s:%d", self.host, self.port)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+
+async def _healthz(_: web.Request) -> web.Response:
+    return web.Response(text="ok")

@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+from typing import Any
+
+from cloneset_builders import NEW, OLD, cloneset, pod, revision, template
+
+from kruise.workloads.cloneset.revision import (
+    HASH_LABEL,
+    equal_revisions,
+    fnv1_32,
+    go_json,
+    hash_revision_data,
+    new_revision,
+    next_revision_number,
+    plan_revisions,
+    revision_data,
+    revision_name,
+    revisions_to_delete,
+    safe_encode_string,
+    sort_revisions,
+    template_of_revision,
+)
+
+GO_TEMPLATE = {
+    "metadata": {"labels": {"app": "demo"}},
+    "spec": {"containers": [{"name": "main", "image": "nginx:1.25", "args": ["a<b", "x&y"]}]},
+}
+
+
+def test_fnv_is_fnv1_not_fnv1a() -> None:
+    assert fnv1_32(b"") == 0x811C9DC5
+    assert fnv1_32(b"a") == 0x050C5D7E
+    assert fnv1_32(b"foobar") == 0x31F0B262
+
+
+def test_safe_encoding_alphabet() -> None:
+    assert safe_encode_string("0123456789") == "456789bcdf"
+
+
+def test_revision_data_marshals_like_go() -> None:
+    assert go_json(revision_data(GO_TEMPLATE)) == (
+        b'{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"demo"}},'
+        b'"spec":{"containers":[{"args":["a\\u003cb","x\\u0026y"],"image":"nginx:1.25","name":"main"}]}}}}'
+    )
+
+
+def test_hash_matches_go_history_hash_controller_revision() -> None:
+    # Values printed by a Go program using hash/fnv.New32 + rand.SafeEncodeString on the same bytes.
+    data = revision_data(GO_TEMPLATE)
+    assert hash_revision_data(data, 0) == "7b85b7669"
+    assert hash_revision_data(data, 1) == "7b85b7668"
+    assert hash_revision_data(data, 7) == "7b85b7674"
+
+
+def test_revision_name_truncates_long_parents() -> None:
+    assert revision_name("cs", "abc") == "cs-abc"
+    assert revision_name("x" * 300, "abc") == "x" * 223 + "-abc"
+
+
+def test_new_revision_shape() -> None:
+    cs = cloneset(3, tmpl=GO_TEMPLATE)
+    cs["metadata"]["annotations"] = {"note": "kept"}
+    rev = new_revision(cs, 4, 0)
+    assert rev["metadata"]["name"] == "cs-7b85b7669"
+    assert rev["metadata"]["labels"] == {"app": "demo", HASH_LABEL: "7b85b7669"}
+    assert rev["metadata"]["annotations"] == {"note": "kept"}
+    assert rev["metadata"]["ownerReferences"][0]["controller"] is True
+    assert rev["revision"] == 4
+    assert template_of_revision(rev) == GO_TEMPLATE
+
+
+def test_equal_revisions_compare_data() -> None:
+    a = revision("cs-a", template("nginx:1"), 1)
+    b = revision("cs-b", template("nginx:1"), 2)
+    c = revision("cs-c", template("nginx:2"), 3)
+    assert equal_revisions(a, b)
+    assert not equal_revisions(a, c)
+    assert equal_revisions(None, None)
+    assert not equal_revisions(a, None)
+
+
+def test_sort_and_next_number() -> None:
+    revs = [revision("cs-c", template(), 3), revision("cs-a", template(), 1), revision("cs-b", template(), 1)]
+    assert [r["metadata"]["name"] for r in sort_revisions(revs)] == ["cs-a", "cs-b", "cs-c"]
+    assert next_revision_number(sort_revisions(revs)) == 4
+    assert next_revision_number([]) == 1
+
+
+def existing(cs: dict[str, Any], number: int) -> dict[str, Any]:
+    return new_revision(cs, number, 0)
+
+
+def test_plan_reuses_the_latest_equal_revision() -> None:
+    cs = cloneset(3, tmpl=template("nginx:2"))
+    old, latest = existing(cloneset(3, tmpl=template("nginx:1")), 1), existing(cs, 2)
+    cs["status"]["currentRevision"] = old["metadata"]["name"]
+    plan = plan_revisions(cs, [latest, old])
+    assert (plan.action, plan.update_revision, plan.revision_number) == ("reuse", latest, 2)
+    assert plan.current_revision_name == old["metadata"]["name"]
+
+
+def test_plan_bumps_an_older_equal_revision_for_a_rollback() -> None:
+    cs = cloneset(3, tmpl=template("nginx:1"))
+    old, latest = existing(cs, 1), existing(cloneset(3, tmpl=template("nginx:2")), 2)
+    plan = plan_revisions(cs, [old, latest])
+    assert (plan.action, plan.update_revision["metadata"]["name"], plan.revision_number) == (
+        "bump",
+        old["metadata"]["name"],
+        3,
+    )
+
+
+def test_plan_creates_a_new_revision_and_defaults_current_to_it() -> None:
+    cs = cloneset(3, tmpl=template("nginx:3"))
+    plan = plan_revisions(cs, [existing(cloneset(3, tmpl=template("nginx:1")), 1)])
+    assert plan.action == "create"
+    assert plan.revision_number == 2
+    assert plan.current_revision_name == plan.update_revision["metadata"]["name"]
+
+
+def test_history_keeps_live_revisions_and_the_newest_within_the_limit() -> None:
+    cs = cloneset(3)
+    cs["spec"]["revisionHistoryLimit"] = 1
+    revs = [revision(f"cs-r{i}", template(f"nginx:{i}"), i) for i in range(1, 7)]
+    pods = [pod("cs-r2")]
+    doomed = revisions_to_delete(cs, pods, revs, current_revision="cs-r5", update_revision="cs-r6")
+    assert [r["metadata"]["name"] for r in doomed] == ["cs-r1", "cs-r3"]
+
+
+def test_history_default_limit_is_ten() -> None:
+    revs = [revision(f"cs-r{i}", template(), i) for i in range(1, 14)]
+    doomed = revisions_to_delete(cloneset(3), [], revs, OLD, NEW)
+    assert [r["metadata"]["name"] for r in doomed] == ["cs-r1", "cs-r2", "cs-r3"]

@@ -1,0 +1,243 @@
+"""ControllerRevisions of a CloneSet: data, hash names, equality, rollbacks and history limits.
+
+Revision data is the strategic-merge patch ``{"spec":{"template":{..., "$patch":"replace"}}}``
+(``SetRevisionTemplate``). Its name is ``<cloneset>-<hash>`` with upstream
+``history.HashControllerRevision``: **FNV-1** 32-bit (Go ``fnv.New32``, not FNV-1a) over the
+JSON bytes, then the decimal collision count if given, printed in decimal and mapped through
+``rand.SafeEncodeString`` (alphabet ``bcdfghjklmnpqrstvwxz2456789``).
+
+Deviation: upstream hashes ``json.Marshal`` of the template *after* a round trip through Go's
+typed ``PodTemplateSpec`` (which adds zero values such as ``"creationTimestamp":null`` and
+``"resources":{}``). Here the template dict is marshalled as given, Go-style (sorted keys, no
+spaces, ``<``/``>``/``&``/U+2028/U+2029 escaped), so names match upstream when the dict already
+has that canonical shape (for example, a template as stored by the defaulting webhook).
+The ``kruise.io/cloneset-volumeclaimtemplate-hash`` annotation is not computed here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kruise.workloads.cloneset.objects import (
+    KubeObject,
+    annotations_of,
+    creation_time,
+    mapping,
+    metadata,
+    name,
+    namespace,
+    spec,
+    status,
+    uid,
+)
+from kruise.workloads.cloneset.podstate import revision_hash
+
+SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+HASH_LABEL = "controller.kubernetes.io/hash"
+DEFAULT_HISTORY_LIMIT = 10
+CLONESET_API_VERSION = "apps.kruise.io/v1alpha1"
+
+_FNV32_OFFSET = 0x811C9DC5
+_FNV32_PRIME = 0x01000193
+
+
+def go_json(value: Any) -> bytes:
+    """Marshal like Go ``encoding/json`` on a ``map[string]interface{}`` tree.
+
+    Sorted keys, compact separators, UTF-8 output, HTML-unsafe characters and the two JavaScript
+    line terminators escaped as ``\\u003c``-style sequences.
+    """
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    for raw, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(raw, escaped)
+    return text.encode()
+
+
+def fnv1_32(data: bytes, seed: int = _FNV32_OFFSET) -> int:
+    """32-bit FNV-1 (multiply, then xor) of ``data``, continuing from ``seed``."""
+    value = seed
+    for byte in data:
+        value = ((value * _FNV32_PRIME) & 0xFFFFFFFF) ^ byte
+    return value
+
+
+def safe_encode_string(text: str) -> str:
+    """k8s ``rand.SafeEncodeString``: map each character to ``SAFE_ALPHABET[ord(c) % 27]``."""
+    return "".join(SAFE_ALPHABET[ord(ch) % len(SAFE_ALPHABET)] for ch in text)
+
+
+def revision_data(template: Mapping[str, Any]) -> dict[str, Any]:
+    """The ControllerRevision ``data`` for a pod template.
+
+    Shape: ``{"spec":{"template":{..., "$patch":"replace"}}}`` (``SetRevisionTemplate``).
+    """
+    return {"spec": {"template": {**template, "$patch": "replace"}}}
+
+
+def hash_revision_data(data: Mapping[str, Any] | bytes, collision_count: int | None = None) -> str:
+    """``HashControllerRevision``: safe-encoded FNV-1 of the data bytes plus the collision count."""
+    raw = data if isinstance(data, bytes) else go_json(data)
+    value = fnv1_32(raw)
+    if collision_count is not None:
+        value = fnv1_32(str(collision_count).encode(), value)
+    return safe_encode_string(str(value))
+
+
+def revision_name(parent_name: str, hash_value: str) -> str:
+    """``<parent>-<hash>``, the parent truncated to 223 bytes (``ControllerRevisionName``)."""
+    return f"{parent_name[:223]}-{hash_value}"
+
+
+def new_revision(cloneset: KubeObject, revision_number: int, collision_count: int | None) -> dict[str, Any]:
+    """The ControllerRevision dict for the CloneSet's current template (``NewRevision``).
+
+    Labels are the template labels plus ``controller.kubernetes.io/hash``; annotations are
+    the CloneSet's; the owner reference is the CloneSet as controller.
+    """
+    template = mapping(spec(cloneset).get("template"))
+    data = revision_data(template)
+    hash_value = hash_revision_data(data, collision_count)
+    owner = {
+        "apiVersion": str(cloneset.get("apiVersion") or CLONESET_API_VERSION),
+        "kind": "CloneSet",
+        "name": name(cloneset),
+        "uid": uid(cloneset),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {
+            "name": revision_name(name(cloneset), hash_value),
+            "namespace": namespace(cloneset),
+            "labels": {**mapping(mapping(template.get("metadata")).get("labels")), HASH_LABEL: hash_value},
+            "annotations": dict(annotations_of(cloneset)),
+            "ownerReferences": [owner],
+        },
+        "data": data,
+        "revision": revision_number,
+    }
+
+
+def _numeric_hash(revision: KubeObject) -> int | None:
+    text = mapping(metadata(revision).get("labels")).get(HASH_LABEL)
+    try:
+        number = int(str(text), 10)
+    except ValueError:
+        return None
+    return number if -(2**31) <= number < 2**31 else None
+
+
+def equal_revisions(lhs: KubeObject | None, rhs: KubeObject | None) -> bool:
+    """Same revision content (``history.EqualRevision``).
+
+    Both ``None`` is equal; numeric hash labels that differ are unequal (safe-encoded labels
+    never parse, as upstream); otherwise the canonical JSON of ``data`` decides.
+    """
+    if lhs is None or rhs is None:
+        return lhs is rhs
+    left, right = _numeric_hash(lhs), _numeric_hash(rhs)
+    if left is not None and right is not None and left != right:
+        return False
+    return go_json(lhs.get("data")) == go_json(rhs.get("data"))
+
+
+def sort_revisions(revisions: Iterable[KubeObject]) -> list[KubeObject]:
+    """Ascending ``.revision``, then creation time, then name (``SortControllerRevisions``)."""
+
+    def key(rev: KubeObject) -> tuple[int, float, str]:
+        created = creation_time(rev)
+        return int(rev.get("revision") or 0), created.timestamp() if created else float("-inf"), name(rev)
+
+    return sorted(revisions, key=key)
+
+
+def next_revision_number(sorted_revisions: Sequence[KubeObject]) -> int:
+    """1 for no history, else the last (highest) ``.revision`` + 1 (``NextRevision``)."""
+    return int(sorted_revisions[-1].get("revision") or 0) + 1 if sorted_revisions else 1
+
+
+@dataclass(frozen=True)
+class RevisionPlan:
+    """What ``getActiveRevisions`` decides.
+
+    Attributes:
+        action: ``"reuse"`` (latest revision already matches), ``"bump"`` (an older equal
+            revision becomes the newest by setting its ``.revision`` to ``revision_number``:
+            a rollback) or ``"create"`` (create ``update_revision``; on a name clash with other
+            data, retry with ``collision_count + 1``).
+        update_revision: the revision dict (existing, or to create).
+        revision_number: the ``.revision`` the update revision should carry.
+        current_revision_name: ``status.currentRevision`` when it names a listed revision, else
+            the update revision's name.
+        collision_count: ``status.collisionCount`` used for the hash.
+    """
+
+    action: str
+    update_revision: KubeObject
+    revision_number: int
+    current_revision_name: str
+    collision_count: int
+
+
+def plan_revisions(cloneset: KubeObject, revisions: Sequence[KubeObject]) -> RevisionPlan:
+    """Choose the update and current revisions from the sorted ``revisions`` (``getActiveRevisions``)."""
+    ordered = sort_revisions(revisions)
+    collision = int(status(cloneset).get("collisionCount") or 0)
+    number = next_revision_number(ordered)
+    candidate = new_revision(cloneset, number, collision)
+    equal = [r for r in ordered if equal_revisions(r, candidate)]
+    if equal and equal_revisions(ordered[-1], equal[-1]):
+        action, update = "reuse", ordered[-1]
+        number = int(update.get("revision") or 0)
+    elif equal:
+        action, update = "bump", equal[-1]
+    else:
+        action, update = "create", candidate
+    wanted = str(status(cloneset).get("currentRevision") or "")
+    current = next((name(r) for r in ordered if name(r) == wanted and wanted), name(update))
+    return RevisionPlan(action, update, number, current, collision)
+
+
+def pods_revisions(pods: Iterable[KubeObject]) -> set[str]:
+    """The ``controller-revision-hash`` label values of ``pods``."""
+    return {revision_hash(p) for p in pods if revision_hash(p)}
+
+
+def revisions_to_delete(
+    cloneset: KubeObject,
+    pods: Iterable[KubeObject],
+    sorted_revisions: Sequence[KubeObject],
+    current_revision: str,
+    update_revision: str,
+) -> list[KubeObject]:
+    """Non-live revisions beyond ``spec.revisionHistoryLimit`` (default 10), oldest first.
+
+    Mirrors ``truncateHistory``.
+
+    Live means the current or update revision, or named by any pod's revision label.
+    """
+    live = pods_revisions(pods) | {current_revision, update_revision}
+    history = [r for r in sorted_revisions if name(r) not in live]
+    raw_limit = spec(cloneset).get("revisionHistoryLimit")
+    limit = DEFAULT_HISTORY_LIMIT if raw_limit is None else int(raw_limit)
+    if len(history) <= limit:
+        return []
+    return history[: len(history) - limit]
+
+
+def template_of_revision(revision: KubeObject) -> dict[str, Any]:
+    """The pod template stored in a revision's ``data`` (``GetTemplateFromRevision``), without ``$patch``."""
+    template = dict(mapping(mapping(mapping(revision.get("data")).get("spec")).get("template")))
+    template.pop("$patch", None)
+    return template
