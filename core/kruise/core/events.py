@@ -11,6 +11,7 @@ import asyncio
 import datetime
 import logging
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from kruise.core.errors import KruiseError
@@ -30,7 +31,7 @@ class EventRecorder:
         self.component = component
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def event(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+    def event(self, obj: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
         """Record an event on ``obj`` in the background and log it bound to the object."""
         meta = obj.get("metadata") or {}
         log.info(
@@ -46,7 +47,7 @@ class EventRecorder:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _post(self, obj: dict[str, Any], type_: str, reason: str, message: str) -> None:
+    async def _post(self, obj: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
         meta = obj.get("metadata") or {}
         now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         namespace = meta.get("namespace") or "default"

@@ -1,0 +1,73 @@
+"""Scale and resourceVersion expectations (OpenKruise pkg/util/expectations)."""
+
+from __future__ import annotations
+
+from kruise.core.expectations import (
+    ResourceVersionExpectations,
+    ScaleAction,
+    ScaleExpectations,
+    resource_version_newer_or_equal,
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_creations_are_satisfied_once_the_cache_shows_them() -> None:
+    exp = ScaleExpectations()
+    exp.expect("ns/web", ScaleAction.CREATE, "web-a")
+    exp.expect("ns/web", ScaleAction.CREATE, "web-b")
+    cache = {"web-a"}
+    sat = exp.check("ns/web", lambda n: n in cache)
+    assert not sat.satisfied and sat.creates == {"web-b"}
+    cache.add("web-b")
+    assert exp.check("ns/web", lambda n: n in cache).satisfied
+
+
+def test_deletions_are_satisfied_once_the_cache_lacks_them() -> None:
+    exp = ScaleExpectations()
+    exp.expect("ns/web", ScaleAction.DELETE, "web-a")
+    assert not exp.check("ns/web", lambda n: True).satisfied
+    assert exp.check("ns/web", lambda n: False).satisfied
+
+
+def test_failed_call_is_forgotten() -> None:
+    exp = ScaleExpectations()
+    exp.expect("ns/web", ScaleAction.CREATE, "web-a")
+    exp.forget("ns/web", ScaleAction.CREATE, "web-a")
+    assert exp.check("ns/web", lambda n: False).satisfied
+
+
+def test_unsatisfied_expectations_time_out() -> None:
+    clock = Clock()
+    exp = ScaleExpectations(timeout=300, clock=clock)
+    exp.expect("ns/web", ScaleAction.CREATE, "web-a")
+    clock.t = 299
+    assert not exp.timed_out(exp.check("ns/web", lambda n: False))
+    clock.t = 300
+    assert exp.timed_out(exp.check("ns/web", lambda n: False))
+
+
+def test_other_owners_are_independent() -> None:
+    exp = ScaleExpectations()
+    exp.expect("ns/a", ScaleAction.CREATE, "a-1")
+    assert exp.check("ns/b", lambda n: False).satisfied
+
+
+def test_resource_version_expectation_waits_for_newer_cache() -> None:
+    exp = ResourceVersionExpectations()
+    exp.expect("uid-1", "105")
+    assert not exp.check("uid-1", "100")
+    assert exp.check("uid-1", "105")
+    assert exp.check("uid-1", "90"), "satisfied expectations are dropped"
+
+
+def test_resource_versions_compare_as_integers() -> None:
+    assert resource_version_newer_or_equal("1000", "999")
+    assert not resource_version_newer_or_equal("999", "1000")
+    assert not resource_version_newer_or_equal(None, "1")

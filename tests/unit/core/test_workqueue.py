@@ -1,0 +1,91 @@
+"""WorkQueue semantics (client-go workqueue): dedupe, no concurrent processing of a key, delays."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from kruise.core.workqueue import Result, WorkQueue
+
+
+async def test_key_added_twice_is_queued_once() -> None:
+    q = WorkQueue()
+    q.add("ns/a")
+    q.add("ns/a")
+    assert len(q) == 1
+
+
+async def test_key_added_while_processing_is_requeued_after_done() -> None:
+    q = WorkQueue()
+    q.add("ns/a")
+    key = await q.get()
+    q.add("ns/a")
+    assert len(q) == 0, "must not be handed to a second worker while processing"
+    q.done(key)
+    assert len(q) == 1
+
+
+async def test_add_after_keeps_the_earliest_schedule() -> None:
+    q = WorkQueue()
+    q.add_after("ns/a", 0.05)
+    q.add_after("ns/a", 10)
+    await asyncio.sleep(0.1)
+    assert len(q) == 1
+
+
+@pytest.mark.parametrize(("failures", "delay"), [(0, 0.005), (1, 0.01), (3, 0.04), (40, 1000.0)])
+async def test_rate_limited_backoff_is_exponential_and_capped(failures: int, delay: float) -> None:
+    q = WorkQueue()
+    for _ in range(failures):
+        q.add_rate_limited("k")
+    assert q.add_rate_limited("k") == pytest.approx(delay)
+    q.forget("k")
+    assert q.add_rate_limited("k") == pytest.approx(0.005)
+
+
+async def test_run_never_reconciles_one_key_concurrently_and_honours_requeue() -> None:
+    q = WorkQueue()
+    running: set[str] = set()
+    overlaps = 0
+    calls: list[str] = []
+
+    async def reconcile(key: str) -> Result:
+        nonlocal overlaps
+        if key in running:
+            overlaps += 1
+        running.add(key)
+        calls.append(key)
+        await asyncio.sleep(0.01)
+        running.discard(key)
+        return Result(requeue_after=0.02 if calls.count(key) < 3 else None)
+
+    task = asyncio.create_task(q.run(reconcile, workers=4, name="t"))
+    for _ in range(20):
+        q.add("ns/a")
+        await asyncio.sleep(0.001)
+    await asyncio.sleep(0.3)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert overlaps == 0
+    assert calls.count("ns/a") >= 3
+
+
+async def test_run_backs_off_after_an_exception() -> None:
+    q = WorkQueue()
+    attempts = 0
+
+    async def reconcile(key: str) -> None:
+        nonlocal attempts
+        attempts += 1
+        if attempts < 3:
+            raise RuntimeError("boom")
+
+    task = asyncio.create_task(q.run(reconcile, workers=1, name="t"))
+    q.add("k")
+    await asyncio.sleep(0.2)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert attempts == 3

@@ -1,0 +1,304 @@
+"""The CloneSet controller shell: observe (cache), decide (pure core), act, persist status once.
+
+Reconcile order follows OpenKruise's ``doReconcile``/``syncCloneSet``:
+
+1. the CloneSet from the cache; gone -> drop its expectations;
+2. wait while scale expectations are unsatisfied (or until they time out) and while
+   any pod's resourceVersion expectation is unmet;
+3. active owned pods, PVCs and ControllerRevisions from the cache;
+4. revisions: reuse / bump (rollback) / create the update revision, bumping
+   ``collisionCount`` on a hash clash;
+5. Scale; only when it changed nothing, refresh and Update;
+6. status (only when it changed), ``podsToDelete`` truncation, history truncation;
+7. requeue after the shortest pending delay (grace periods, ``minReadySeconds``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kruise.core.cache import CacheReady
+from kruise.core.errors import AlreadyExistsError, KruiseError, NotFoundError
+from kruise.core.events import EventRecorder
+from kruise.core.expectations import ResourceVersionExpectations, ScaleExpectations
+from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS
+from kruise.core.workqueue import Result, WorkQueue
+from kruise.workloads.cloneset.diffs import calculate_diffs
+from kruise.workloads.cloneset.objects import (
+    KubeObject,
+    mapping,
+    metadata,
+    name,
+    namespace,
+    spec,
+    status,
+    uid,
+)
+from kruise.workloads.cloneset.podstate import is_active, is_ready
+from kruise.workloads.cloneset.revision import (
+    equal_revisions,
+    new_revision,
+    plan_revisions,
+    revisions_to_delete,
+    sort_revisions,
+)
+from kruise.workloads.cloneset.status import calculate_status, clear_condition, set_condition, status_changed
+from kruise.workloads.cloneset.sync_scale import Scaler
+from kruise.workloads.cloneset.sync_update import Updater
+
+log = logging.getLogger(__name__)
+JSON = dict[str, Any]
+
+
+class CloneSetCache(Protocol):
+    """What the controller reads from the informer cache."""
+
+    def cloneset(self, key: str) -> JSON | None: ...
+
+    def pods(self, owner_uid: str) -> list[JSON]: ...
+
+    def pvcs(self, owner_uid: str) -> list[JSON]: ...
+
+    def revisions(self, owner_uid: str) -> list[JSON]: ...
+
+
+@dataclass(frozen=True)
+class CloneSetOptions:
+    """Controller settings (kruise-manager flags and feature gates)."""
+
+    workers: int = 3
+    expectation_timeout: float = 300.0
+    short_hash_label: bool = False  # gate CloneSetShortHash
+    exclude_preparing_delete: bool = False  # --cloneset-scaling-exclude-preparing-delete
+    partition_rollback: bool = False  # gate CloneSetPartitionRollback
+
+
+def _now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+class CloneSetController:
+    """Reconciles CloneSets; one instance per manager, its expectations are its own."""
+
+    name = "cloneset-controller"
+
+    def __init__(
+        self, kube: KubeClient, recorder: EventRecorder, cache: CloneSetCache, options: CloneSetOptions
+    ) -> None:
+        self.kube = kube
+        self.recorder = recorder
+        self.cache = cache
+        self.options = options
+        self.queue = WorkQueue()
+        self.scale_expectations = ScaleExpectations(timeout=options.expectation_timeout)
+        self.rv_expectations = ResourceVersionExpectations(timeout=options.expectation_timeout)
+        self.scaler = Scaler(
+            kube, recorder, self.scale_expectations, short_hash_label=options.short_hash_label
+        )
+        self.updater = Updater(
+            kube, recorder, self.rv_expectations, short_hash_label=options.short_hash_label
+        )
+
+    def enqueue(self, key: str) -> None:
+        self.queue.add(key)
+
+    async def run(self, ready: CacheReady) -> None:
+        """Reconcile with ``options.workers`` workers once the cache is populated."""
+        await ready.wait()
+        await self.queue.run(self.reconcile, workers=self.options.workers, name="cloneset")
+
+    # ------------------------------------------------------------------ reconcile
+    async def reconcile(self, key: str) -> Result:
+        cs = self.cache.cloneset(key)
+        if cs is None:
+            self.scale_expectations.delete(key)
+            return Result()
+        if metadata(cs).get("deletionTimestamp"):
+            return Result()
+        owner_uid = uid(cs)
+        owned = self.cache.pods(owner_uid)
+        present = {name(p): p for p in owned}
+        satisfaction = self.scale_expectations.check(
+            key, lambda n: n in present and not metadata(present[n]).get("deletionTimestamp")
+        )
+        if not satisfaction.satisfied and not self.scale_expectations.timed_out(satisfaction):
+            log.debug("%s: waiting for %s", key, satisfaction)
+            return Result(requeue_after=min(5.0, self.scale_expectations.timeout - satisfaction.waited))
+        pods = [p for p in owned if is_active(p)]
+        for pod in pods:
+            if not self.rv_expectations.check(uid(pod), metadata(pod).get("resourceVersion")):
+                return Result(requeue_after=1.0)
+        pvcs = [c for c in self.cache.pvcs(owner_uid) if not metadata(c).get("deletionTimestamp")]
+        revisions = sort_revisions(self.cache.revisions(owner_uid))
+
+        update_rev, collision = await self._ensure_update_revision(cs, revisions)
+        if update_rev is None:
+            return Result(requeue_after=0.5)
+        plan = plan_revisions(cs, revisions)
+        current_name = plan.current_revision_name if revisions else name(update_rev)
+        by_name = {name(r): r for r in revisions}
+        by_name.setdefault(name(update_rev), update_rev)
+        current_rev = by_name.get(current_name, update_rev)
+        now = _now()
+
+        errors: dict[str, str] = {}
+        requeue: float | None = None
+        diffs = calculate_diffs(
+            cs,
+            pods,
+            name(current_rev),
+            name(update_rev),
+            now,
+            partition_rollback=self.options.partition_rollback,
+            exclude_preparing_delete=self.options.exclude_preparing_delete,
+        )
+        scaled = await self.scaler.scale(cs, key, pods, pvcs, diffs, current_rev, update_rev, now)
+        if scaled.errors:
+            errors["FailedScale"] = "; ".join(scaled.errors)
+        if not scaled.modified:
+            refreshed = await self.updater.refresh(cs, pods, name(update_rev), now)
+            requeue = refreshed.requeue_after
+            if refreshed.errors:
+                errors["FailedUpdate"] = "; ".join(refreshed.errors)
+            if not refreshed.modified:
+                updated = await self.updater.update(
+                    cs, pods, name(current_rev), name(update_rev), by_name, diffs, now
+                )
+                if updated.errors:
+                    errors["FailedUpdate"] = "; ".join(updated.errors)
+                if updated.requeue_after is not None:
+                    requeue = (
+                        updated.requeue_after if requeue is None else min(requeue, updated.requeue_after)
+                    )
+
+        await self._write_status(cs, pods, name(update_rev), name(current_rev), collision, now, errors)
+        await self._truncate_pods_to_delete(cs, pods)
+        await self._truncate_history(cs, pods, revisions, name(current_rev), name(update_rev))
+
+        min_ready = int(spec(cs).get("minReadySeconds") or 0)
+        if min_ready > 0 and any(is_ready(p) for p in pods):
+            requeue = float(min_ready) if requeue is None else min(requeue, float(min_ready))
+        if errors:
+            raise CloneSetSyncError(f"{key}: {errors}")
+        return Result(requeue_after=requeue)
+
+    # ------------------------------------------------------------------ revisions
+    async def _ensure_update_revision(
+        self, cs: KubeObject, revisions: Sequence[KubeObject]
+    ) -> tuple[JSON | None, int]:
+        """The update revision (created or bumped if needed) and the collision count used."""
+        plan = plan_revisions(cs, revisions)
+        collision = plan.collision_count
+        if plan.action == "reuse":
+            return dict(plan.update_revision), collision
+        if plan.action == "bump":
+            rev = dict(plan.update_revision)
+            result = await self.kube.patch(
+                CONTROLLER_REVISIONS,
+                name(rev),
+                {"revision": plan.revision_number},
+                namespace(rev),
+                patch_type="merge",
+            )
+            return result, collision
+        candidate = dict(plan.update_revision)
+        for _ in range(5):
+            try:
+                created = await self.kube.create(CONTROLLER_REVISIONS, candidate, namespace(cs))
+                return created, collision
+            except AlreadyExistsError:
+                existing = await self.kube.get_or_none(CONTROLLER_REVISIONS, name(candidate), namespace(cs))
+                if existing is not None and equal_revisions(existing, candidate) and _owned_by(existing, cs):
+                    return existing, collision
+                collision += 1  # a different revision holds the name: hash again
+                await self._patch_status(cs, {"collisionCount": collision})
+                candidate = new_revision(cs, plan.revision_number, collision)
+        return None, collision
+
+    # ------------------------------------------------------------------ status
+    async def _write_status(
+        self,
+        cs: KubeObject,
+        pods: Sequence[KubeObject],
+        update_revision: str,
+        current_revision: str,
+        collision: int,
+        now: datetime.datetime,
+        errors: dict[str, str],
+    ) -> None:
+        new = calculate_status(
+            cs,
+            pods,
+            update_revision=update_revision,
+            current_revision=current_revision,
+            collision_count=collision,
+            now=now,
+        )
+        for cond in ("FailedScale", "FailedUpdate"):
+            if cond in errors:
+                set_condition(new, cond, errors[cond], now)
+            else:
+                clear_condition(new, cond)
+        old = dict(status(cs))
+        if not status_changed(old, new) and ("conditions" in new) == ("conditions" in old):
+            return
+        if "conditions" not in new and "conditions" in old:
+            new["conditions"] = None
+        await self._patch_status(cs, new)
+
+    async def _patch_status(self, cs: KubeObject, new_status: JSON) -> None:
+        with contextlib.suppress(NotFoundError):
+            await self.kube.patch(
+                CLONESETS,
+                name(cs),
+                {"status": new_status},
+                namespace(cs),
+                patch_type="merge",
+                subresource="status",
+            )
+
+    async def _truncate_pods_to_delete(self, cs: KubeObject, pods: Sequence[KubeObject]) -> None:
+        """Drop ``scaleStrategy.podsToDelete`` names that no longer exist (``truncatePodsToDelete``)."""
+        wanted = list(mapping(spec(cs).get("scaleStrategy")).get("podsToDelete") or [])
+        if not wanted:
+            return
+        alive = {name(p) for p in pods}
+        kept = [n for n in wanted if n in alive]
+        if kept == wanted:
+            return
+        patch = {
+            "metadata": {"resourceVersion": metadata(cs).get("resourceVersion")},
+            "spec": {"scaleStrategy": {"podsToDelete": kept or None}},
+        }
+        try:
+            await self.kube.patch(CLONESETS, name(cs), patch, namespace(cs), patch_type="merge")
+        except KruiseError as err:  # a conflict: the next round retries on fresh data
+            log.debug("truncate podsToDelete of %s: %s", name(cs), err)
+
+    async def _truncate_history(
+        self,
+        cs: KubeObject,
+        pods: Sequence[KubeObject],
+        revisions: Sequence[KubeObject],
+        current_revision: str,
+        update_revision: str,
+    ) -> None:
+        for rev in revisions_to_delete(cs, pods, revisions, current_revision, update_revision):
+            try:
+                await self.kube.delete(CONTROLLER_REVISIONS, name(rev), namespace(rev), missing_ok=True)
+            except KruiseError as err:
+                log.warning("delete revision %s: %s", name(rev), err)
+
+
+class CloneSetSyncError(KruiseError):
+    """Scale or update failed this round; the key is retried with backoff."""
+
+
+def _owned_by(obj: KubeObject, cs: KubeObject) -> bool:
+    return any(ref.get("uid") == uid(cs) for ref in metadata(obj).get("ownerReferences") or [])

@@ -1,0 +1,215 @@
+"""Pods and PVCs a CloneSet creates on scale-out (pure).
+
+Mirrors OpenKruise's ``cloneset_scale.go`` (createPods / NewVersionedPods) and
+``cloneset_core.go``:
+
+- pod name ``<cloneset>-<instance-id>``, the id 5 characters of Kubernetes'
+  ``rand.String`` alphabet, label ``apps.kruise.io/cloneset-instance-id``;
+- free PVCs' instance ids are reused first (unless ``disablePVCReuse``), so a
+  recreated pod gets its volumes back;
+- template from the revision the pod is created at (old-revision pods keep the
+  partition while scaling out), revision labels, the ``InPlaceUpdateReady``
+  readiness gate, lifecycle state ``PreparingNormal``;
+- one PVC per ``volumeClaimTemplates`` entry, ``<vct>-<cloneset>-<id>``, labelled
+  with the selector's matchLabels and the instance id, owned by the CloneSet, and
+  mounted by prepending a volume of the template's name (replacing a template
+  volume of that name).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from kruise.workloads.cloneset.objects import (
+    KubeObject,
+    format_time,
+    mapping,
+    metadata,
+    name,
+    namespace,
+    sequence,
+    spec,
+    uid,
+)
+from kruise.workloads.cloneset.podstate import (
+    IN_PLACE_UPDATE_READY,
+    INSTANCE_ID_LABEL,
+    LIFECYCLE_STATE_LABEL,
+    LIFECYCLE_TIMESTAMP_ANNOTATION,
+    POD_TEMPLATE_HASH_LABEL,
+    REVISION_HASH_LABEL,
+    LifecycleState,
+    short_hash,
+)
+from kruise.workloads.cloneset.revision import template_of_revision
+
+#: k8s.io/apimachinery/pkg/util/rand alphabet (no vowels, no confusable digits).
+ID_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+ID_LENGTH = 5
+CLONESET_API_VERSION = "apps.kruise.io/v1alpha1"
+
+
+def random_id(rng: Callable[[Sequence[str]], str] = random.choice) -> str:
+    """A 5-character instance id (``rand.String(5)``)."""
+    return "".join(rng(ID_ALPHABET) for _ in range(ID_LENGTH))
+
+
+def owner_reference(cloneset: KubeObject) -> dict[str, Any]:
+    """The controller ownerReference pointing at ``cloneset``."""
+    return {
+        "apiVersion": str(cloneset.get("apiVersion") or CLONESET_API_VERSION),
+        "kind": "CloneSet",
+        "name": name(cloneset),
+        "uid": uid(cloneset),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def pvc_name(vct_name: str, cloneset_name: str, instance_id: str) -> str:
+    return f"{vct_name}-{cloneset_name}-{instance_id}"
+
+
+def free_pvc_instance_ids(pvcs: Iterable[KubeObject], pods: Iterable[KubeObject]) -> list[str]:
+    """Instance ids of PVCs no live pod uses, sorted (reused by new pods)."""
+    used = {mapping(metadata(p).get("labels")).get(INSTANCE_ID_LABEL) for p in pods}
+    free = {
+        str(mapping(metadata(c).get("labels")).get(INSTANCE_ID_LABEL))
+        for c in pvcs
+        if not metadata(c).get("deletionTimestamp")
+        and mapping(metadata(c).get("labels")).get(INSTANCE_ID_LABEL)
+        and mapping(metadata(c).get("labels")).get(INSTANCE_ID_LABEL) not in used
+    }
+    return sorted(free)
+
+
+def choose_instance_ids(
+    count: int,
+    *,
+    taken: Collection[str],
+    reusable: Sequence[str],
+    rng: Callable[[Sequence[str]], str] = random.choice,
+) -> list[str]:
+    """``count`` instance ids: reusable PVC ids first, then fresh random ones not in ``taken``."""
+    chosen: list[str] = []
+    seen = set(taken)
+    for instance_id in reusable:
+        if len(chosen) == count:
+            return chosen
+        if instance_id not in seen:
+            chosen.append(instance_id)
+            seen.add(instance_id)
+    while len(chosen) < count:
+        candidate = random_id(rng)
+        if candidate not in seen:
+            chosen.append(candidate)
+            seen.add(candidate)
+    return chosen
+
+
+def new_pvcs(cloneset: KubeObject, instance_id: str) -> list[dict[str, Any]]:
+    """The PVCs for one pod from ``spec.volumeClaimTemplates``."""
+    match_labels = dict(mapping(mapping(spec(cloneset).get("selector")).get("matchLabels")))
+    out = []
+    for vct in sequence(spec(cloneset).get("volumeClaimTemplates")):
+        vct_meta = mapping(mapping(vct).get("metadata"))
+        labels: dict[str, Any] = {**dict(mapping(vct_meta.get("labels"))), **match_labels}
+        labels[INSTANCE_ID_LABEL] = instance_id
+        pvc_meta: dict[str, Any] = {
+            "name": pvc_name(str(vct_meta.get("name")), name(cloneset), instance_id),
+            "namespace": namespace(cloneset),
+            "labels": labels,
+            "ownerReferences": [owner_reference(cloneset)],
+        }
+        if vct_meta.get("annotations"):
+            pvc_meta["annotations"] = dict(mapping(vct_meta.get("annotations")))
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": pvc_meta,
+                "spec": copy.deepcopy(dict(mapping(mapping(vct).get("spec")))),
+            }
+        )
+    return out
+
+
+def new_pod(
+    cloneset: KubeObject,
+    revision: KubeObject,
+    instance_id: str,
+    now: datetime,
+    *,
+    short_hash_label: bool = False,
+) -> dict[str, Any]:
+    """The pod to create for ``instance_id`` at ``revision`` (a ControllerRevision dict)."""
+    template = template_of_revision(revision)
+    template_meta = mapping(template.get("metadata"))
+    revision_name = name(revision)
+    labels: dict[str, Any] = {
+        **dict(mapping(template_meta.get("labels"))),
+        REVISION_HASH_LABEL: short_hash(revision_name) if short_hash_label else revision_name,
+        POD_TEMPLATE_HASH_LABEL: short_hash(revision_name),
+        INSTANCE_ID_LABEL: instance_id,
+        LIFECYCLE_STATE_LABEL: str(LifecycleState.PREPARING_NORMAL),
+    }
+    annotations: dict[str, Any] = {
+        **dict(mapping(template_meta.get("annotations"))),
+        LIFECYCLE_TIMESTAMP_ANNOTATION: format_time(now),
+    }
+    pod_spec: dict[str, Any] = copy.deepcopy(dict(mapping(template.get("spec"))))
+    gates = [dict(g) for g in sequence(pod_spec.get("readinessGates"))]
+    if not any(g.get("conditionType") == IN_PLACE_UPDATE_READY for g in gates):
+        gates.append({"conditionType": IN_PLACE_UPDATE_READY})
+    pod_spec["readinessGates"] = gates
+    vct_names = [
+        str(mapping(mapping(v).get("metadata")).get("name"))
+        for v in sequence(spec(cloneset).get("volumeClaimTemplates"))
+    ]
+    if vct_names:
+        claims = [
+            {"name": vct, "persistentVolumeClaim": {"claimName": pvc_name(vct, name(cloneset), instance_id)}}
+            for vct in vct_names
+        ]
+        others = [
+            v for v in sequence(pod_spec.get("volumes")) if mapping(v).get("name") not in set(vct_names)
+        ]
+        pod_spec["volumes"] = claims + list(others)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{name(cloneset)}-{instance_id}",
+            "namespace": namespace(cloneset),
+            "labels": labels,
+            "annotations": annotations,
+            "ownerReferences": [owner_reference(cloneset)],
+        },
+        "spec": pod_spec,
+    }
+
+
+def slow_start_batches(total: int, initial: int = 1) -> list[int]:
+    """Batch sizes 1, 2, 4, ... summing to ``total`` (``DoItSlowly``)."""
+    batches = []
+    size = initial
+    remaining = total
+    while remaining > 0:
+        batch = min(size, remaining)
+        batches.append(batch)
+        remaining -= batch
+        size *= 2
+    return batches
+
+
+def pvcs_of_instance(pvcs: Iterable[KubeObject], instance_id: str) -> list[KubeObject]:
+    """The PVCs labelled with ``instance_id`` (deleted together with their pod)."""
+    return [c for c in pvcs if mapping(metadata(c).get("labels")).get(INSTANCE_ID_LABEL) == instance_id]
+
+
+def instance_id_of(pod: Mapping[str, Any]) -> str:
+    return str(mapping(metadata(pod).get("labels")).get(INSTANCE_ID_LABEL) or "")

@@ -1,0 +1,219 @@
+"""Update: refresh pods' in-place and lifecycle state, then move pods between revisions.
+
+The I/O shell of ``cloneset_update.go``: the pure core decides
+(:func:`refresh_in_place_update`, :func:`refresh_transition`, :func:`decide_updates`);
+this module writes the decisions. An in-place update first sets the pod's
+``InPlaceUpdateReady`` condition False (reason ``StartInPlaceUpdate``) through the
+status subresource, then patches labels, annotations and images in one
+strategic-merge patch guarded by the pod's resourceVersion. A pod that cannot be
+updated in place is labelled ``apps.kruise.io/specified-delete=true`` and the next
+Scale round recreates it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from kruise.core.errors import ConflictError, KruiseError
+from kruise.core.events import NORMAL, WARNING, EventRecorder
+from kruise.core.expectations import ResourceVersionExpectations
+from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import PODS
+from kruise.workloads.cloneset.diffs import Diffs
+from kruise.workloads.cloneset.inplace import InPlaceUpdateSpec
+from kruise.workloads.cloneset.inplace_apply import (
+    RefreshKind,
+    has_in_place_readiness_gate,
+    in_place_update_pod,
+    pod_patch,
+    refresh_in_place_update,
+    start_in_place_update_condition,
+)
+from kruise.workloads.cloneset.inplace_state import check_in_place_update_completed
+from kruise.workloads.cloneset.lifecycle import lifecycle_patch, refresh_transition
+from kruise.workloads.cloneset.objects import KubeObject, mapping, name, namespace, spec, uid
+from kruise.workloads.cloneset.update import (
+    UpdateKind,
+    decide_updates,
+    recreate_patch,
+    template_hash_label_patch,
+)
+
+log = logging.getLogger(__name__)
+
+SUCCESSFUL_UPDATE_IN_PLACE = "SuccessfulUpdatePodInPlace"
+FAILED_UPDATE_IN_PLACE = "FailedUpdatePodInPlace"
+SUCCESSFUL_UPDATE_RECREATE = "SuccessfulUpdatePodReCreate"
+FAILED_UPDATE_RECREATE = "FailedUpdatePodReCreate"
+
+
+@dataclass
+class UpdateOutcome:
+    modified: bool = False
+    errors: list[str] = field(default_factory=list)
+    requeue_after: float | None = None
+
+    def requeue(self, seconds: float) -> None:
+        self.requeue_after = seconds if self.requeue_after is None else min(self.requeue_after, seconds)
+
+
+@dataclass
+class Updater:
+    """Executes one Update round for one CloneSet."""
+
+    kube: KubeClient
+    recorder: EventRecorder
+    rv_expectations: ResourceVersionExpectations
+    short_hash_label: bool = False
+
+    async def refresh(
+        self, cs: KubeObject, pods: Sequence[KubeObject], update_revision: str, now: datetime
+    ) -> UpdateOutcome:
+        """Per-pod bookkeeping (grace periods, next batches, InPlaceUpdateReady, lifecycle)."""
+        out = UpdateOutcome()
+        for pod in pods:
+            label_fix = template_hash_label_patch(pod)
+            if label_fix is not None:
+                await self._patch(pod, label_fix, out)
+                continue
+            decision = refresh_in_place_update(pod, now)
+            if decision.kind == RefreshKind.WAIT_GRACE and decision.requeue_after is not None:
+                out.requeue(decision.requeue_after.total_seconds())
+            elif decision.kind in (RefreshKind.FINISH_GRACE, RefreshKind.DROP_GRACE, RefreshKind.NEXT_BATCH):
+                assert decision.pod is not None
+                await self._patch(pod, pod_patch(pod, decision.pod), out)
+                continue
+            elif decision.kind == RefreshKind.MARK_READY and decision.condition is not None:
+                # null clears a leftover reason/message (e.g. StartInPlaceUpdate) in a strategic merge
+                condition = {"reason": None, "message": None, **decision.condition}
+                await self._patch_status(pod, {"status": {"conditions": [condition]}}, out)
+            elif decision.kind == RefreshKind.ERROR:
+                out.errors.append(str(decision.error))
+            transition = refresh_transition(
+                cs, pod, update_revision, update_completed=check_in_place_update_completed(pod)
+            )
+            if transition is not None:
+                await self._patch(pod, lifecycle_patch(transition, now), out)
+        return out
+
+    async def update(
+        self,
+        cs: KubeObject,
+        pods: Sequence[KubeObject],
+        current_revision: str,
+        update_revision: str,
+        revisions_by_name: Mapping[str, KubeObject],
+        diffs: Diffs,
+        now: datetime,
+    ) -> UpdateOutcome:
+        """Move the pods :func:`decide_updates` picks (nothing while paused)."""
+        out = UpdateOutcome()
+        by_name = {name(p): p for p in pods}
+        grace = int(
+            mapping(mapping(spec(cs).get("updateStrategy")).get("inPlaceUpdateStrategy")).get(
+                "gracePeriodSeconds"
+            )
+            or 0
+        )
+        for action in decide_updates(
+            cs, pods, current_revision, update_revision, revisions_by_name, diffs, now
+        ):
+            pod = by_name[action.pod_name]
+            if action.kind == UpdateKind.ERROR:
+                out.errors.append(str(action.error))
+                self.recorder.event(cs, WARNING, FAILED_UPDATE_IN_PLACE, str(action.error))
+                break
+            if action.kind == UpdateKind.LIFECYCLE and action.transition is not None:
+                await self._patch(pod, lifecycle_patch(action.transition, now), out)
+            elif action.kind == UpdateKind.RECREATE:
+                if await self._patch(pod, recreate_patch(), out):
+                    self.recorder.event(
+                        cs,
+                        NORMAL,
+                        SUCCESSFUL_UPDATE_RECREATE,
+                        f"successfully update pod {name(pod)} by recreate",
+                    )
+                else:
+                    self.recorder.event(
+                        cs, WARNING, FAILED_UPDATE_RECREATE, f"failed to recreate pod {name(pod)}"
+                    )
+            elif action.kind == UpdateKind.IN_PLACE and action.spec is not None:
+                if has_in_place_readiness_gate(pod):
+                    cond = start_in_place_update_condition(now)
+                    rv = await self._patch_status(pod, {"status": {"conditions": [cond]}}, out)
+                    if rv is None:
+                        continue
+                    pod = {**pod, "metadata": {**mapping(pod.get("metadata")), "resourceVersion": rv}}
+                if await self._patch_in_place(pod, action.spec, now, out):
+                    self.recorder.event(
+                        cs,
+                        NORMAL,
+                        SUCCESSFUL_UPDATE_IN_PLACE,
+                        f"successfully update pod {name(pod)} in-place",
+                    )
+                    if grace > 0:
+                        out.requeue(float(grace))
+                else:
+                    self.recorder.event(
+                        cs, WARNING, FAILED_UPDATE_IN_PLACE, f"failed to update pod {name(pod)} in-place"
+                    )
+        return out
+
+    async def _patch_in_place(
+        self, pod: KubeObject, update_spec: InPlaceUpdateSpec, now: datetime, out: UpdateOutcome
+    ) -> bool:
+        """Write the in-place update, re-reading the pod on conflict (``retry.RetryOnConflict``).
+
+        The patch carries the pod's resourceVersion, so a kubelet (or KWOK) status write
+        between our read and our write makes us rebuild the target from the fresh pod.
+        """
+        current: KubeObject = pod
+        for attempt in range(5):
+            target = in_place_update_pod(current, update_spec, now, short_hash_label=self.short_hash_label)
+            try:
+                result = await self.kube.patch(
+                    PODS, name(pod), pod_patch(current, target), namespace(pod), patch_type="strategic"
+                )
+            except ConflictError:
+                if attempt == 4:
+                    break
+                current = await self.kube.get(PODS, name(pod), namespace(pod))
+                continue
+            except KruiseError as err:
+                out.errors.append(f"in-place update of pod {name(pod)}: {err}")
+                return False
+            self.rv_expectations.expect(uid(pod), str(result["metadata"]["resourceVersion"]))
+            out.modified = True
+            return True
+        out.errors.append(f"in-place update of pod {name(pod)}: conflicts persisted")
+        return False
+
+    async def _patch(self, pod: KubeObject, patch: dict[str, Any], out: UpdateOutcome) -> bool:
+        if not patch:
+            return True
+        try:
+            result = await self.kube.patch(PODS, name(pod), patch, namespace(pod), patch_type="strategic")
+        except KruiseError as err:
+            out.errors.append(f"patch pod {name(pod)}: {err}")
+            return False
+        self.rv_expectations.expect(uid(pod), str(result["metadata"]["resourceVersion"]))
+        out.modified = True
+        return True
+
+    async def _patch_status(self, pod: KubeObject, patch: dict[str, Any], out: UpdateOutcome) -> str | None:
+        """Patch ``pods/status``; returns the new resourceVersion (None on failure)."""
+        try:
+            result = await self.kube.patch(
+                PODS, name(pod), patch, namespace(pod), patch_type="strategic", subresource="status"
+            )
+        except KruiseError as err:
+            out.errors.append(f"patch pod {name(pod)} status: {err}")
+            return None
+        rv = str(result["metadata"]["resourceVersion"])
+        self.rv_expectations.expect(uid(pod), rv)
+        out.modified = True
+        return rv
