@@ -20,6 +20,7 @@ from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import NAMESPACES
 from kruise.core.localcluster import LocalCluster
 from kruise.core.localcluster.binaries import find_bin_dir
+from kruise.rollouts.manager.process import ManagerProcess
 from tests.support.cluster import TestCluster
 
 REPO = Path(__file__).resolve().parents[1]
@@ -92,3 +93,26 @@ async def namespace(kube: KubeClient, request: pytest.FixtureRequest) -> AsyncIt
 
 def run(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, check=False, **kw)  # type: ignore[call-overload]
+
+
+@pytest.fixture(scope="session")
+def manager(cluster: TestCluster) -> Iterator[ManagerProcess]:
+    """One ``kruise manager`` process for the session, its webhooks registered with the API server."""
+    cluster.kubectl("create", "namespace", "kruise-system", check=False)
+    workdir = Path(tempfile.mkdtemp(prefix="kruise-manager-"))
+    proc = ManagerProcess(cluster.kubeconfig, workdir)
+    proc.start()
+    try:
+        yield proc
+    finally:
+        proc.stop()
+        cluster.kubectl(
+            "delete",
+            "mutatingwebhookconfiguration,validatingwebhookconfiguration",
+            "-l",
+            "app.kubernetes.io/managed-by=kruise-manager",
+            "--ignore-not-found",
+            check=False,
+        )
+        print(f"\n[kruise] manager log tail:\n{proc.log_tail(20)}")
+        shutil.rmtree(workdir, ignore_errors=True)

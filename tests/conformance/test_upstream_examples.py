@@ -15,6 +15,7 @@ import yaml
 
 from kruise.core.kube import KubeClient, Resource
 from kruise.rollouts.crds import ALL_CRDS
+from tests.support.compare import missing
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "upstream-examples"
 SERVED: dict[tuple[str, str], Resource] = {
@@ -45,15 +46,4 @@ async def test_upstream_example_is_accepted(kube: KubeClient, namespace: str, pa
     created = await kube.create(res, doc, namespace if res.namespaced else None, dry_run=True)
     assert created["metadata"]["name"] == doc["metadata"]["name"]
     # nothing the example sets is pruned (no field is unknown to our schema)
-    assert _missing(doc["spec"], created["spec"]) == []
-
-
-def _missing(want: Any, got: Any, path: str = "spec") -> list[str]:
-    """Paths set in ``want`` that ``got`` lacks or holds with another value (defaults may add)."""
-    if isinstance(want, dict) and isinstance(got, dict):
-        return [m for k, v in want.items() for m in _missing(v, got.get(k), f"{path}.{k}")]
-    if isinstance(want, list) and isinstance(got, list) and len(want) == len(got):
-        return [
-            m for i, (a, b) in enumerate(zip(want, got, strict=True)) for m in _missing(a, b, f"{path}[{i}]")
-        ]
-    return [] if want == got else [path]
+    assert missing(doc["spec"], created["spec"]) == []

@@ -1,14 +1,14 @@
 """``kruise`` / ``kubectl-kruise``: one CLI, usable as a kubectl plugin.
 
-Sub-commands: ``cluster up|down|env`` (embedded control plane), ``crds``
-(generate CRDs from the models), ``demo``.
+Sub-commands: ``cluster up|down|env`` (embedded control plane), ``manager``
+(controllers and webhooks), ``crds`` (generate CRDs from the models), ``demo``.
 """
 
 from __future__ import annotations
 
 import typer
 
-from kruise.rollouts.cli import cluster, crds, demo
+from kruise.rollouts.cli import cluster, crds, demo, manager
 
 app = typer.Typer(
     name="kruise",
@@ -19,6 +19,7 @@ app = typer.Typer(
 app.add_typer(cluster.app, name="cluster")
 app.command("crds")(crds.crds)
 app.command("demo")(demo.demo)
+app.command("manager")(manager.manager)
 
 
 def main() -> None:

@@ -1,0 +1,320 @@
+"""CloneSet benchmark: kruise's CloneSet vs kube-controller-manager's Deployment vs raw pods.
+
+Not a test. Runs on the embedded control plane (one for scaling, one with KWOK
+delays for updates) and prints tables with ratios, side by side in one run:
+
+- scale 0 -> N Ready pods for a CloneSet, a Deployment of the same template
+  (kube-controller-manager), and a raw client creating N pods in parallel;
+- image update of N pods (maxUnavailable 20%): CloneSet InPlaceIfPossible,
+  CloneSet ReCreate, Deployment RollingUpdate, against the theoretical minimum
+  ``ceil(N / maxUnavailable) x step`` where the step is KWOK's simulated in-place
+  restart or new-pod start;
+- peak RSS of the manager process.
+
+    .venv/bin/python bench/cloneset.py --sizes 100,500,1000 --update-sizes 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, NAMESPACES, PODS
+from kruise.core.localcluster import LocalCluster
+from kruise.core.localcluster.stages import StageDelays
+from kruise.rollouts.crds import write_crds
+from kruise.rollouts.manager.process import ManagerProcess
+
+console = Console()
+IMAGE_V1 = "registry.example.com/bench/app:1.0"
+IMAGE_V2 = "registry.example.com/bench/app:2.0"
+
+
+def template(app: str, image: str = IMAGE_V1) -> dict[str, Any]:
+    return {
+        "metadata": {"labels": {"app": app}},
+        "spec": {"containers": [{"name": "app", "image": image}], "terminationGracePeriodSeconds": 0},
+    }
+
+
+def cloneset(name: str, replicas: int, strategy: str = "InPlaceIfPossible") -> dict[str, Any]:
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "CloneSet",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": template(name),
+            "updateStrategy": {"type": strategy, "maxUnavailable": "20%"},
+        },
+    }
+
+
+def deployment(name: str, replicas: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
+            "template": template(name),
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "20%", "maxSurge": 0}},
+        },
+    }
+
+
+async def until(probe: Callable[[], Awaitable[bool]], timeout: float = 900, interval: float = 0.25) -> float:
+    """Seconds until ``probe()`` is true (monotonic clock)."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout:
+        if await probe():
+            return time.monotonic() - t0
+        await asyncio.sleep(interval)
+    raise TimeoutError(f"not done after {timeout}s")
+
+
+async def status_of(kube: KubeClient, res: Any, name: str, ns: str) -> dict[str, Any]:
+    return (await kube.get(res, name, ns)).get("status") or {}
+
+
+async def fresh_namespace(kube: KubeClient, name: str) -> str:
+    await kube.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    return name
+
+
+async def drop_namespace(kube: KubeClient, ns: str) -> None:
+    await kube.delete(NAMESPACES, ns, missing_ok=True)
+
+    async def gone() -> bool:
+        return await kube.get_or_none(NAMESPACES, ns) is None
+
+    await until(gone, timeout=600, interval=1)
+
+
+async def ready_pods(kube: KubeClient, ns: str) -> int:
+    items = (await kube.list(PODS, ns))["items"]
+    return sum(
+        1
+        for p in items
+        if not p["metadata"].get("deletionTimestamp")
+        and any(
+            c["type"] == "Ready" and c["status"] == "True"
+            for c in p.get("status", {}).get("conditions") or []
+        )
+    )
+
+
+# ---------------------------------------------------------------------- scale
+async def scale_cloneset(kube: KubeClient, n: int) -> float:
+    ns = await fresh_namespace(kube, f"scale-cs-{n}")
+    t0 = time.monotonic()
+    await kube.create(CLONESETS, cloneset("app", n), ns)
+    await until(lambda: _eq(status_of(kube, CLONESETS, "app", ns), "readyReplicas", n))
+    elapsed = time.monotonic() - t0
+    await drop_namespace(kube, ns)
+    return elapsed
+
+
+async def scale_deployment(kube: KubeClient, n: int) -> float:
+    ns = await fresh_namespace(kube, f"scale-deploy-{n}")
+    t0 = time.monotonic()
+    await kube.create(DEPLOYMENTS, deployment("app", n), ns)
+    await until(lambda: _eq(status_of(kube, DEPLOYMENTS, "app", ns), "readyReplicas", n))
+    elapsed = time.monotonic() - t0
+    await drop_namespace(kube, ns)
+    return elapsed
+
+
+async def scale_raw(kube: KubeClient, n: int) -> float:
+    ns = await fresh_namespace(kube, f"scale-raw-{n}")
+    sem = asyncio.Semaphore(64)
+
+    async def create(i: int) -> None:
+        async with sem:
+            body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"raw-{i}"}, **template("raw")}
+            await kube.create(PODS, body, ns)
+
+    t0 = time.monotonic()
+    await asyncio.gather(*(create(i) for i in range(n)))
+
+    async def all_ready() -> bool:
+        return await ready_pods(kube, ns) == n
+
+    await until(all_ready, interval=0.5)
+    elapsed = time.monotonic() - t0
+    await drop_namespace(kube, ns)
+    return elapsed
+
+
+async def _eq(status: Awaitable[dict[str, Any]], key: str, want: int) -> bool:
+    return (await status).get(key) == want
+
+
+# ---------------------------------------------------------------------- update
+async def update_cloneset(kube: KubeClient, n: int, strategy: str) -> float:
+    ns = await fresh_namespace(kube, f"upd-{strategy.lower()}-{n}")
+    await kube.create(CLONESETS, cloneset("app", n, strategy), ns)
+    await until(lambda: _eq(status_of(kube, CLONESETS, "app", ns), "readyReplicas", n))
+    t0 = time.monotonic()
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": IMAGE_V2}]}}}}
+    await kube.patch(CLONESETS, "app", patch, ns, patch_type="merge")
+
+    async def done() -> bool:
+        cs = await kube.get(CLONESETS, "app", ns)
+        st = cs.get("status") or {}
+        return (
+            st.get("observedGeneration") == cs["metadata"]["generation"]
+            and st.get("updatedReadyReplicas") == n
+            and st.get("readyReplicas") == n
+            and st.get("replicas") == n
+        )
+
+    await until(done)
+    elapsed = time.monotonic() - t0
+    await drop_namespace(kube, ns)
+    return elapsed
+
+
+async def update_deployment(kube: KubeClient, n: int) -> float:
+    ns = await fresh_namespace(kube, f"upd-deploy-{n}")
+    await kube.create(DEPLOYMENTS, deployment("app", n), ns)
+    await until(lambda: _eq(status_of(kube, DEPLOYMENTS, "app", ns), "readyReplicas", n))
+    t0 = time.monotonic()
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "app", "image": IMAGE_V2}]}}}}
+    await kube.patch(DEPLOYMENTS, "app", patch, ns, patch_type="strategic")
+
+    async def done() -> bool:
+        d = await kube.get(DEPLOYMENTS, "app", ns)
+        st = d.get("status") or {}
+        return (
+            st.get("observedGeneration") == d["metadata"]["generation"]
+            and st.get("updatedReplicas") == n
+            and st.get("readyReplicas") == n
+            and st.get("replicas") == n
+        )
+
+    await until(done)
+    elapsed = time.monotonic() - t0
+    await drop_namespace(kube, ns)
+    return elapsed
+
+
+# ---------------------------------------------------------------------- main
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def run_phase(
+    delays: StageDelays, work: Callable[[KubeClient], Awaitable[None]], workdir: Path
+) -> float:
+    """Start a control plane with ``delays`` and a manager, run ``work``; returns the manager's peak RSS."""
+    cluster = LocalCluster(workdir / "cluster", nodes=3, delays=delays, attached=True)
+    crd_dir = workdir / "crds"
+    crd_dir.mkdir(exist_ok=True)
+    write_crds(crd_dir)
+    state = cluster.start([crd_dir])
+    cluster.kubectl("create", "namespace", "kruise-system")
+    manager = ManagerProcess(state.kubeconfig, workdir / "manager", extra_args=("--cloneset-workers=4",))
+    manager.start()
+    kube = await KubeClient.from_kubeconfig(state.kubeconfig, qps=1000, burst=2000)
+    try:
+        await work(kube)
+        assert manager.proc is not None
+        return peak_rss_mb(manager.proc.pid)
+    finally:
+        await kube.close()
+        manager.stop()
+        cluster.stop()
+
+
+async def main(sizes: list[int], update_sizes: list[int], start_ms: int, restart_ms: int) -> None:
+    scale_rows: list[tuple[int, float, float, float]] = []
+    update_rows: list[tuple[int, float, float, float, float, float]] = []
+    rss: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="kruise-bench-") as tmp:
+
+        async def scale_work(kube: KubeClient) -> None:
+            for n in sizes:
+                cs = await scale_cloneset(kube, n)
+                dep = await scale_deployment(kube, n)
+                raw = await scale_raw(kube, n)
+                scale_rows.append((n, cs, dep, raw))
+                console.print(f"scale {n}: CloneSet {cs:.1f}s, Deployment {dep:.1f}s, raw {raw:.1f}s")
+
+        if sizes:
+            rss.append(await run_phase(StageDelays(), scale_work, Path(tmp) / "scale"))
+
+        async def update_work(kube: KubeClient) -> None:
+            for n in update_sizes:
+                batches = math.ceil(n / max(1, math.ceil(n * 0.2)))
+                inplace = await update_cloneset(kube, n, "InPlaceIfPossible")
+                recreate = await update_cloneset(kube, n, "ReCreate")
+                dep = await update_deployment(kube, n)
+                update_rows.append(
+                    (n, inplace, batches * restart_ms / 1000, recreate, dep, batches * start_ms / 1000)
+                )
+                console.print(
+                    f"update {n}: in-place {inplace:.1f}s, recreate {recreate:.1f}s, Deployment {dep:.1f}s"
+                )
+
+        if update_sizes:
+            delays = StageDelays(pod_start_ms=start_ms, inplace_restart_ms=restart_ms)
+            rss.append(await run_phase(delays, update_work, Path(tmp) / "update"))
+
+    table = Table(title="Scale 0 -> N Ready (seconds; lower is better)")
+    for col in ("N", "CloneSet", "Deployment (kcm)", "raw client", "CloneSet/Deployment", "CloneSet/raw"):
+        table.add_column(col, justify="right")
+    for n, cs, dep, raw in scale_rows:
+        table.add_row(str(n), f"{cs:.1f}", f"{dep:.1f}", f"{raw:.1f}", f"{cs / dep:.2f}x", f"{cs / raw:.2f}x")
+    console.print(table)
+    table = Table(
+        title=f"Image update, maxUnavailable 20% (new pod {start_ms} ms, in-place restart {restart_ms} ms)"
+    )
+    for col in ("N", "in-place", "in-place min", "ratio", "ReCreate", "Deployment", "recreate min"):
+        table.add_column(col, justify="right")
+    for n, inplace, inplace_min, recreate, dep, recreate_min in update_rows:
+        table.add_row(
+            str(n),
+            f"{inplace:.1f}",
+            f"{inplace_min:.1f}",
+            f"{inplace / inplace_min:.2f}x",
+            f"{recreate:.1f}",
+            f"{dep:.1f}",
+            f"{recreate_min:.1f}",
+        )
+    console.print(table)
+    console.print(f"manager peak RSS: {max(rss) if rss else float('nan'):.0f} MiB")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", default="100,500,1000", help="scale benchmark sizes ('' to skip)")
+    parser.add_argument("--update-sizes", default="100", help="update benchmark sizes ('' to skip)")
+    parser.add_argument("--pod-start-ms", type=int, default=5000)
+    parser.add_argument("--inplace-restart-ms", type=int, default=1000)
+    args = parser.parse_args()
+    asyncio.run(
+        main(
+            [int(s) for s in args.sizes.split(",") if s],
+            [int(s) for s in args.update_sizes.split(",") if s],
+            args.pod_start_ms,
+            args.inplace_restart_ms,
+        )
+    )

@@ -1,0 +1,87 @@
+"""``kruise manager``: run kruise-manager (controllers + admission webhooks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kruise.rollouts.manager.options import ManagerOptions, parse_feature_gates
+
+
+def manager(
+    kubeconfig: Annotated[
+        str | None, typer.Option(help="kubeconfig (default $KUBECONFIG, then in-cluster).")
+    ] = None,
+    kube_client_qps: Annotated[
+        float, typer.Option("--kube-client-qps", help="Client QPS to the API server.")
+    ] = 50.0,
+    kube_client_burst: Annotated[int, typer.Option("--kube-client-burst", help="Client burst.")] = 100,
+    cloneset_workers: Annotated[
+        int, typer.Option("--cloneset-workers", help="Concurrent CloneSet reconciles.")
+    ] = 3,
+    webhook_port: Annotated[
+        int, typer.Option("--webhook-port", help="HTTPS port of the webhook server.")
+    ] = 9876,
+    webhook_host: Annotated[
+        str, typer.Option("--webhook-host", help="Address the webhook server binds.")
+    ] = "0.0.0.0",
+    webhook_cert_dir: Annotated[
+        Path, typer.Option("--webhook-cert-dir", help="Where the webhook CA and serving certificate live.")
+    ] = Path("/tmp/kruise-webhook-certs"),
+    webhook_url_base: Annotated[
+        str | None,
+        typer.Option(
+            "--webhook-url-base",
+            help="Out of cluster: register webhooks at this URL (https://127.0.0.1:9876), not a Service.",
+        ),
+    ] = None,
+    webhook_failure_policy: Annotated[
+        str, typer.Option("--webhook-failure-policy", help="failurePolicy of the webhooks: Fail or Ignore.")
+    ] = "Fail",
+    metrics_addr: Annotated[
+        str, typer.Option("--metrics-addr", help="Prometheus /metrics address (:0 = off).")
+    ] = ":8080",
+    health_probe_addr: Annotated[
+        str, typer.Option("--health-probe-addr", help="/healthz and /readyz address (:0 = off).")
+    ] = ":8000",
+    enable_leader_election: Annotated[
+        bool,
+        typer.Option(
+            "--enable-leader-election/--disable-leader-election", help="Lease-based leader election."
+        ),
+    ] = True,
+    leader_election_namespace: Annotated[
+        str, typer.Option("--leader-election-namespace", help="Namespace of the leader Lease.")
+    ] = "kruise-system",
+    expectation_timeout: Annotated[
+        float, typer.Option("--expectation-timeout", help="Seconds before unmet expectations are ignored.")
+    ] = 300.0,
+    feature_gates: Annotated[str, typer.Option("--feature-gates", help="e.g. CloneSetShortHash=true")] = "",
+) -> None:
+    """Run the controllers (while leading) and the admission webhooks (always)."""
+    from kruise.rollouts.manager.app import run
+
+    try:
+        gates = parse_feature_gates(feature_gates)
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--feature-gates") from err
+    options = ManagerOptions(
+        kubeconfig=kubeconfig,
+        kube_client_qps=kube_client_qps,
+        kube_client_burst=kube_client_burst,
+        cloneset_workers=cloneset_workers,
+        webhook_port=webhook_port,
+        webhook_host=webhook_host,
+        webhook_cert_dir=webhook_cert_dir,
+        webhook_url_base=webhook_url_base,
+        webhook_failure_policy=webhook_failure_policy,
+        metrics_addr=metrics_addr,
+        health_probe_addr=health_probe_addr,
+        enable_leader_election=enable_leader_election,
+        leader_election_namespace=leader_election_namespace,
+        expectation_timeout=expectation_timeout,
+        feature_gates=gates,
+    )
+    raise typer.Exit(run(options))

@@ -1,0 +1,1 @@
+"""kruise-manager: controllers (while leading) and admission webhooks (always)."""

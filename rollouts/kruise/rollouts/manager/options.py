@@ -1,0 +1,59 @@
+"""kruise-manager options: flags, defaults and feature gates.
+
+Names follow kruise-manager's flags where a concept matches (``--webhook-port``
+default 9876, ``--metrics-addr``, ``--health-probe-addr``, ``--enable-leader-election``,
+``--leader-election-namespace``, ``--feature-gates``, ``--kube-client-qps``/``-burst``,
+``--cloneset-workers``); see ``shared/reference/kruise-workloads.md`` §8.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Feature gates this manager understands, with their defaults (OpenKruise v1.8 names).
+FEATURE_GATES: dict[str, bool] = {
+    "CloneSetShortHash": False,
+    "CloneSetPartitionRollback": False,
+    "PreparingUpdateAsUpdate": False,
+    "InPlaceUpdateEnvFromMetadata": True,
+    "ResourcesDeletionProtection": False,
+    "TemplateNoDefaults": False,
+}
+
+
+def parse_feature_gates(text: str) -> dict[str, bool]:
+    """``A=true,B=false`` -> gates with defaults filled in. Raises ValueError on unknown names."""
+    gates = dict(FEATURE_GATES)
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or value.lower() not in ("true", "false"):
+            raise ValueError(f"invalid feature gate {item!r}: want Name=true|false")
+        if key not in FEATURE_GATES:
+            raise ValueError(f"unknown feature gate {key!r}; known: {', '.join(sorted(FEATURE_GATES))}")
+        gates[key] = value.lower() == "true"
+    return gates
+
+
+@dataclass
+class ManagerOptions:
+    kubeconfig: str | None = None
+    kube_client_qps: float = 50.0
+    kube_client_burst: int = 100
+    cloneset_workers: int = 3
+    webhook_port: int = 9876
+    webhook_host: str = "0.0.0.0"
+    webhook_cert_dir: Path = Path("/tmp/kruise-webhook-certs")
+    webhook_url_base: str | None = None  # out-of-cluster: the API server calls this URL
+    webhook_service_name: str = "kruise-webhook-service"
+    webhook_service_namespace: str = "kruise-system"
+    webhook_failure_policy: str = "Fail"
+    manage_webhook_configurations: bool = True
+    metrics_addr: str = ":8080"
+    health_probe_addr: str = ":8000"
+    enable_leader_election: bool = True
+    leader_election_namespace: str = "kruise-system"
+    leader_election_name: str = "kruise-manager"
+    identity: str | None = None
+    expectation_timeout: float = 300.0
+    feature_gates: dict[str, bool] = field(default_factory=lambda: dict(FEATURE_GATES))

@@ -1,0 +1,30 @@
+"""Which admission webhooks the manager serves, and their handlers."""
+
+from __future__ import annotations
+
+from kruise.core.kube import KubeClient
+from kruise.core.webhook import WebhookServer
+from kruise.core.webhook.configuration import WebhookSpec
+from kruise.rollouts.manager.options import ManagerOptions
+from kruise.workloads.cloneset.webhooks import (
+    MUTATE_PATH,
+    VALIDATE_PATH,
+    CloneSetWebhooks,
+    cloneset_webhook_specs,
+)
+
+
+def webhook_specs(options: ManagerOptions) -> list[WebhookSpec]:
+    """Every webhook for the configurations (in registration order)."""
+    return cloneset_webhook_specs(options.webhook_failure_policy)
+
+
+def register_webhooks(server: WebhookServer, kube: KubeClient, options: ManagerOptions) -> None:
+    gates = options.feature_gates
+    cloneset = CloneSetWebhooks(
+        kube,
+        template_no_defaults=gates.get("TemplateNoDefaults", False),
+        deletion_protection=gates.get("ResourcesDeletionProtection", False),
+    )
+    server.register(MUTATE_PATH, cloneset.mutate)
+    server.register(VALIDATE_PATH, cloneset.validate)

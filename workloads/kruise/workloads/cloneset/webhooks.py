@@ -1,0 +1,99 @@
+"""CloneSet admission webhooks: the AdmissionReview adapter around the pure rules.
+
+Paths and names are OpenKruise's: ``/mutate-apps-kruise-io-v1alpha1-cloneset``
+(``mcloneset.kb.io``) answers with a JSON patch of the defaults
+(:func:`kruise.workloads.admission.cloneset.default_cloneset`), and
+``/validate-apps-kruise-io-v1alpha1-cloneset`` (``vcloneset.kb.io``) denies with
+HTTP 422 and the aggregated field errors, as controller-runtime's
+``admission.Errored(http.StatusUnprocessableEntity, ...)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import jsonpatch
+
+from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import PODS
+from kruise.core.webhook import AdmissionRequest, AdmissionResponse
+from kruise.core.webhook.configuration import Rule, WebhookSpec
+from kruise.workloads.admission.cloneset import (
+    default_cloneset,
+    validate_cloneset_create,
+    validate_cloneset_delete,
+    validate_cloneset_update,
+)
+from kruise.workloads.admission.fielderrors import aggregate
+
+MUTATE_PATH = "/mutate-apps-kruise-io-v1alpha1-cloneset"
+VALIDATE_PATH = "/validate-apps-kruise-io-v1alpha1-cloneset"
+
+
+def cloneset_webhook_specs(failure_policy: str = "Fail") -> list[WebhookSpec]:
+    return [
+        WebhookSpec(
+            name="mcloneset.kb.io",
+            path=MUTATE_PATH,
+            mutating=True,
+            rules=(Rule("apps.kruise.io", "v1alpha1", "clonesets", ("CREATE", "UPDATE")),),
+            failure_policy=failure_policy,
+        ),
+        WebhookSpec(
+            name="vcloneset.kb.io",
+            path=VALIDATE_PATH,
+            mutating=False,
+            rules=(Rule("apps.kruise.io", "v1alpha1", "clonesets", ("CREATE", "UPDATE", "DELETE")),),
+            failure_policy=failure_policy,
+        ),
+    ]
+
+
+class CloneSetWebhooks:
+    """Handlers bound to a client (for the podsToDelete and deletion-protection lookups)."""
+
+    def __init__(
+        self, kube: KubeClient, *, template_no_defaults: bool = False, deletion_protection: bool = False
+    ) -> None:
+        self.kube = kube
+        self.template_no_defaults = template_no_defaults
+        self.deletion_protection = deletion_protection  # gate ResourcesDeletionProtection
+
+    async def mutate(self, req: AdmissionRequest) -> AdmissionResponse:
+        if req.object is None:
+            return AdmissionResponse.allow()
+        defaulted = default_cloneset(
+            req.object, old=req.old_object, template_no_defaults=self.template_no_defaults
+        )
+        patch: list[dict[str, Any]] = jsonpatch.make_patch(req.object, defaulted).patch
+        return AdmissionResponse.allow(patch)
+
+    async def validate(self, req: AdmissionRequest) -> AdmissionResponse:
+        if req.operation == "DELETE":
+            message = validate_cloneset_delete(req.old_object or {}, gate_enabled=self.deletion_protection)
+            if message:
+                return AdmissionResponse.deny(message, code=403, reason="Forbidden")
+            return AdmissionResponse.allow()
+        if req.object is None:
+            return AdmissionResponse.allow()
+        old = req.old_object or {}
+        new_names = set(_pods_to_delete(req.object)) - set(_pods_to_delete(old))
+        pods = await self._fetch_pods(req.namespace or "", sorted(new_names))
+        if req.operation == "CREATE":
+            return _deny_or_allow(validate_cloneset_create(req.object, pod_lookup=pods.get))
+        return _deny_or_allow(validate_cloneset_update(req.object, old, pod_lookup=pods.get))
+
+    async def _fetch_pods(self, namespace: str, names: list[str]) -> dict[str, dict[str, Any]]:
+        found = await asyncio.gather(*(self.kube.get_or_none(PODS, n, namespace) for n in names))
+        return {n: p for n, p in zip(names, found, strict=True) if p is not None}
+
+
+def _pods_to_delete(obj: dict[str, Any]) -> list[str]:
+    return list(((obj.get("spec") or {}).get("scaleStrategy") or {}).get("podsToDelete") or [])
+
+
+def _deny_or_allow(errors: list[Any]) -> AdmissionResponse:
+    if not errors:
+        return AdmissionResponse.allow()
+    return AdmissionResponse.deny(aggregate(errors))
