@@ -1,0 +1,1 @@
+"""The Rollout engine: pure planning and state machine, plus the controllers that act on them."""

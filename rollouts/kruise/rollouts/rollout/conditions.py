@@ -1,0 +1,35 @@
+"""Rollout conditions (``metav1.Condition``-like with ``lastUpdateTime``, as upstream's RolloutCondition)."""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from kruise.rollouts.rollout.timefmt import fmt_time
+
+
+def set_condition(
+    status: dict[str, Any], ctype: str, cstatus: str, reason: str, message: str, now: datetime.datetime
+) -> None:
+    """Set condition ``ctype``; ``lastTransitionTime`` changes only when the status flips."""
+    conditions = [dict(x) for x in status.get("conditions") or []]
+    for cond in conditions:
+        if cond.get("type") == ctype:
+            if cond.get("status") != cstatus:
+                cond["lastTransitionTime"] = fmt_time(now)
+            if cond.get("reason") != reason or cond.get("status") != cstatus:
+                cond["lastUpdateTime"] = fmt_time(now)
+            cond.update(status=cstatus, reason=reason, message=message)
+            break
+    else:
+        conditions.append(
+            {
+                "type": ctype,
+                "status": cstatus,
+                "reason": reason,
+                "message": message,
+                "lastUpdateTime": fmt_time(now),
+                "lastTransitionTime": fmt_time(now),
+            }
+        )
+    status["conditions"] = conditions

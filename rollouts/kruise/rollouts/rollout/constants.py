@@ -1,0 +1,60 @@
+"""Kruise Rollouts' well-known names (``KR:pkg/util/constant.go``, ``api/v1beta1``)."""
+
+from __future__ import annotations
+
+GROUP = "rollouts.kruise.io"
+ROLLOUT_API_VERSION = "rollouts.kruise.io/v1beta1"
+
+# annotations / labels on workloads
+IN_PROGRESSING_ANNOTATION = "rollouts.kruise.io/in-progressing"
+ROLLOUT_ID_LABEL = "rollouts.kruise.io/rollout-id"
+WORKLOAD_TYPE_LABEL = "rollouts.kruise.io/workload-type"
+BATCH_RELEASE_CONTROL_ANNOTATION = "batchrelease.rollouts.kruise.io/control-info"
+STABLE_REVISION_LABEL = "rollouts.kruise.io/stable-revision"
+CANARY_DEPLOYMENT_LABEL = "rollouts.kruise.io/canary-deployment"
+ROLLOUT_HASH_ANNOTATION = "rollouts.kruise.io/hash"
+POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
+
+# finalizers
+ROLLOUT_FINALIZER = "rollouts.kruise.io/rollout"
+BATCH_RELEASE_FINALIZER = "finalizer.rollouts.kruise.io/batch-release"
+
+# phases
+PHASE_INITIAL = "Initial"
+PHASE_HEALTHY = "Healthy"
+PHASE_PROGRESSING = "Progressing"
+PHASE_TERMINATING = "Terminating"
+PHASE_DISABLED = "Disabled"
+PHASE_DISABLING = "Disabling"
+
+# step states
+BEFORE_STEP_UPGRADE = "BeforeStepUpgrade"
+STEP_UPGRADE = "StepUpgrade"
+STEP_TRAFFIC_ROUTING = "StepTrafficRouting"
+STEP_METRICS_ANALYSIS = "StepMetricsAnalysis"
+STEP_PAUSED = "StepPaused"
+STEP_READY = "StepReady"
+STEP_COMPLETED = "Completed"
+
+# conditions
+COND_PROGRESSING = "Progressing"
+COND_SUCCEEDED = "Succeeded"
+COND_TERMINATING = "Terminating"
+REASON_INITIALIZING = "Initializing"
+REASON_IN_ROLLING = "InRolling"
+REASON_FINALISING = "Finalising"
+REASON_COMPLETED = "Completed"
+REASON_CANCELLING = "Cancelling"
+REASON_PAUSED = "Paused"
+REASON_IN_TERMINATING = "InTerminating"
+
+# finalising steps (FinalisingStepType)
+FIN_RESTORE_STABLE_SERVICE = "RestoreStableService"
+FIN_ROUTE_TRAFFIC_TO_STABLE = "RouteTrafficToStable"
+FIN_REMOVE_CANARY_SERVICE = "RemoveCanaryService"
+FIN_RESUME_WORKLOAD = "ResumeWorkload"
+FIN_RELEASE_WORKLOAD = "ReleaseWorkloadControl"
+FIN_DONE = "Done"
+
+DEFAULT_GRACE_SECONDS = 3
+RECHECK_SECONDS = 3.0

@@ -1,0 +1,97 @@
+"""Finalisation (pure): undo the release machinery in upstream's order (``nextCanaryTask``).
+
+- success, disable, delete: RestoreStableService -> RouteTrafficToStable ->
+  RemoveCanaryService -> ResumeWorkload -> ReleaseWorkloadControl;
+- rollback: RouteTrafficToStable **first** (so no A/B traffic reaches the bad
+  version, KR#229) -> ResumeWorkload -> ReleaseWorkloadControl ->
+  RestoreStableService -> RemoveCanaryService.
+
+Progress is ``status.canaryStatus.finalisingStep``; a step advances when its actions
+changed nothing (and, for Service/route steps, the grace period passed).
+``ResumeWorkload`` waits until the BatchRelease reports ``Completed`` (or is gone);
+``ReleaseWorkloadControl`` until it is deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.rollout.canary import batch_release_spec, grace_seconds, traffic_intent
+from kruise.rollouts.rollout.model import JSON, Action, ActionKind, Decision, Observed
+from kruise.rollouts.rollout.steps import strategy_of
+from kruise.rollouts.rollout.timefmt import fmt_time, seconds_since
+
+SUCCESS_ORDER = (
+    c.FIN_RESTORE_STABLE_SERVICE,
+    c.FIN_ROUTE_TRAFFIC_TO_STABLE,
+    c.FIN_REMOVE_CANARY_SERVICE,
+    c.FIN_RESUME_WORKLOAD,
+    c.FIN_RELEASE_WORKLOAD,
+)
+ROLLBACK_ORDER = (
+    c.FIN_ROUTE_TRAFFIC_TO_STABLE,
+    c.FIN_RESUME_WORKLOAD,
+    c.FIN_RELEASE_WORKLOAD,
+    c.FIN_RESTORE_STABLE_SERVICE,
+    c.FIN_REMOVE_CANARY_SERVICE,
+)
+_TRAFFIC_STEPS = {c.FIN_RESTORE_STABLE_SERVICE, c.FIN_ROUTE_TRAFFIC_TO_STABLE, c.FIN_REMOVE_CANARY_SERVICE}
+
+
+def _actions(rollout: Mapping[str, Any], status: JSON, obs: Observed, step: str) -> list[Action]:
+    routings = bool(strategy_of(rollout).get("trafficRoutings"))
+    intent = traffic_intent(rollout, status, None, [])
+    if step == c.FIN_RESTORE_STABLE_SERVICE:
+        return [Action(ActionKind.RESTORE_STABLE_SERVICE, {"intent": intent})] if routings else []
+    if step == c.FIN_ROUTE_TRAFFIC_TO_STABLE:
+        return [Action(ActionKind.RESTORE_ROUTES, {"intent": intent})] if routings else []
+    if step == c.FIN_REMOVE_CANARY_SERVICE:
+        return [Action(ActionKind.DELETE_CANARY_SERVICE, {"intent": intent})] if routings else []
+    if step == c.FIN_RESUME_WORKLOAD:
+        workload = obs.workload
+        spec = batch_release_spec(rollout, workload, None, finalizing=True) if workload is not None else {}
+        return [Action(ActionKind.FINALIZE_BATCH_RELEASE, {"spec": spec, "exists": obs.batch.exists})]
+    if step == c.FIN_RELEASE_WORKLOAD:
+        return [Action(ActionKind.DELETE_BATCH_RELEASE), Action(ActionKind.RELEASE_WORKLOAD)]
+    return []
+
+
+def _extra_done(step: str, obs: Observed) -> bool:
+    if step == c.FIN_RESUME_WORKLOAD:
+        return not obs.batch.exists or obs.batch.phase == "Completed"
+    if step == c.FIN_RELEASE_WORKLOAD:
+        return not obs.batch.exists
+    return True
+
+
+def finalise(
+    rollout: Mapping[str, Any], status: JSON, obs: Observed, changed: Sequence[bool] | None, *, rollback: bool
+) -> Decision:
+    """Run the current finalising step; ``finalisingStep`` becomes ``Done`` at the end."""
+    cs: JSON = status.setdefault("canaryStatus", {})
+    order = ROLLBACK_ORDER if rollback else SUCCESS_ORDER
+    step = cs.get("finalisingStep") or order[0]
+    if step == c.FIN_DONE:
+        return Decision(status)
+    if step not in order:
+        step = order[0]
+    cs["finalisingStep"] = step
+    actions = _actions(rollout, status, obs, step)
+    if changed is None:
+        return Decision(status, tuple(actions), requeue_after=1.0)
+    grace = grace_seconds(rollout) if step in _TRAFFIC_STEPS and actions else 0
+    if any(changed):
+        cs["lastUpdateTime"] = fmt_time(obs.now)
+        return Decision(status, requeue_after=float(grace) if grace else 1.0)
+    waited = seconds_since(cs.get("lastUpdateTime"), obs.now)
+    if waited < grace:
+        return Decision(status, requeue_after=grace - waited)
+    if not _extra_done(step, obs):
+        return Decision(status, requeue_after=1.0)
+    position = order.index(step)
+    cs["finalisingStep"] = order[position + 1] if position + 1 < len(order) else c.FIN_DONE
+    cs["lastUpdateTime"] = fmt_time(obs.now)
+    cs["message"] = f"Rollout is in finalising: {step} done"
+    return Decision(status, requeue_after=0.0)

@@ -1,0 +1,347 @@
+"""The Rollout state machine driven against a simulated world (pure; no API server).
+
+The ``World`` fake plays the workload (a CloneSet with a partition), the
+BatchRelease controller and the traffic objects, applying the machine's actions
+the way the real shell does and reporting whether each changed anything.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.rollout.batchplan import cloneset_partition, cloneset_partition_pods
+from kruise.rollouts.rollout.hashing import release_plan_hash
+from kruise.rollouts.rollout.machine import decide
+from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Observed, WorkloadInfo
+
+T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+
+
+def rollout(steps: list[dict[str, Any]], *, routing: bool = True, paused: bool = False) -> dict[str, Any]:
+    canary: dict[str, Any] = {"steps": steps}
+    if routing:
+        canary["trafficRoutings"] = [
+            {"service": "web", "gracePeriodSeconds": 0, "gateway": {"httpRouteName": "web"}}
+        ]
+    return {
+        "apiVersion": "rollouts.kruise.io/v1beta1",
+        "kind": "Rollout",
+        "metadata": {"name": "web", "namespace": "shop", "generation": 1},
+        "spec": {
+            "workloadRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web"},
+            "strategy": {"canary": canary, "paused": paused},
+        },
+        "status": {},
+    }
+
+
+@dataclass
+class World:
+    """A CloneSet of ``replicas`` pods; ``updated`` of them at the new revision."""
+
+    replicas: int = 10
+    stable: str = "v1"
+    update: str = "v1"
+    updated: int = 10
+    partition: Any = None
+    in_progressing: bool = False
+    batch: dict[str, Any] | None = None
+    batch_phase: str = ""
+    weight: int = 0
+    stable_pinned: bool = False
+    canary_service: bool = False
+    now: datetime.datetime = T0
+    log: list[str] = field(default_factory=list)
+
+    def release(self, new: str) -> None:
+        """The user changes the template; the workload webhook holds it at partition 100%."""
+        self.update = new
+        self.partition = "100%"
+        self.in_progressing = True
+        if new == self.stable:
+            self.updated = self.replicas - self.updated  # the old pods are now the "updated" ones
+        else:
+            self.updated = 0
+
+    def info(self) -> WorkloadInfo:
+        return WorkloadInfo(
+            kind="CloneSet",
+            api_version="apps.kruise.io/v1alpha1",
+            name="web",
+            namespace="shop",
+            uid="u",
+            replicas=self.replicas,
+            stable_revision=self.stable,
+            canary_revision=self.update,
+            pod_template_hash=self.update,
+            in_progressing=self.in_progressing,
+            in_rollback=self.in_progressing and self.update == self.stable and self.updated != self.replicas,
+            updated_replicas=self.updated,
+            updated_ready_replicas=self.updated,
+        )
+
+    def converge_pods(self) -> None:
+        target = self.replicas - cloneset_partition_pods(self.partition, self.replicas)
+        self.updated = max(self.updated, target) if self.update != self.stable else self.replicas
+        if self.partition is None:
+            self.updated = self.replicas
+            if self.update != self.stable and not self.in_progressing:
+                self.stable = self.update
+
+    def batch_view(self) -> BatchView:
+        if self.batch is None:
+            return BatchView.absent()
+        plan = self.batch["releasePlan"]
+        idx = plan.get("batchPartition")
+        goal = (
+            self.replicas
+            if idx is None
+            else self.replicas
+            - cloneset_partition_pods(
+                cloneset_partition(plan["batches"][idx]["canaryReplicas"], self.replicas), self.replicas
+            )
+        )
+        return BatchView(
+            exists=True,
+            generation=1,
+            observed_generation=1,
+            observed_plan_hash=release_plan_hash(plan),
+            phase=self.batch_phase,
+            current_batch=idx or 0,
+            batch_state="Ready" if self.updated >= goal else "Upgrading",
+            updated_replicas=self.updated,
+            updated_ready_replicas=self.updated,
+        )
+
+    def apply(self, action: Action) -> bool:
+        self.log.append(action.kind)
+        kind = action.kind
+        if kind == ActionKind.ENSURE_BATCH_RELEASE:
+            spec = action.payload["spec"]
+            changed = self.batch != spec
+            self.batch = spec
+            self.batch_phase = "Progressing"
+            idx = spec["releasePlan"]["batchPartition"]
+            want = cloneset_partition(spec["releasePlan"]["batches"][idx]["canaryReplicas"], self.replicas)
+            if cloneset_partition_pods(want, self.replicas) < cloneset_partition_pods(
+                self.partition, self.replicas
+            ):
+                self.partition = want
+            self.converge_pods()
+            return changed
+        if kind == ActionKind.FINALIZE_BATCH_RELEASE:
+            changed = self.partition is not None
+            self.partition = None
+            self.batch_phase = "Completed"
+            self.converge_pods()
+            return changed
+        if kind == ActionKind.DELETE_BATCH_RELEASE:
+            changed = self.batch is not None
+            self.batch = None
+            return changed
+        if kind == ActionKind.RELEASE_WORKLOAD:
+            changed = self.in_progressing
+            self.in_progressing = False
+            self.converge_pods()
+            return changed
+        if kind == ActionKind.ENSURE_ROUTES:
+            weight = action.payload["intent"]["weight"] or 0
+            changed = self.weight != weight
+            self.weight = weight
+            return changed
+        if kind == ActionKind.RESTORE_ROUTES:
+            changed = self.weight != 0
+            self.weight = 0
+            return changed
+        if kind == ActionKind.PIN_STABLE_SERVICE:
+            changed = not self.stable_pinned
+            self.stable_pinned = True
+            return changed
+        if kind == ActionKind.RESTORE_STABLE_SERVICE:
+            changed = self.stable_pinned
+            self.stable_pinned = False
+            return changed
+        if kind == ActionKind.ENSURE_CANARY_SERVICE:
+            changed = not self.canary_service
+            self.canary_service = True
+            return changed
+        if kind == ActionKind.DELETE_CANARY_SERVICE:
+            changed = self.canary_service
+            self.canary_service = False
+            return changed
+        raise AssertionError(kind)
+
+
+def reconcile(ro: dict[str, Any], world: World) -> dict[str, Any]:
+    obs = Observed(now=world.now, workload=world.info(), batch=world.batch_view())
+    first = decide(ro, obs)
+    changed = [world.apply(a) for a in first.actions]
+    second = decide(ro, Observed(now=world.now, workload=world.info(), batch=world.batch_view()), changed)
+    ro = {**ro, "status": second.status}
+    world.now += datetime.timedelta(seconds=1)
+    return ro
+
+
+def run_until(ro: dict[str, Any], world: World, predicate: Any, limit: int = 200) -> dict[str, Any]:
+    for _ in range(limit):
+        ro = reconcile(ro, world)
+        if predicate(ro):
+            return ro
+    raise AssertionError(f"not reached; status={ro['status']}")
+
+
+def state(ro: dict[str, Any]) -> tuple[int, str]:
+    cs = ro["status"].get("canaryStatus") or {}
+    return cs.get("currentStepIndex", 0), cs.get("currentStepState", "")
+
+
+def reason(ro: dict[str, Any]) -> str:
+    return next((x["reason"] for x in ro["status"].get("conditions", []) if x["type"] == "Progressing"), "")
+
+
+def approve(ro: dict[str, Any]) -> dict[str, Any]:
+    status = dict(ro["status"])
+    status["canaryStatus"] = {**status["canaryStatus"], "currentStepState": c.STEP_READY}
+    return {**ro, "status": status}
+
+
+STEPS = [
+    {"replicas": "20%", "traffic": "5%"},
+    {"replicas": "50%", "traffic": "50%"},
+    {"replicas": "100%", "traffic": "100%"},
+]
+
+
+def test_rollout_created_on_settled_workload_is_healthy_and_completed_at_last_step() -> None:
+    ro = reconcile(rollout(STEPS), World())
+    assert ro["status"]["phase"] == c.PHASE_HEALTHY
+    assert state(ro) == (3, c.STEP_COMPLETED)
+
+
+def test_canary_with_approvals_moves_pods_and_weights_per_step_then_finalises() -> None:
+    world = World()
+    ro = reconcile(rollout(STEPS), world)
+    world.release("v2")
+    ro = run_until(ro, world, lambda r: state(r) == (1, c.STEP_PAUSED))
+    assert reason(ro) == c.REASON_IN_ROLLING
+    assert (world.updated, world.weight, world.partition) == (2, 5, "80%")
+    assert world.stable_pinned and world.canary_service
+    assert "manually confirm" in ro["status"]["message"]
+    # nothing moves without approval
+    for _ in range(5):
+        ro = reconcile(ro, world)
+    assert state(ro) == (1, c.STEP_PAUSED)
+
+    ro = run_until(approve(ro), world, lambda r: state(r) == (2, c.STEP_PAUSED))
+    assert (world.updated, world.weight) == (5, 50)
+
+    ro = run_until(approve(ro), world, lambda r: r["status"]["phase"] == c.PHASE_HEALTHY)
+    assert world.updated == 10 and world.partition is None
+    assert world.weight == 0 and not world.stable_pinned and not world.canary_service
+    assert world.batch is None and not world.in_progressing
+    assert any(x["type"] == "Succeeded" and x["status"] == "True" for x in ro["status"]["conditions"])
+
+
+def test_rollback_mid_canary_routes_traffic_to_stable_before_resuming_the_workload() -> None:
+    world = World()
+    ro = reconcile(rollout(STEPS), world)
+    world.release("v2")
+    ro = run_until(ro, world, lambda r: state(r) == (1, c.STEP_PAUSED))
+    world.log.clear()
+    world.release("v1")  # the user reverts the template
+    ro = run_until(ro, world, lambda r: r["status"]["phase"] == c.PHASE_HEALTHY)
+    order = [k for k in world.log if k in (ActionKind.RESTORE_ROUTES, ActionKind.FINALIZE_BATCH_RELEASE)]
+    assert order[0] == ActionKind.RESTORE_ROUTES
+    assert any(x["type"] == "Succeeded" and x["status"] == "False" for x in ro["status"]["conditions"])
+    assert world.weight == 0 and world.partition is None
+
+
+def test_timed_pause_continues_after_its_duration() -> None:
+    steps = [{"replicas": 1, "pause": {"duration": 5}}, {"replicas": "100%"}]
+    world = World()
+    ro = reconcile(rollout(steps, routing=False), world)
+    world.release("v2")
+    ro = run_until(ro, world, lambda r: state(r) == (1, c.STEP_PAUSED))
+    entered = world.now
+    ro = run_until(ro, world, lambda r: state(r)[0] == 2)
+    assert (world.now - entered).total_seconds() >= 5
+
+
+def test_global_pause_holds_the_release() -> None:
+    world = World()
+    ro = reconcile(rollout(STEPS, paused=True), world)
+    world.release("v2")
+    ro = run_until(ro, world, lambda r: reason(r) == c.REASON_PAUSED)
+    before = (world.updated, world.weight)
+    for _ in range(5):
+        ro = reconcile(ro, world)
+    assert (world.updated, world.weight) == before
+
+
+def test_continuous_release_restarts_from_step_one() -> None:
+    world = World()
+    ro = reconcile(rollout(STEPS), world)
+    world.release("v2")
+    ro = run_until(ro, world, lambda r: state(r) == (1, c.STEP_PAUSED))
+    ro = run_until(approve(ro), world, lambda r: state(r) == (2, c.STEP_PAUSED))
+    world.release("v3")
+    world.updated = 0
+    ro = run_until(
+        ro,
+        world,
+        lambda r: state(r) == (1, c.STEP_PAUSED) and r["status"]["canaryStatus"]["canaryRevision"] == "v3",
+    )
+    assert world.weight == 5
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 100), min_size=1, max_size=5), st.integers(1, 50))
+def test_partition_never_releases_fewer_pods_as_steps_grow(percents: list[int], replicas: int) -> None:
+    """Property: the canary pods a step asks for are monotone in the step's share."""
+    shares = sorted(percents)
+    pods = [
+        replicas - cloneset_partition_pods(cloneset_partition(f"{p}%", replicas), replicas) for p in shares
+    ]
+    assert pods == sorted(pods)
+    assert all(0 <= n <= replicas for n in pods)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 30))
+def test_deciding_twice_on_an_unchanged_world_yields_no_new_actions(rounds: int) -> None:
+    """Property: once an ensure reported no change, the same decision asks only for the same ensures."""
+    world = World()
+    ro = reconcile(rollout(STEPS), world)
+    world.release("v2")
+    for _ in range(rounds):
+        ro = reconcile(ro, world)
+    obs = Observed(now=world.now, workload=world.info(), batch=world.batch_view())
+    first = decide(ro, obs)
+    snapshot = replace(world)
+    changed = [snapshot.apply(a) for a in first.actions]
+    again = decide(ro, obs)
+    assert again.actions == first.actions
+    if not any(changed):
+        assert [World.apply(replace(snapshot), a) for a in again.actions] == [False] * len(again.actions)
+
+
+@pytest.mark.parametrize(
+    ("stable", "replicas", "batch", "want"),
+    [
+        pytest.param(1, 3, "67%", "33%", id="1 of 3 stays"),
+        pytest.param(0, 10, "100%", "0%", id="all released"),
+        pytest.param(10, 10, "0%", "100%", id="nothing released"),
+        pytest.param(1, 101, "99%", "1%", id="never rounds to zero stable"),
+    ],
+)
+def test_stable_partition_percent(stable: int, replicas: int, batch: str, want: str) -> None:
+    from kruise.rollouts.rollout.batchplan import stable_partition_percent
+
+    assert stable_partition_percent(stable, replicas, batch) == want
