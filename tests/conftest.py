@@ -114,5 +114,6 @@ def manager(cluster: TestCluster) -> Iterator[ManagerProcess]:
             "--ignore-not-found",
             check=False,
         )
+        shutil.copy(proc.log_path, "/tmp/kruise-last-manager.log") if proc.log_path.exists() else None
         print(f"\n[kruise] manager log tail:\n{proc.log_tail(20)}")
         shutil.rmtree(workdir, ignore_errors=True)

@@ -11,14 +11,27 @@ from __future__ import annotations
 from pathlib import Path
 
 from kruise.core.crdgen import CRDSpec, render_crd_yaml
+from kruise.rollouts.api.batchrelease import BATCHRELEASE_CRD
+from kruise.rollouts.api.rollout import ROLLOUT_CRD
+from kruise.rollouts.api.trafficrouting import TRAFFICROUTING_CRD
 from kruise.workloads.api.cloneset import CLONESET_CRD
 
 __all__ = ["ALL_CRDS", "generated_crds", "write_crds"]
 
 ALL_CRDS: list[CRDSpec] = [
     CLONESET_CRD,
+    ROLLOUT_CRD,
+    BATCHRELEASE_CRD,
+    TRAFFICROUTING_CRD,
 ]
-"""Every CRD served, in install order."""
+"""Every CRD served, in install order.
+
+The multi-version kinds (Rollout, BatchRelease: v1alpha1 served, v1beta1 stored) are rendered
+without ``spec.conversion``, which the API server defaults to ``strategy: None``. Upstream
+converts through a webhook (:mod:`kruise.rollouts.api.conversion` holds the pure conversion);
+until the manager serves it, v1alpha1-only fields (``objectRef``, ``rolloutID``, ``weight``,
+``targetReference``) are pruned when a v1alpha1 object is stored.
+"""
 
 
 def generated_crds() -> dict[str, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import typer
 
-from kruise.rollouts.cli import cluster, crds, demo, manager
+from kruise.rollouts.cli import cluster, crds, demo, manager, rollout
 
 app = typer.Typer(
     name="kruise",
@@ -17,6 +17,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(cluster.app, name="cluster")
+app.add_typer(rollout.app, name="rollout")
 app.command("crds")(crds.crds)
 app.command("demo")(demo.demo)
 app.command("manager")(manager.manager)

@@ -29,8 +29,12 @@ from kruise.core.kube import KubeClient
 from kruise.core.leader import LeaderElectionConfig, LeaderElector
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import ClientTarget, ensure_configurations
+from kruise.rollouts.batchrelease.controller import BatchReleaseController
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.manager.webhooks import register_webhooks, webhook_specs
+from kruise.rollouts.rollout import handlers as rollout_handlers
+from kruise.rollouts.rollout.controller import RolloutController
+from kruise.rollouts.rollout.traffic import KubeTraffic
 from kruise.workloads.cloneset import handlers as cloneset_handlers
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
 
@@ -201,6 +205,16 @@ class Manager:
             ),
         )
         cloneset_handlers.register(registry, controller, cache)
+        rollout_cache = rollout_handlers.KopfRolloutCache()
+        rollouts = RolloutController(
+            self.kube,
+            EventRecorder(self.kube, "rollout-controller"),
+            rollout_cache,
+            KubeTraffic(self.kube, opts.rollout_configuration_namespace),
+            workers=opts.rollout_workers,
+        )
+        batches = BatchReleaseController(self.kube, rollout_cache, workers=opts.batchrelease_workers)
+        rollout_handlers.register(registry, rollouts, batches, rollout_cache)
         await kopf.operator(registry=registry, settings=settings, clusterwide=True, standalone=True)
 
     async def _serve_probes(self) -> web.AppRunner:

@@ -41,6 +41,9 @@ class ManagerOptions:
     kube_client_qps: float = 50.0
     kube_client_burst: int = 100
     cloneset_workers: int = 3
+    rollout_workers: int = 3
+    batchrelease_workers: int = 3
+    rollout_configuration_namespace: str = "kruise-system"
     webhook_port: int = 9876
     webhook_host: str = "0.0.0.0"
     webhook_cert_dir: Path = Path("/tmp/kruise-webhook-certs")

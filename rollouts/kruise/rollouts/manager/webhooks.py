@@ -6,6 +6,7 @@ from kruise.core.kube import KubeClient
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import WebhookSpec
 from kruise.rollouts.manager.options import ManagerOptions
+from kruise.rollouts.rollout.webhooks import HOLD_CLONESET_PATH, WorkloadWebhooks, workload_webhook_specs
 from kruise.workloads.cloneset.webhooks import (
     MUTATE_PATH,
     VALIDATE_PATH,
@@ -16,7 +17,8 @@ from kruise.workloads.cloneset.webhooks import (
 
 def webhook_specs(options: ManagerOptions) -> list[WebhookSpec]:
     """Every webhook for the configurations (in registration order)."""
-    return cloneset_webhook_specs(options.webhook_failure_policy)
+    policy = options.webhook_failure_policy
+    return [*cloneset_webhook_specs(policy), *workload_webhook_specs(policy)]
 
 
 def register_webhooks(server: WebhookServer, kube: KubeClient, options: ManagerOptions) -> None:
@@ -28,3 +30,4 @@ def register_webhooks(server: WebhookServer, kube: KubeClient, options: ManagerO
     )
     server.register(MUTATE_PATH, cloneset.mutate)
     server.register(VALIDATE_PATH, cloneset.validate)
+    server.register(HOLD_CLONESET_PATH, WorkloadWebhooks(kube).hold_cloneset)

@@ -96,6 +96,7 @@ def batch_release_spec(
     plan: JSON = {
         "batches": [{"canaryReplicas": s.get("replicas", "100%")} for s in steps_of(rollout)],
         "rollingStyle": rolling_style(rollout, workload),
+        "enableExtraWorkloadForCanary": rolling_style(rollout, workload) == "Canary",
         "finalizingPolicy": "WaitResume" if finalizing else "Immediate",
     }
     if batch_partition is not None:

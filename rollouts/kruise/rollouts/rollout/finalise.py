@@ -71,6 +71,15 @@ def finalise(
 ) -> Decision:
     """Run the current finalising step; ``finalisingStep`` becomes ``Done`` at the end."""
     cs: JSON = status.setdefault("canaryStatus", {})
+    for key, default in (
+        ("canaryRevision", ""),
+        ("podTemplateHash", ""),
+        ("currentStepState", ""),
+        ("nextStepIndex", -1),
+        ("canaryReplicas", 0),
+        ("canaryReadyReplicas", 0),
+    ):
+        cs.setdefault(key, default)
     order = ROLLBACK_ORDER if rollback else SUCCESS_ORDER
     step = cs.get("finalisingStep") or order[0]
     if step == c.FIN_DONE:

@@ -37,6 +37,8 @@ def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | 
     """Decide for ``rollout`` given ``obs`` (and, on the second call, the actions' outcomes)."""
     status: JSON = copy.deepcopy(dict(rollout.get("status") or {}))
     status["observedGeneration"] = int((rollout.get("metadata") or {}).get("generation") or 0)
+    status.setdefault("currentStepIndex", 0)  # required by the CRD schema, as upstream
+    status.setdefault("currentStepState", "")
     spec = rollout.get("spec") or {}
     phase = status.get("phase") or ""
     workload = obs.workload
@@ -117,6 +119,7 @@ def _progressing(
             "currentStepIndex": 1,
             "nextStepIndex": 2 if len(steps) > 1 else -1,
             "currentStepState": c.STEP_UPGRADE,
+            "finalisingStep": "",
             "canaryReplicas": 0,
             "canaryReadyReplicas": 0,
             "message": f"Rollout is in step(1/{len(steps)}), and upgrade workload to new version",
@@ -321,6 +324,7 @@ def _synthesise_completed(
         "currentStepIndex": len(steps),
         "nextStepIndex": -1,
         "currentStepState": c.STEP_COMPLETED,
+        "finalisingStep": "",
         "canaryReplicas": 0,
         "canaryReadyReplicas": 0,
         "lastUpdateTime": fmt_time(now),

@@ -1,0 +1,1 @@
+"""BatchRelease: the per-step executor that moves a workload's partition (Kruise Rollouts' split)."""

@@ -1,0 +1,85 @@
+"""The BatchRelease controller shell: observe the BatchRelease and its workload, apply
+:func:`~kruise.rollouts.batchrelease.decide.decide_cloneset`, write the workload patch
+(guarded by its resourceVersion) and the status (only when it changed)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import Any, Protocol
+
+from kruise.core.cache import CacheReady
+from kruise.core.errors import ConflictError, NotFoundError
+from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import CLONESETS
+from kruise.core.workqueue import Result, WorkQueue
+from kruise.rollouts.batchrelease.decide import decide_cloneset
+from kruise.rollouts.resources import BATCH_RELEASES
+
+log = logging.getLogger(__name__)
+JSON = dict[str, Any]
+
+
+class BatchReleaseCache(Protocol):
+    def batch_release(self, key: str) -> JSON | None: ...
+
+    def cloneset(self, key: str) -> JSON | None: ...
+
+
+class BatchReleaseController:
+    name = "batchrelease-controller"
+
+    def __init__(self, kube: KubeClient, cache: BatchReleaseCache, *, workers: int = 3) -> None:
+        self.kube = kube
+        self.cache = cache
+        self.workers = workers
+        self.queue = WorkQueue()
+
+    def enqueue(self, key: str) -> None:
+        self.queue.add(key)
+
+    async def run(self, ready: CacheReady) -> None:
+        await ready.wait()
+        await self.queue.run(self.reconcile, workers=self.workers, name="batchrelease")
+
+    async def reconcile(self, key: str) -> Result:
+        br = self.cache.batch_release(key)
+        if br is None or (br.get("metadata") or {}).get("deletionTimestamp"):
+            return Result()
+        ns = br["metadata"]["namespace"]
+        ref = (br.get("spec") or {}).get("workloadRef") or {}
+        if ref.get("kind") != "CloneSet":
+            await self._write_status(
+                br, {**(br.get("status") or {}), "message": f"unsupported workload {ref.get('kind')}"}
+            )
+            return Result()
+        cloneset = self.cache.cloneset(f"{ns}/{ref.get('name')}")
+        decision = decide_cloneset(br, cloneset)
+        if decision.workload_patch is not None and cloneset is not None:
+            patch = {**decision.workload_patch}
+            patch["metadata"] = {
+                **(patch.get("metadata") or {}),
+                "resourceVersion": cloneset["metadata"]["resourceVersion"],
+            }
+            try:
+                await self.kube.patch(CLONESETS, ref["name"], patch, ns, patch_type="merge")
+            except ConflictError:
+                return Result(requeue_after=0.2)
+            log.info(
+                "BatchRelease %s patched CloneSet %s/%s: %s", key, ns, ref["name"], decision.workload_patch
+            )
+        await self._write_status(br, decision.status)
+        return Result(requeue_after=decision.requeue_after)
+
+    async def _write_status(self, br: JSON, status: JSON) -> None:
+        if status == (br.get("status") or {}):
+            return
+        with contextlib.suppress(NotFoundError):
+            await self.kube.patch(
+                BATCH_RELEASES,
+                br["metadata"]["name"],
+                {"status": status},
+                br["metadata"]["namespace"],
+                patch_type="merge",
+                subresource="status",
+            )

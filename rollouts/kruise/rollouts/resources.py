@@ -1,0 +1,8 @@
+"""API resources of Kruise Rollouts served by this product."""
+
+from __future__ import annotations
+
+from kruise.core.kube.resources import Resource
+
+ROLLOUTS = Resource("rollouts.kruise.io", "v1beta1", "rollouts", "Rollout")
+BATCH_RELEASES = Resource("rollouts.kruise.io", "v1beta1", "batchreleases", "BatchRelease")

@@ -1,0 +1,155 @@
+"""The Rollout controller shell: observe, decide (pure machine), act, persist status once.
+
+Per reconcile: read the Rollout, its workload and BatchRelease from the cache; keep
+the ``rollouts.kruise.io/rollout`` finalizer while the Rollout lives; call
+:func:`~kruise.rollouts.rollout.machine.decide` for the actions of the current state,
+run them (:class:`~kruise.rollouts.rollout.effects.Effects`), call it again with what
+each action changed, then write the status with a resourceVersion precondition (so a
+concurrent ``kubectl kruise rollout approve`` is never overwritten: the write
+conflicts and the next round decides on the approved status).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import logging
+from typing import Any, Protocol
+
+from kruise.core.cache import CacheReady
+from kruise.core.errors import ConflictError, NotFoundError
+from kruise.core.events import EventRecorder
+from kruise.core.kube.client import KubeClient
+from kruise.core.patches import merge_patch
+from kruise.core.workqueue import Result, WorkQueue
+from kruise.rollouts.resources import ROLLOUTS
+from kruise.rollouts.rollout.constants import RECHECK_SECONDS, ROLLOUT_FINALIZER
+from kruise.rollouts.rollout.effects import Effects, TrafficPort
+from kruise.rollouts.rollout.machine import decide
+from kruise.rollouts.rollout.model import BatchView, Observed
+from kruise.rollouts.rollout.workload import workload_info
+
+log = logging.getLogger(__name__)
+JSON = dict[str, Any]
+
+
+class RolloutCache(Protocol):
+    def rollout(self, key: str) -> JSON | None: ...
+
+    def batch_release(self, key: str) -> JSON | None: ...
+
+    def cloneset(self, key: str) -> JSON | None: ...
+
+
+def batch_view(br: JSON | None) -> BatchView:
+    if br is None:
+        return BatchView.absent()
+    status = br.get("status") or {}
+    canary = status.get("canaryStatus") or {}
+    meta = br.get("metadata") or {}
+    return BatchView(
+        exists=True,
+        generation=int(meta.get("generation") or 0),
+        observed_generation=int(status.get("observedGeneration") or 0),
+        observed_plan_hash=str(status.get("observedReleasePlanHash") or ""),
+        phase=str(status.get("phase") or ""),
+        current_batch=int(canary.get("currentBatch") or 0),
+        batch_state=str(canary.get("batchState") or ""),
+        updated_replicas=int(canary.get("updatedReplicas") or 0),
+        updated_ready_replicas=int(canary.get("updatedReadyReplicas") or 0),
+        deleting=bool(meta.get("deletionTimestamp")),
+    )
+
+
+class RolloutController:
+    name = "rollout-controller"
+
+    def __init__(
+        self,
+        kube: KubeClient,
+        recorder: EventRecorder,
+        cache: RolloutCache,
+        traffic: TrafficPort,
+        *,
+        workers: int = 3,
+    ) -> None:
+        self.kube = kube
+        self.recorder = recorder
+        self.cache = cache
+        self.effects = Effects(kube, traffic)
+        self.workers = workers
+        self.queue = WorkQueue()
+
+    def enqueue(self, key: str) -> None:
+        self.queue.add(key)
+
+    async def run(self, ready: CacheReady) -> None:
+        await ready.wait()
+        await self.queue.run(self.reconcile, workers=self.workers, name="rollout")
+
+    def _workload(self, rollout: JSON) -> JSON | None:
+        ref = (rollout.get("spec") or {}).get("workloadRef") or {}
+        ns = rollout["metadata"]["namespace"]
+        if ref.get("kind") == "CloneSet":
+            return self.cache.cloneset(f"{ns}/{ref.get('name')}")
+        return None
+
+    async def reconcile(self, key: str) -> Result:
+        rollout = self.cache.rollout(key)
+        if rollout is None:
+            return Result()
+        meta = rollout["metadata"]
+        deleting = bool(meta.get("deletionTimestamp"))
+        if not deleting and ROLLOUT_FINALIZER not in (meta.get("finalizers") or []):
+            await self._set_finalizers(rollout, [*(meta.get("finalizers") or []), ROLLOUT_FINALIZER])
+            return Result(requeue_after=0.1)
+        if deleting and ROLLOUT_FINALIZER not in (meta.get("finalizers") or []):
+            return Result()
+        workload = self._workload(rollout)
+        ref = (rollout.get("spec") or {}).get("workloadRef") or {}
+        info = workload_info(ref, workload)
+        obs = Observed(
+            now=datetime.datetime.now(datetime.UTC),
+            workload=info,
+            batch=batch_view(self.cache.batch_release(key)),
+            deleting=deleting,
+        )
+        first = decide(rollout, obs)
+        changed = [await self.effects.run(rollout, workload, action) for action in first.actions]
+        decision = decide(rollout, obs, changed)
+        for event in decision.events:
+            self.recorder.event(rollout, event.type, event.reason, event.message)
+        status_patch = merge_patch(rollout.get("status") or {}, decision.status)
+        if status_patch:
+            try:
+                await self.kube.patch(
+                    ROLLOUTS,
+                    meta["name"],
+                    {"metadata": {"resourceVersion": meta["resourceVersion"]}, "status": status_patch},
+                    meta["namespace"],
+                    patch_type="merge",
+                    subresource="status",
+                )
+            except ConflictError:
+                return Result(requeue_after=0.1)
+            except NotFoundError:
+                return Result()
+        if decision.remove_finalizer:
+            await self._set_finalizers(
+                rollout, [f for f in meta.get("finalizers") or [] if f != ROLLOUT_FINALIZER]
+            )
+            return Result()
+        requeue = decision.requeue_after
+        if (
+            requeue is None
+            and obs.workload is not None
+            and rollout.get("status", {}).get("phase") == "Progressing"
+        ):
+            requeue = RECHECK_SECONDS
+        return Result(requeue_after=requeue)
+
+    async def _set_finalizers(self, rollout: JSON, finalizers: list[str]) -> None:
+        meta = rollout["metadata"]
+        patch = {"metadata": {"resourceVersion": meta["resourceVersion"], "finalizers": finalizers or None}}
+        with contextlib.suppress(ConflictError, NotFoundError):
+            await self.kube.patch(ROLLOUTS, meta["name"], patch, meta["namespace"], patch_type="merge")

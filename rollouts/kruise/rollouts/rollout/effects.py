@@ -1,0 +1,161 @@
+"""Carry out the state machine's actions against the API server (I/O shell).
+
+Each action is idempotent and answers one question for the machine: *did I have to
+change anything?* (``True``) or was the world already as wanted (``False``). A
+traffic router that reports "not converged yet" without writing counts as a change,
+so the machine keeps waiting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import logging
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from kruise.core.errors import AlreadyExistsError, NotFoundError
+from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import CLONESETS
+from kruise.rollouts.resources import BATCH_RELEASES
+from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION
+from kruise.rollouts.rollout.model import Action, ActionKind
+
+log = logging.getLogger(__name__)
+JSON = dict[str, Any]
+
+
+class TrafficPort(Protocol):
+    """Services and routes for one Rollout (see :mod:`kruise.rollouts.rollout.traffic`)."""
+
+    async def pin_stable(self, intent: JSON) -> bool: ...
+
+    async def restore_stable(self, intent: JSON) -> bool: ...
+
+    async def ensure_canary_service(self, intent: JSON) -> bool: ...
+
+    async def delete_canary_service(self, intent: JSON) -> bool: ...
+
+    async def ensure_routes(self, intent: JSON) -> bool: ...
+
+    async def restore_routes(self, intent: JSON) -> bool: ...
+
+
+class Effects:
+    """Executes :class:`Action` values for one Rollout object."""
+
+    def __init__(self, kube: KubeClient, traffic: TrafficPort) -> None:
+        self.kube = kube
+        self.traffic = traffic
+
+    async def run(self, rollout: Mapping[str, Any], workload: JSON | None, action: Action) -> bool:
+        kind = action.kind
+        payload = action.payload
+        if kind == ActionKind.ENSURE_BATCH_RELEASE:
+            return await self._ensure_batch_release(rollout, payload["spec"])
+        if kind == ActionKind.FINALIZE_BATCH_RELEASE:
+            if payload.get("exists"):
+                return await self._ensure_batch_release(rollout, payload["spec"])
+            return await self._resume_workload(workload)
+        if kind == ActionKind.DELETE_BATCH_RELEASE:
+            meta = rollout["metadata"]
+            return (
+                await self.kube.delete(BATCH_RELEASES, meta["name"], meta["namespace"], missing_ok=True)
+                is not None
+            )
+        if kind == ActionKind.RELEASE_WORKLOAD:
+            return await self._release_workload(workload)
+        intent = payload.get("intent") or {}
+        if kind == ActionKind.PIN_STABLE_SERVICE:
+            return await self.traffic.pin_stable(intent)
+        if kind == ActionKind.RESTORE_STABLE_SERVICE:
+            return await self.traffic.restore_stable(intent)
+        if kind == ActionKind.ENSURE_CANARY_SERVICE:
+            return await self.traffic.ensure_canary_service(intent)
+        if kind == ActionKind.DELETE_CANARY_SERVICE:
+            return await self.traffic.delete_canary_service(intent)
+        if kind == ActionKind.ENSURE_ROUTES:
+            return await self.traffic.ensure_routes(intent)
+        if kind == ActionKind.RESTORE_ROUTES:
+            return await self.traffic.restore_routes(intent)
+        raise ValueError(f"unknown action {kind}")
+
+    async def _ensure_batch_release(self, rollout: Mapping[str, Any], spec: JSON) -> bool:
+        meta = rollout["metadata"]
+        ns, name = meta["namespace"], meta["name"]
+        current = await self.kube.get_or_none(BATCH_RELEASES, name, ns)
+        if current is None:
+            body = {
+                "apiVersion": BATCH_RELEASES.api_version,
+                "kind": "BatchRelease",
+                "metadata": {
+                    "name": name,
+                    "namespace": ns,
+                    "ownerReferences": [
+                        {
+                            "apiVersion": rollout.get("apiVersion", "rollouts.kruise.io/v1beta1"),
+                            "kind": "Rollout",
+                            "name": name,
+                            "uid": meta["uid"],
+                            "controller": True,
+                            "blockOwnerDeletion": True,
+                        }
+                    ],
+                },
+                "spec": spec,
+            }
+            with contextlib.suppress(AlreadyExistsError):
+                await self.kube.create(BATCH_RELEASES, body, ns)
+            return True
+        have = current.get("spec") or {}
+        same_partition = (have.get("releasePlan") or {}).get("batchPartition") == spec["releasePlan"].get(
+            "batchPartition"
+        )
+        if same_partition and _covers(have, spec):
+            return False
+        updated = copy.deepcopy(current)
+        updated["spec"] = spec
+        await self.kube.replace(BATCH_RELEASES, updated)
+        return True
+
+    async def _resume_workload(self, workload: JSON | None) -> bool:
+        """No BatchRelease to hand the workload back: lift the webhook's hold directly."""
+        if workload is None or workload.get("kind") != "CloneSet":
+            return False
+        strategy = (workload.get("spec") or {}).get("updateStrategy") or {}
+        if strategy.get("partition") in (None, 0, "0%") and not strategy.get("paused"):
+            return False
+        meta = workload["metadata"]
+        patch = {
+            "metadata": {"resourceVersion": meta["resourceVersion"]},
+            "spec": {"updateStrategy": {"partition": None, "paused": False}},
+        }
+        await self.kube.patch(CLONESETS, meta["name"], patch, meta["namespace"], patch_type="merge")
+        return True
+
+    async def _release_workload(self, workload: JSON | None) -> bool:
+        """Drop ``rollouts.kruise.io/in-progressing`` so the next template change starts a new release."""
+        if workload is None:
+            return False
+        meta = workload["metadata"]
+        if IN_PROGRESSING_ANNOTATION not in (meta.get("annotations") or {}):
+            return False
+        patch = {"metadata": {"annotations": {IN_PROGRESSING_ANNOTATION: None}}}
+        try:
+            await self.kube.patch(CLONESETS, meta["name"], patch, meta["namespace"], patch_type="merge")
+        except NotFoundError:
+            return False
+        return True
+
+
+def _covers(got: Any, want: Any) -> bool:
+    """Whether ``got`` holds everything ``want`` sets (server defaults may add more)."""
+    if isinstance(want, dict):
+        return isinstance(got, dict) and all(_covers(got.get(k), v) for k, v in want.items())
+    if isinstance(want, list):
+        return (
+            isinstance(got, list)
+            and len(got) == len(want)
+            and all(_covers(g, w) for g, w in zip(got, want, strict=True))
+        )
+    return bool(got == want)
