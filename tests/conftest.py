@@ -100,7 +100,8 @@ def manager(cluster: TestCluster) -> Iterator[ManagerProcess]:
     """One ``kruise manager`` process for the session, its webhooks registered with the API server."""
     cluster.kubectl("create", "namespace", "kruise-system", check=False)
     workdir = Path(tempfile.mkdtemp(prefix="kruise-manager-"))
-    proc = ManagerProcess(cluster.kubeconfig, workdir)
+    # the issue's reference Rollout (steps 20/50/100% with traffic) needs a limit above upstream's 50
+    proc = ManagerProcess(cluster.kubeconfig, workdir, extra_args=("--partition-percent-limit=100",))
     proc.start()
     try:
         yield proc

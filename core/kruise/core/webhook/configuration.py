@@ -14,7 +14,7 @@ from typing import Any
 
 from kruise.core.errors import NotFoundError
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS
+from kruise.core.kube.resources import CRDS, MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS
 
 JSON = dict[str, Any]
 MUTATING_NAME = "kruise-mutating-webhook-configuration"
@@ -131,3 +131,24 @@ async def delete_configurations(kube: KubeClient) -> None:
     """Remove both configurations (so a stopped test manager cannot block the API server)."""
     await kube.delete(MUTATING_WEBHOOKS, MUTATING_NAME, missing_ok=True)
     await kube.delete(VALIDATING_WEBHOOKS, VALIDATING_NAME, missing_ok=True)
+
+
+async def ensure_crd_conversion(
+    kube: KubeClient, crd_names: list[str], *, target: ClientTarget, path: str, ca_bundle: str
+) -> None:
+    """Point multi-version CRDs at our conversion webhook (as kruise-manager does at start)."""
+    for name in crd_names:
+        try:
+            crd = await kube.get(CRDS, name)
+        except NotFoundError:
+            continue
+        conversion = {
+            "strategy": "Webhook",
+            "webhook": {
+                "clientConfig": target.client_config(path, ca_bundle),
+                "conversionReviewVersions": ["v1"],
+            },
+        }
+        if crd["spec"].get("conversion") == conversion:
+            continue
+        await kube.patch(CRDS, name, {"spec": {"conversion": conversion}}, patch_type="merge")

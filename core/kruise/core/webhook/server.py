@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import logging
 import ssl
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
@@ -29,6 +31,7 @@ class WebhookServer:
         self.cert_file = cert_file
         self.key_file = key_file
         self.handlers: dict[str, Handler] = {}
+        self.conversions: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
         self._runner: web.AppRunner | None = None
 
     def register(self, path: str, handler: Handler) -> None:
@@ -36,7 +39,21 @@ class WebhookServer:
             raise ValueError(f"webhook path {path} registered twice")
         self.handlers[path] = handler
 
+    def register_conversion(self, path: str, convert: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        """Serve ``apiextensions.k8s.io/v1`` ConversionReviews at ``path`` with ``convert(review)``."""
+        if path in self.handlers or path in self.conversions:
+            raise ValueError(f"webhook path {path} registered twice")
+        self.conversions[path] = convert
+
     async def _serve(self, request: web.Request) -> web.Response:
+        convert = self.conversions.get(request.path)
+        if convert is not None:
+            try:
+                review = await request.json()
+                return web.json_response(convert(review))
+            except Exception as err:
+                log.exception("conversion at %s failed", request.path)
+                return web.Response(status=500, text=f"conversion failed: {err}")
         handler = self.handlers.get(request.path)
         if handler is None:
             return web.Response(status=404, text=f"no webhook at {request.path}")

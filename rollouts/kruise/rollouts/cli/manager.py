@@ -59,6 +59,20 @@ def manager(
         float, typer.Option("--expectation-timeout", help="Seconds before unmet expectations are ignored.")
     ] = 300.0,
     feature_gates: Annotated[str, typer.Option("--feature-gates", help="e.g. CloneSetShortHash=true")] = "",
+    partition_percent_limit: Annotated[
+        int,
+        typer.Option(
+            "--partition-percent-limit",
+            help="Largest percentage step with traffic for partition-style Rollouts.",
+        ),
+    ] = 50,
+    rollout_configuration_namespace: Annotated[
+        str,
+        typer.Option(
+            "--rollout-configuration-namespace",
+            help="Namespace of the kruise-rollout-configuration ConfigMap.",
+        ),
+    ] = "kruise-system",
 ) -> None:
     """Run the controllers (while leading) and the admission webhooks (always)."""
     from kruise.rollouts.manager.app import run
@@ -83,5 +97,7 @@ def manager(
         leader_election_namespace=leader_election_namespace,
         expectation_timeout=expectation_timeout,
         feature_gates=gates,
+        partition_percent_limit=partition_percent_limit,
+        rollout_configuration_namespace=rollout_configuration_namespace,
     )
     raise typer.Exit(run(options))

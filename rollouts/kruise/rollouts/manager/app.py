@@ -28,12 +28,13 @@ from kruise.core.events import EventRecorder
 from kruise.core.kube import KubeClient
 from kruise.core.leader import LeaderElectionConfig, LeaderElector
 from kruise.core.webhook import WebhookServer
-from kruise.core.webhook.configuration import ClientTarget, ensure_configurations
+from kruise.core.webhook.configuration import ClientTarget, ensure_configurations, ensure_crd_conversion
 from kruise.rollouts.batchrelease.controller import BatchReleaseController
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.manager.webhooks import register_webhooks, webhook_specs
 from kruise.rollouts.rollout import handlers as rollout_handlers
 from kruise.rollouts.rollout.controller import RolloutController
+from kruise.rollouts.rollout.rollout_webhooks import CONVERT_PATH, CONVERTED_CRDS
 from kruise.rollouts.rollout.traffic import KubeTraffic
 from kruise.workloads.cloneset import handlers as cloneset_handlers
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
@@ -109,8 +110,10 @@ class Manager:
                         service_name=opts.webhook_service_name,
                     )
                 )
-                await ensure_configurations(
-                    self.kube, webhook_specs(opts), target=target, ca_bundle=base64.b64encode(ca).decode()
+                bundle = base64.b64encode(ca).decode()
+                await ensure_configurations(self.kube, webhook_specs(opts), target=target, ca_bundle=bundle)
+                await ensure_crd_conversion(
+                    self.kube, CONVERTED_CRDS, target=target, path=CONVERT_PATH, ca_bundle=bundle
                 )
             runners.append(await self._serve_probes())
             runners.append(await self._serve_metrics())

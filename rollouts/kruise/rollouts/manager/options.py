@@ -44,6 +44,7 @@ class ManagerOptions:
     rollout_workers: int = 3
     batchrelease_workers: int = 3
     rollout_configuration_namespace: str = "kruise-system"
+    partition_percent_limit: int = 50  # kruise-rollout's --partition-percent-limit
     webhook_port: int = 9876
     webhook_host: str = "0.0.0.0"
     webhook_cert_dir: Path = Path("/tmp/kruise-webhook-certs")
