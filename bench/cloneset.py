@@ -143,7 +143,13 @@ async def scale_raw(kube: KubeClient, n: int) -> float:
 
     async def create(i: int) -> None:
         async with sem:
-            body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"raw-{i}"}, **template("raw")}
+            tmpl = template("raw")
+            body = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"raw-{i}", **tmpl["metadata"]},
+                "spec": tmpl["spec"],
+            }
             await kube.create(PODS, body, ns)
 
     t0 = time.monotonic()
@@ -225,7 +231,7 @@ async def run_phase(
     """Start a control plane with ``delays`` and a manager, run ``work``; returns the manager's peak RSS."""
     cluster = LocalCluster(workdir / "cluster", nodes=3, delays=delays, attached=True)
     crd_dir = workdir / "crds"
-    crd_dir.mkdir(exist_ok=True)
+    crd_dir.mkdir(parents=True, exist_ok=True)
     write_crds(crd_dir)
     state = cluster.start([crd_dir])
     cluster.kubectl("create", "namespace", "kruise-system")

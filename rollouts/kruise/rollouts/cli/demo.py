@@ -1,74 +1,216 @@
 """``kruise demo``: the main job, end to end, on the embedded control plane.
 
-Today it starts the local control plane, installs kruise's CRDs, applies the
-example CloneSet and shows what the API server stored, then stops everything.
-Later stages add the manager, a Rollout, Prometheus and a traffic simulator.
+Starts the local control plane (or uses ``$KUBECONFIG`` with ``--no-cluster``),
+installs the CRDs, runs ``kruise manager``, deploys a CloneSet of 10 replicas behind a
+Service and a Gateway API HTTPRoute with a three-step canary Rollout, then releases a
+new image and shows the release live: step, pods per revision, traffic weights.
+Everything it started is stopped at the end; the exit code says whether the release
+reached its expected outcome.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import tempfile
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+import yaml
+from rich.console import Console, Group
+from rich.live import Live
+from rich.panel import Panel
 from rich.table import Table
 
+from kruise.core.kube import KubeClient, Resource
+from kruise.core.kube.resources import CLONESETS, NAMESPACES, PODS
 from kruise.core.localcluster import LocalCluster, default_cluster_dir
 from kruise.core.localcluster.binaries import source_root
 from kruise.rollouts.crds import write_crds
+from kruise.rollouts.manager.process import ManagerProcess
+from kruise.rollouts.resources import ROLLOUTS
 
 console = Console()
+HTTPROUTES = Resource("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute")
+NAMESPACE = "shop"
+V1, V2 = "registry.example.com/shop/web:1.4.0", "registry.example.com/shop/web:1.5.0"
 
 
-def _example() -> Path:
+def _examples() -> Path:
     root = source_root()
     if root is None:
-        raise typer.BadParameter("kruise demo needs a source checkout (examples/cloneset-web.yaml)")
-    return root / "examples" / "cloneset-web.yaml"
+        raise typer.BadParameter("kruise demo needs a source checkout (examples/demo/)")
+    return root / "examples" / "demo"
+
+
+def _third_party_crds() -> list[Path]:
+    root = source_root()
+    shared = root.parent / "shared" / "crds" if root else None
+    path = shared / "gateway-api-standard-install.yaml" if shared else None
+    return [path] if path and path.exists() else []
+
+
+async def _apply(kube: KubeClient, manifest: Path) -> None:
+    for doc in yaml.safe_load_all(manifest.read_text()):
+        if not doc:
+            continue
+        api_version, kind = doc["apiVersion"], doc["kind"]
+        group, _, version = api_version.rpartition("/")
+        plural = {
+            "Service": "services",
+            "HTTPRoute": "httproutes",
+            "CloneSet": "clonesets",
+            "Rollout": "rollouts",
+        }[kind]
+        res = Resource(group, version, plural, kind)
+        await kube.create(res, doc, NAMESPACE)
+
+
+async def _snapshot(kube: KubeClient) -> dict[str, Any]:
+    ro = await kube.get_or_none(ROLLOUTS, "web", NAMESPACE) or {}
+    route = await kube.get_or_none(HTTPROUTES, "web", NAMESPACE) or {}
+    pods = (await kube.list(PODS, NAMESPACE, label_selector="app=web"))["items"]
+    images: dict[str, int] = {}
+    for pod in pods:
+        if pod["metadata"].get("deletionTimestamp"):
+            continue
+        statuses = (pod.get("status") or {}).get("containerStatuses") or [{}]
+        image = statuses[0].get("image", "(starting)")
+        images[image] = images.get(image, 0) + 1
+    weights = {
+        ref["name"]: ref.get("weight", 1)
+        for rule in (route.get("spec") or {}).get("rules") or []
+        for ref in rule.get("backendRefs") or []
+    }
+    status = ro.get("status") or {}
+    cs = status.get("canaryStatus") or {}
+    return {
+        "phase": status.get("phase", ""),
+        "step": cs.get("currentStepIndex", 0),
+        "state": cs.get("currentStepState", ""),
+        "message": status.get("message", ""),
+        "images": images,
+        "weights": weights,
+        "conditions": {c["type"]: c for c in status.get("conditions") or []},
+    }
+
+
+def _view(snap: dict[str, Any], elapsed: float, title: str) -> Panel:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("Rollout", f"{snap['phase']}  step {snap['step']}/3  {snap['state']}")
+    table.add_row("", snap["message"])
+    pods = Table(show_header=True, header_style="bold")
+    pods.add_column("revision (image)")
+    pods.add_column("pods", justify="right")
+    for image, count in sorted(snap["images"].items()):
+        pods.add_row(image, "#" * count + f" {count}")
+    traffic = Table(show_header=True, header_style="bold")
+    traffic.add_column("HTTPRoute backend")
+    traffic.add_column("weight", justify="right")
+    total = sum(int(w) for w in snap["weights"].values()) or 1
+    for name, weight in snap["weights"].items():
+        traffic.add_row(name, f"{int(weight) * 100 // total}%")
+    return Panel(Group(table, pods, traffic), title=f"{title}  ({elapsed:.0f}s)")
+
+
+async def _release(kube: KubeClient, image: str, title: str, timeout: float = 240) -> dict[str, Any]:
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": image}]}}}}
+    await kube.patch(CLONESETS, "web", patch, NAMESPACE, patch_type="merge")
+    start = time.monotonic()
+    seen_progress = False
+    with Live(console=console, refresh_per_second=4) as live:
+        while time.monotonic() - start < timeout:
+            snap = await _snapshot(kube)
+            live.update(_view(snap, time.monotonic() - start, title))
+            seen_progress = seen_progress or snap["phase"] == "Progressing"
+            if seen_progress and snap["phase"] == "Healthy":
+                snap["seconds"] = time.monotonic() - start
+                return snap
+            await asyncio.sleep(0.5)
+    raise TimeoutError(f"{title} did not finish within {timeout:.0f}s")
+
+
+async def _run(kubeconfig: str) -> bool:
+    kube = await KubeClient.from_kubeconfig(kubeconfig)
+    try:
+        if await kube.get_or_none(NAMESPACES, NAMESPACE) is None:
+            await kube.create(
+                NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+            )
+        await _apply(kube, _examples() / "app.yaml")
+
+        async def ready() -> bool:
+            st = (await kube.get(CLONESETS, "web", NAMESPACE)).get("status") or {}
+            return st.get("readyReplicas") == 10
+
+        while not await ready():
+            await asyncio.sleep(0.5)
+        console.print("[green]CloneSet shop/web: 10 pods Ready[/] on", V1)
+        await _apply(kube, _examples() / "rollout.yaml")
+        await asyncio.sleep(2)
+        snap = await _release(kube, V2, f"release 1: {V1} -> {V2}")
+        ok = snap["conditions"].get("Succeeded", {}).get("status") == "True" and snap["images"] == {V2: 10}
+        summary = Table(title="Summary")
+        for col in ("release", "outcome", "pods", "traffic", "time"):
+            summary.add_column(col)
+        total = sum(int(w) for w in snap["weights"].values()) or 1
+        weights = ", ".join(f"{k} {int(v) * 100 // total}%" for k, v in snap["weights"].items())
+        outcome = "completed" if ok else "FAILED"
+        pods = ", ".join(f"{n} x {_tag(i)}" for i, n in snap["images"].items())
+        summary.add_row(f"1: {_tag(V1)} -> {_tag(V2)}", outcome, pods, weights, f"{snap['seconds']:.0f}s")
+        console.print(summary)
+        return bool(ok)
+    finally:
+        await kube.close()
+
+
+def _tag(image: str) -> str:
+    return image.rsplit(":", 1)[-1]
 
 
 def demo(
     no_cluster: Annotated[
-        bool, typer.Option("--no-cluster", help="Use $KUBECONFIG instead of starting a control plane.")
+        bool,
+        typer.Option(
+            "--no-cluster", help="Use $KUBECONFIG (manager must run there) instead of starting one."
+        ),
     ] = False,
     keep: Annotated[bool, typer.Option("--keep", help="Leave the control plane running at the end.")] = False,
 ) -> None:
-    """Run the demo; exits non-zero if any step fails."""
-    t0 = time.monotonic()
+    """Run the demo; exits non-zero if the release does not reach its expected outcome."""
+    if no_cluster:
+        import os
+
+        kubeconfig = os.environ.get("KUBECONFIG")
+        if not kubeconfig:
+            raise typer.BadParameter("--no-cluster needs KUBECONFIG")
+        raise typer.Exit(0 if asyncio.run(_run(kubeconfig)) else 1)
     with tempfile.TemporaryDirectory(prefix="kruise-demo-") as tmp:
         where = default_cluster_dir() if keep else Path(tmp) / "cluster"
         cluster = LocalCluster(where, nodes=3, attached=not keep)
-        if no_cluster:
-            raise typer.BadParameter("--no-cluster arrives with the Rollout demo; use the embedded cluster")
         with console.status("starting the local control plane (etcd, kube-apiserver, kcm, scheduler, KWOK)"):
-            state = cluster.start()
-        console.print(f"[green]control plane up[/] in {state.startup_seconds:.1f}s at {state.server}")
-        try:
             crd_dir = Path(tmp) / "crds"
             crd_dir.mkdir()
             write_crds(crd_dir)
-            cluster.apply(crd_dir)
-            console.print("[green]CRDs installed[/]: " + ", ".join(p.name for p in sorted(crd_dir.iterdir())))
-            cluster.apply(_example())
-            obj = json.loads(
-                cluster.kubectl("get", "clonesets.apps.kruise.io", "web", "-n", "shop", "-o", "json")
-            )
-            table = Table(title="CloneSet shop/web as stored by the API server")
-            table.add_column("field")
-            table.add_column("value")
-            spec = obj["spec"]
-            table.add_row("replicas", str(spec["replicas"]))
-            table.add_row("image", spec["template"]["spec"]["containers"][0]["image"])
-            table.add_row("updateStrategy", json.dumps(spec["updateStrategy"]))
-            console.print(table)
-            nodes = cluster.kubectl("get", "nodes", "-o", "name").split()
-            console.print(f"{len(nodes)} KWOK nodes Ready; finished in {time.monotonic() - t0:.1f}s")
+            state = cluster.start([*_third_party_crds(), crd_dir])
+        console.print(f"[green]control plane up[/] in {state.startup_seconds:.1f}s at {state.server}")
+        cluster.kubectl("create", "namespace", "kruise-system")
+        manager = ManagerProcess(
+            state.kubeconfig, Path(tmp) / "manager", extra_args=("--partition-percent-limit=100",)
+        )
+        ok = False
+        try:
+            with console.status("starting kruise manager"):
+                manager.start()
+            console.print("[green]kruise manager running[/] (controllers + webhooks)")
+            ok = asyncio.run(_run(state.kubeconfig))
         finally:
+            manager.stop()
             if keep:
                 console.print(f"control plane left running: export KUBECONFIG={state.kubeconfig}")
             else:
                 cluster.stop()
+        raise typer.Exit(0 if ok else 1)

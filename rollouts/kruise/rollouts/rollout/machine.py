@@ -226,6 +226,7 @@ def _finalising(
     st["message"] = "Rollout progressing has been completed" if succeeded else "Rollout has been rolled back"
     cs = st.setdefault("canaryStatus", {})
     cs["currentStepState"] = c.STEP_COMPLETED
+    cs["message"] = st["message"]
     if not succeeded:
         workload = obs.workload
         if workload is not None:
