@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kruise.analysis.api import ANALYSISRUN_CRD, ANALYSISTEMPLATE_CRD, CLUSTERANALYSISTEMPLATE_CRD
 from kruise.core.crdgen import CRDSpec, render_crd_yaml
 from kruise.rollouts.api.batchrelease import BATCHRELEASE_CRD
 from kruise.rollouts.api.rollout import ROLLOUT_CRD
@@ -23,6 +24,9 @@ ALL_CRDS: list[CRDSpec] = [
     ROLLOUT_CRD,
     BATCHRELEASE_CRD,
     TRAFFICROUTING_CRD,
+    ANALYSISTEMPLATE_CRD,
+    CLUSTERANALYSISTEMPLATE_CRD,
+    ANALYSISRUN_CRD,
 ]
 """Every CRD served, in install order.
 

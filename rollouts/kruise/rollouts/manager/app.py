@@ -23,6 +23,8 @@ import kopf
 import prometheus_client
 from aiohttp import web
 
+from kruise.analysis import handlers as analysis_handlers
+from kruise.analysis.controller import AnalysisRunController
 from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
 from kruise.core.events import EventRecorder
 from kruise.core.kube import KubeClient
@@ -218,6 +220,14 @@ class Manager:
         )
         batches = BatchReleaseController(self.kube, rollout_cache, workers=opts.batchrelease_workers)
         rollout_handlers.register(registry, rollouts, batches, rollout_cache)
+        analysis_cache = analysis_handlers.KopfAnalysisRunCache()
+        analysis = AnalysisRunController(
+            self.kube,
+            EventRecorder(self.kube, "analysisrun-controller"),
+            analysis_cache,
+            workers=opts.analysisrun_workers,
+        )
+        analysis_handlers.register(registry, analysis, analysis_cache)
         await kopf.operator(registry=registry, settings=settings, clusterwide=True, standalone=True)
 
     async def _serve_probes(self) -> web.AppRunner:
