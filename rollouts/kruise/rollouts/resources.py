@@ -6,3 +6,5 @@ from kruise.core.kube.resources import Resource
 
 ROLLOUTS = Resource("rollouts.kruise.io", "v1beta1", "rollouts", "Rollout")
 BATCH_RELEASES = Resource("rollouts.kruise.io", "v1beta1", "batchreleases", "BatchRelease")
+HPAS_V2 = Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler")
+HPAS_V1 = Resource("autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler")

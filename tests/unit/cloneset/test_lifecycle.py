@@ -69,7 +69,14 @@ REFRESH = [
         pod(state="PreparingNormal"),
         False,
         NORMAL,
-        id="PreparingNormal without preNormal -> Normal",
+        id="PreparingNormal without preNormal, scheduled -> Normal",
+    ),
+    pytest.param(
+        cloneset(3),
+        pod(state="PreparingNormal", node=None, phase="Pending", ready=False),
+        False,
+        None,
+        id="PreparingNormal without preNormal waits until the pod is scheduled (kruise#2087)",
     ),
     pytest.param(
         with_lifecycle(preNormal=HOOK),

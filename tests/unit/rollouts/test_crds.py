@@ -207,6 +207,7 @@ def test_field_sets_per_version() -> None:
         "enableExtraWorkloadForCanary",
         "trafficRoutingRef",
         "disableGenerateCanaryService",
+        "analysis",  # kruise's additive background metric analysis (Argo-style)
     }
     assert set(at(beta, "spec.strategy.blueGreen")["properties"]) == {
         "steps",
@@ -221,6 +222,7 @@ def test_field_sets_per_version() -> None:
         "matches",
         "replicas",
         "pause",
+        "analysis",  # kruise's additive step analysis gate
     }
     assert set(at(alpha, "spec.strategy.canary.steps[]")["properties"]) == {
         "weight",

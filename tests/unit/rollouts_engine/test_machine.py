@@ -220,7 +220,9 @@ STEPS = [
 
 
 def test_rollout_created_on_settled_workload_is_healthy_and_completed_at_last_step() -> None:
-    ro = reconcile(rollout(STEPS), World())
+    world = World()
+    ro = reconcile(rollout(STEPS), world)  # Initial -> Healthy
+    ro = reconcile(ro, world)  # Healthy without a sub-status: synthesised, as upstream
     assert ro["status"]["phase"] == c.PHASE_HEALTHY
     assert state(ro) == (3, c.STEP_COMPLETED)
 

@@ -22,6 +22,7 @@ from pydantic import Field
 
 from kruise.core.api import Bool, Int32, IntOrString, KubeModel, KubeObject, SchemaExtra, SchemaRequired
 from kruise.core.crdgen import CRDSpec, CRDVersion, PrinterColumn
+from kruise.rollouts.api.analysis_ref import RolloutAnalysis, RolloutBackgroundAnalysis
 from kruise.rollouts.api.common import (
     GROUP,
     V1ALPHA1,
@@ -87,6 +88,10 @@ class CanaryStep(TrafficRoutingStrategy):
     pause: RolloutPause = Field(
         default_factory=RolloutPause, description="Pause defines a pause stage for a rollout, manual or auto"
     )
+    analysis: RolloutAnalysis | None = Field(
+        default=None,
+        description="kruise extension: metric analysis gating this step (Argo Rollouts' step analysis).",
+    )
 
 
 class CanaryStrategy(KubeModel):
@@ -116,6 +121,10 @@ class CanaryStrategy(KubeModel):
     )
     traffic_routing_ref: str | None = Field(
         default=None, description="TrafficRoutingRef is TrafficRouting's Name"
+    )
+    analysis: RolloutBackgroundAnalysis | None = Field(
+        default=None,
+        description="kruise extension: background metric analysis from startingStep until the release ends.",
     )
     disable_generate_canary_service: Bool | None = Field(
         default=None,

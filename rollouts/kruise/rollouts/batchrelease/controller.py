@@ -14,13 +14,14 @@ from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CLONESETS
 from kruise.core.workqueue import Result, WorkQueue
 from kruise.rollouts.batchrelease.decide import decide_cloneset
+from kruise.rollouts.batchrelease.executor import ReleaseCache, WorkloadReleaser, handles
 from kruise.rollouts.resources import BATCH_RELEASES
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 
 
-class BatchReleaseCache(Protocol):
+class BatchReleaseCache(ReleaseCache, Protocol):
     def batch_release(self, key: str) -> JSON | None: ...
 
     def cloneset(self, key: str) -> JSON | None: ...
@@ -34,6 +35,7 @@ class BatchReleaseController:
         self.cache = cache
         self.workers = workers
         self.queue = WorkQueue()
+        self.releaser = WorkloadReleaser(kube, cache)
 
     def enqueue(self, key: str) -> None:
         self.queue.add(key)
@@ -44,6 +46,8 @@ class BatchReleaseController:
 
     async def reconcile(self, key: str) -> Result:
         br = self.cache.batch_release(key)
+        if br is not None and handles(br):  # Deployments and blue-green (batchrelease/executor.py)
+            return await self.releaser.reconcile(key, br)
         if br is None or (br.get("metadata") or {}).get("deletionTimestamp"):
             return Result()
         ns = br["metadata"]["namespace"]

@@ -14,6 +14,8 @@ Mirrors Kruise Rollouts' partition-style CloneSet control
   ``Ready``), ``updatedReplicas``/``updatedReadyReplicas``,
   ``observedReleasePlanHash``, ``observedGeneration``, revisions and
   ``observedWorkloadReplicas``;
+- **a new update revision** while progressing (a continuous release): record it and touch
+  nothing this round (``isWorkloadRevisionChanged``), the Rollout is about to reset;
 - **finalise** (``batchPartition`` unset): ``partition: null``, ``paused: false``,
   control annotation removed; ``Completed`` at once (``Immediate``) or once every pod
   runs the new revision (``WaitResume``).
@@ -82,6 +84,7 @@ def decide_cloneset(br: Mapping[str, Any], cloneset: Mapping[str, Any] | None) -
     strategy = spec.get("updateStrategy") or {}
     annotations = cs_meta.get("annotations") or {}
     consistent = int(cs_status.get("observedGeneration") or 0) == int(cs_meta.get("generation") or 0)
+    observed_revision = str(status.get("updateRevision") or "")
     status["stableRevision"] = _short(str(cs_status.get("currentRevision") or ""))
     status["updateRevision"] = _short(str(cs_status.get("updateRevision") or ""))
     status["observedWorkloadReplicas"] = replicas
@@ -90,6 +93,13 @@ def decide_cloneset(br: Mapping[str, Any], cloneset: Mapping[str, Any] | None) -
     canary["updatedReplicas"] = int(cs_status.get("updatedReplicas") or 0)
     canary["updatedReadyReplicas"] = int(cs_status.get("updatedReadyReplicas") or 0)
     index = plan.get("batchPartition")
+    if (
+        index is not None
+        and status.get("phase") == "Progressing"
+        and consistent
+        and observed_revision not in ("", status["updateRevision"])
+    ):  # isWorkloadRevisionChanged (continuous release): record the new revision, act next round
+        return BatchDecision(None, status, requeue_after=2.0)
 
     if index is None:  # finalise: hand the workload back
         patch: JSON = {}

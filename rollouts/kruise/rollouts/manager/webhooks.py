@@ -7,6 +7,11 @@ from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import WebhookSpec
 from kruise.rollouts.api.conversion import convert_review
 from kruise.rollouts.manager.options import ManagerOptions
+from kruise.rollouts.rollout.deployment_webhook import (
+    HOLD_DEPLOYMENT_PATH,
+    DeploymentHoldWebhook,
+    deployment_webhook_specs,
+)
 from kruise.rollouts.rollout.rollout_webhooks import (
     CONVERT_PATH,
     MUTATE_ROLLOUT_PATH,
@@ -26,7 +31,12 @@ from kruise.workloads.cloneset.webhooks import (
 def webhook_specs(options: ManagerOptions) -> list[WebhookSpec]:
     """Every webhook for the configurations (in registration order)."""
     policy = options.webhook_failure_policy
-    return [*cloneset_webhook_specs(policy), *workload_webhook_specs(policy), *rollout_webhook_specs(policy)]
+    return [
+        *cloneset_webhook_specs(policy),
+        *workload_webhook_specs(policy),
+        *deployment_webhook_specs(policy),
+        *rollout_webhook_specs(policy),
+    ]
 
 
 def register_webhooks(server: WebhookServer, kube: KubeClient, options: ManagerOptions) -> None:
@@ -39,6 +49,7 @@ def register_webhooks(server: WebhookServer, kube: KubeClient, options: ManagerO
     server.register(MUTATE_PATH, cloneset.mutate)
     server.register(VALIDATE_PATH, cloneset.validate)
     server.register(HOLD_CLONESET_PATH, WorkloadWebhooks(kube).hold_cloneset)
+    server.register(HOLD_DEPLOYMENT_PATH, DeploymentHoldWebhook(kube).hold)
     rollout = RolloutWebhooks(kube, partition_percent_limit=options.partition_percent_limit)
     server.register(MUTATE_ROLLOUT_PATH, rollout.mutate)
     server.register(VALIDATE_ROLLOUT_PATH, rollout.validate)

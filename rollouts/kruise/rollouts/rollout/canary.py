@@ -2,20 +2,23 @@
 
 States of ``status.canaryStatus.currentStepState`` and what each does:
 
-- ``BeforeStepUpgrade``: with traffic routing on a step that routes traffic, pin the
-  stable Service to the stable revision before any pod moves (so A/B traffic never
-  reaches new pods through the stable Service); in partition style on a step that
-  releases every pod, restore the stable Service instead (ingress-nginx#9635) and
-  skip this step's traffic routing;
+- ``BeforeStepUpgrade``: on a step without traffic (under a Rollout with traffic
+  routing) tear the canary routing of earlier steps down first (``FinalisingTrafficRouting``:
+  stable Service selector, routes, canary Service, one at a time with the grace period);
+  before the first step that routes traffic, pin the stable Service to the stable revision
+  before any pod moves (so A/B traffic never reaches new pods through the stable Service);
+  in partition style on a step that releases every pod, restore the stable Service instead
+  (ingress-nginx#9635) and skip this step's traffic routing;
 - ``StepUpgrade``: ensure the BatchRelease with ``batchPartition = step - 1`` and wait
   until it reports the batch Ready for this plan;
-- ``StepTrafficRouting``: canary Service, stable pin, routes; advance once converged
-  and ``gracePeriodSeconds`` passed; a step without traffic after a traffic step
-  first routes everything back to stable;
+- ``StepTrafficRouting``: canary Service, stable pin (unless
+  ``disableGenerateCanaryService``), routes with the step's ``requestHeaderModifier``;
+  advance once converged and ``gracePeriodSeconds`` passed (a jump can land here on a step
+  without traffic: then it tears down as above);
 - ``StepMetricsAnalysis``: pass-through until metric analysis lands;
 - ``StepPaused``: timed (``pause.duration`` seconds from entering the state) or manual
   (``kubectl kruise rollout approve`` sets ``StepReady``); the last step at ``100%``
-  continues by itself;
+  continues by itself (not in blue-green, whose last step waits for approval too);
 - ``StepReady``: next step, or ``Completed``.
 """
 
@@ -25,10 +28,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.rollout.analysis_gate import (
+    FAILED_PHASES,
+    INCONCLUSIVE,
+    SUCCESSFUL,
+    run_request,
+    step_analysis,
+)
 from kruise.rollouts.rollout.batchplan import real_canary_goal
 from kruise.rollouts.rollout.hashing import release_plan_hash
 from kruise.rollouts.rollout.model import JSON, Action, ActionKind, Decision, Event, Observed, WorkloadInfo
-from kruise.rollouts.rollout.steps import step_has_routing, step_weight, steps_of, strategy_of
+from kruise.rollouts.rollout.steps import is_blue_green, step_has_routing, step_weight, steps_of, strategy_of
 from kruise.rollouts.rollout.timefmt import fmt_time, seconds_since
 
 BATCH_RECHECK = 2.0
@@ -53,9 +63,14 @@ def canary_service_name(rollout: Mapping[str, Any]) -> str:
 
 
 def traffic_intent(
-    rollout: Mapping[str, Any], status: Mapping[str, Any], weight: int | None, matches: Sequence[Any]
+    rollout: Mapping[str, Any],
+    status: Mapping[str, Any],
+    weight: int | None,
+    matches: Sequence[Any],
+    modifier: Mapping[str, Any] | None = None,
 ) -> JSON:
-    """The data a traffic router needs for one step (dict; the shell maps it to the router's type)."""
+    """The data a traffic router needs for one step (dict; the shell maps it to the router's type);
+    ``modifier`` is the step's ``requestHeaderModifier``."""
     routings = strategy_of(rollout).get("trafficRoutings") or []
     routing = dict(routings[0]) if routings else {}
     cs = status.get("canaryStatus") or {}
@@ -66,7 +81,7 @@ def traffic_intent(
         "canaryService": canary_service_name(rollout),
         "weight": weight,
         "matches": [dict(m) for m in matches],
-        "requestHeaderModifier": None,
+        "requestHeaderModifier": dict(modifier) if modifier else None,
         "stableRevision": cs.get("stableRevision", ""),
         "canaryRevision": cs.get("podTemplateHash") or cs.get("canaryRevision", ""),
         "revisionLabelKey": "pod-template-hash",
@@ -90,19 +105,24 @@ def batch_release_spec(
     batch_partition: int | None,
     *,
     finalizing: bool = False,
+    wait_ready: bool = True,
 ) -> JSON:
-    """The BatchRelease spec for ``batch_partition`` (0-based; None releases everything)."""
+    """The BatchRelease spec for ``batch_partition`` (0-based; None releases everything).
+
+    Finalizing, ``finalizingPolicy`` is ``WaitResume`` only when ``wait_ready`` (a successful
+    release waits for every pod; rollback, disable and delete do not, as upstream's
+    ``finalizingBatchRelease``)."""
     strategy = strategy_of(rollout)
     plan: JSON = {
         "batches": [{"canaryReplicas": s.get("replicas", "100%")} for s in steps_of(rollout)],
         "rollingStyle": rolling_style(rollout, workload),
         "enableExtraWorkloadForCanary": rolling_style(rollout, workload) == "Canary",
-        "finalizingPolicy": "WaitResume" if finalizing else "Immediate",
+        "finalizingPolicy": "WaitResume" if finalizing and wait_ready else "Immediate",
     }
     if batch_partition is not None:
         plan["batchPartition"] = batch_partition
-    if workload.rollout_id:
-        plan["rolloutID"] = workload.rollout_id
+    if workload.observed_rollout_id:
+        plan["rolloutID"] = workload.observed_rollout_id
     if strategy.get("failureThreshold") is not None:
         plan["failureThreshold"] = strategy["failureThreshold"]
     if strategy.get("patchPodTemplateMetadata"):
@@ -132,8 +152,59 @@ def _release_all(rollout: Mapping[str, Any], step: Mapping[str, Any], workload: 
     return real_canary_goal(step.get("replicas", "100%"), workload.replicas) >= workload.replicas
 
 
-def _had_routing_before(steps: Sequence[Mapping[str, Any]], index: int) -> bool:
-    return any(step_has_routing(s) for s in steps[: index - 1])
+def _services_managed(rollout: Mapping[str, Any]) -> bool:
+    """Whether the Rollout pins the stable Service and keeps a canary one (not with
+    ``disableGenerateCanaryService``, where the canary Service *is* the stable one)."""
+    return not strategy_of(rollout).get("disableGenerateCanaryService")
+
+
+TEARDOWN = (c.FIN_RESTORE_STABLE_SERVICE, c.FIN_ROUTE_TRAFFIC_TO_STABLE, c.FIN_REMOVE_CANARY_SERVICE)
+_TEARDOWN_ACTIONS = {
+    c.FIN_RESTORE_STABLE_SERVICE: ActionKind.RESTORE_STABLE_SERVICE,
+    c.FIN_ROUTE_TRAFFIC_TO_STABLE: ActionKind.RESTORE_ROUTES,
+    c.FIN_REMOVE_CANARY_SERVICE: ActionKind.DELETE_CANARY_SERVICE,
+}
+
+
+def needs_teardown(rollout: Mapping[str, Any], step: Mapping[str, Any]) -> bool:
+    """A step without traffic under a Rollout with traffic routing."""
+    return bool(strategy_of(rollout).get("trafficRoutings")) and not step_has_routing(step)
+
+
+def _teardown(
+    rollout: Mapping[str, Any],
+    status: JSON,
+    obs: Observed,
+    changed: Sequence[bool] | None,
+    next_state: str,
+    message: str,
+) -> Decision | None:
+    """``FinalisingTrafficRouting`` before a step without traffic: restore the stable Service,
+    route everything back to it, remove the canary Service; after each that changed something
+    wait ``gracePeriodSeconds``. The actions run sequentially (:attr:`Decision.sequential`) and
+    the one that changed something is remembered in ``finalisingStep``, so the wait survives a
+    restart. None once everything was already in place (the state moved to ``next_state``)."""
+    cs: JSON = status["canaryStatus"]
+    cursor = cs.get("finalisingStep") if cs.get("finalisingStep") in TEARDOWN else ""
+    start = TEARDOWN.index(cursor) if cursor else 0
+    grace = grace_seconds(rollout)
+    waited = seconds_since(cs.get("lastUpdateTime"), obs.now)
+    if cursor and waited < grace and not changed:  # the last change still settles
+        return Decision(status, requeue_after=grace - waited)
+    if changed is None:
+        intent = {"intent": traffic_intent(rollout, status, None, [])}
+        actions = tuple(Action(_TEARDOWN_ACTIONS[s], intent) for s in TEARDOWN[start:])
+        return Decision(status, actions, requeue_after=0.5, sequential=True)
+    for offset, did in enumerate(changed):
+        if did:
+            cs["finalisingStep"] = TEARDOWN[start + offset]
+            cs["lastUpdateTime"] = fmt_time(obs.now)
+            return Decision(status, requeue_after=float(grace) if grace else 0.5)
+    cs["finalisingStep"] = ""
+    cs["currentStepState"] = next_state
+    cs["lastUpdateTime"] = fmt_time(obs.now)
+    cs["message"] = message
+    return None
 
 
 def _advance_after_actions(
@@ -170,6 +241,11 @@ def canary_step(
     where = f"step({index}/{total})"
 
     if state == c.BEFORE_STEP_UPGRADE:
+        if needs_teardown(rollout, step):
+            upgrade = f"Rollout is in {where}, and upgrade workload to new version"
+            return _teardown(rollout, status, obs, changed, c.STEP_UPGRADE, upgrade) or Decision(
+                status, requeue_after=0.0
+            )
         actions: list[Action] = []
         if routings and _release_all(rollout, step, workload):
             actions.append(
@@ -177,7 +253,8 @@ def canary_step(
                     ActionKind.RESTORE_STABLE_SERVICE, {"intent": traffic_intent(rollout, status, None, [])}
                 )
             )
-        elif routings and step_has_routing(step):
+        elif routings and step_has_routing(step) and index == 1 and _services_managed(rollout):
+            # before the first batch, so that A/B traffic never reaches new pods via the stable Service
             actions.append(
                 Action(ActionKind.PIN_STABLE_SERVICE, {"intent": traffic_intent(rollout, status, None, [])})
             )
@@ -210,18 +287,24 @@ def canary_step(
         return Decision(status, requeue_after=0.0, events=(event,))
 
     if state == c.STEP_TRAFFIC_ROUTING:
+        if needs_teardown(rollout, step):  # e.g. jumped here from a step with traffic
+            analysis = f"Rollout is in {where}, and doing metrics analysis"
+            return _teardown(rollout, status, obs, changed, c.STEP_METRICS_ANALYSIS, analysis) or Decision(
+                status, requeue_after=0.0
+            )
         actions = []
         if routings and step_has_routing(step) and not _release_all(rollout, step, workload):
-            intent = traffic_intent(rollout, status, step_weight(step), step.get("matches") or [])
-            actions = [
-                Action(ActionKind.ENSURE_CANARY_SERVICE, {"intent": intent}),
-                Action(ActionKind.PIN_STABLE_SERVICE, {"intent": intent}),
-                Action(ActionKind.ENSURE_ROUTES, {"intent": intent}),
-            ]
-        elif routings and not step_has_routing(step) and _had_routing_before(steps, index):
-            actions = [
-                Action(ActionKind.RESTORE_ROUTES, {"intent": traffic_intent(rollout, status, None, [])})
-            ]
+            intent = traffic_intent(
+                rollout,
+                status,
+                step_weight(step),
+                step.get("matches") or [],
+                step.get("requestHeaderModifier"),
+            )
+            actions = [Action(ActionKind.ENSURE_CANARY_SERVICE, {"intent": intent})]
+            if _services_managed(rollout):
+                actions.append(Action(ActionKind.PIN_STABLE_SERVICE, {"intent": intent}))
+            actions.append(Action(ActionKind.ENSURE_ROUTES, {"intent": intent}))
         if changed is None:
             return Decision(status, tuple(actions), requeue_after=float(grace) if actions else 0.0)
         held = _advance_after_actions(
@@ -238,7 +321,19 @@ def canary_step(
         return Decision(status, requeue_after=0.0)
 
     if state == c.STEP_METRICS_ANALYSIS:
-        if changed is None:
+        gate = step_analysis(rollout, index)
+        if gate is not None:
+            request = run_request(rollout, status, gate, f"step{index}")
+            if changed is None:
+                return Decision(status, (Action(ActionKind.ENSURE_ANALYSIS_RUN, request),), requeue_after=2.0)
+            phase = obs.analysis.get(request["name"], "")
+            if phase in FAILED_PHASES:
+                return Decision(status, requeue_after=0.0)  # machine.py aborts the release on this run
+            if phase not in (SUCCESSFUL, INCONCLUSIVE):
+                run = f"{request['name']}: {phase or 'Pending'}"
+                cs["message"] = f"Rollout is in {where}, and doing metrics analysis ({run})"
+                return Decision(status, requeue_after=2.0)
+        elif changed is None:
             return Decision(status)
         cs["currentStepState"] = c.STEP_PAUSED
         cs["lastUpdateTime"] = fmt_time(obs.now)
@@ -248,7 +343,16 @@ def canary_step(
         if changed is None:
             return Decision(status)
         duration = (step.get("pause") or {}).get("duration")
-        if index == total and step.get("replicas", "100%") == "100%":
+        gate = step_analysis(rollout, index)
+        inconclusive = gate is not None and (
+            obs.analysis.get(run_request(rollout, status, gate, f"step{index}")["name"]) == INCONCLUSIVE
+        )
+        if inconclusive:
+            cs["message"] = (
+                f"Rollout is in {where}, analysis was inconclusive: approve to enter the next step"
+            )
+            return Decision(status)
+        if index == total and step.get("replicas", "100%") == "100%" and not is_blue_green(rollout):
             cs["currentStepState"] = c.STEP_READY
             return Decision(status, requeue_after=0.0)
         if duration is None:
@@ -271,10 +375,7 @@ def canary_step(
             nxt = index + 1
             cs["currentStepIndex"] = nxt
             cs["nextStepIndex"] = nxt + 1 if nxt < total else -1
-            before = bool(routings) and (
-                step_has_routing(steps[nxt - 1]) or _release_all(rollout, steps[nxt - 1], workload)
-            )
-            cs["currentStepState"] = c.BEFORE_STEP_UPGRADE if before else c.STEP_UPGRADE
+            cs["currentStepState"] = c.BEFORE_STEP_UPGRADE
             cs["lastUpdateTime"] = fmt_time(obs.now)
             cs["message"] = f"Rollout is in step({nxt}/{total}), and upgrade workload to new version"
             return Decision(

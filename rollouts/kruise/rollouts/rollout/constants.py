@@ -54,7 +54,21 @@ FIN_ROUTE_TRAFFIC_TO_STABLE = "RouteTrafficToStable"
 FIN_REMOVE_CANARY_SERVICE = "RemoveCanaryService"
 FIN_RESUME_WORKLOAD = "ResumeWorkload"
 FIN_RELEASE_WORKLOAD = "ReleaseWorkloadControl"
+FIN_REVERT_WORKLOAD = "RevertWorkload"  # kruise: an analysis abort puts the stable template back
+FIN_ROUTE_TRAFFIC_TO_NEW = "RouteTrafficToNew"  # blue-green only
 FIN_DONE = "Done"
 
 DEFAULT_GRACE_SECONDS = 3
 RECHECK_SECONDS = 3.0
+
+# Deployments and blue-green (``KR:api/v1beta1/deployment_types.go``, ``bluegreenstyle``)
+ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION = "rollouts.kruise.io/original-deployment-strategy"
+DEPLOYMENT_STRATEGY_ANNOTATION = "rollouts.kruise.io/deployment-strategy"
+DEPLOYMENT_REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
+MAX_PROGRESS_SECONDS = 2**31 - 1  # math.MaxInt32
+MAX_READY_SECONDS = MAX_PROGRESS_SECONDS - 1  # must stay below progressDeadlineSeconds
+HPA_DISABLE_SUFFIX = "-DisableByRollout"
+BATCH_RELEASE_OWN_FINALIZER = "rollouts.kruise.io/batch-release-finalizer"
+BLUE_GREEN_CONTINUOUS_RELEASE_MESSAGE = (
+    "new version releasing detected in the progress of blue-green release, please rollback first"
+)

@@ -23,11 +23,14 @@ from kruise.core.kube.client import KubeClient
 from kruise.core.patches import merge_patch
 from kruise.core.workqueue import Result, WorkQueue
 from kruise.rollouts.resources import ROLLOUTS
-from kruise.rollouts.rollout.constants import RECHECK_SECONDS, ROLLOUT_FINALIZER
+from kruise.rollouts.rollout import analysis_effects
+from kruise.rollouts.rollout.analysis_gate import has_analysis
+from kruise.rollouts.rollout.bluegreen import decide
+from kruise.rollouts.rollout.constants import RECHECK_SECONDS, ROLLOUT_FINALIZER, ROLLOUT_HASH_ANNOTATION
 from kruise.rollouts.rollout.effects import Effects, TrafficPort
-from kruise.rollouts.rollout.machine import decide
+from kruise.rollouts.rollout.hashing import rollout_hash
 from kruise.rollouts.rollout.model import BatchView, Observed
-from kruise.rollouts.rollout.workload import workload_info
+from kruise.rollouts.rollout.observe import observe_workload
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
@@ -40,6 +43,12 @@ class RolloutCache(Protocol):
 
     def cloneset(self, key: str) -> JSON | None: ...
 
+    def deployment(self, key: str) -> JSON | None: ...
+
+    def canary_deployments(self, namespace: str, stable_name: str) -> list[JSON]: ...
+
+    def replicasets_of(self, namespace: str, owner_uid: str) -> list[JSON]: ...
+
 
 def batch_view(br: JSON | None) -> BatchView:
     if br is None:
@@ -47,6 +56,12 @@ def batch_view(br: JSON | None) -> BatchView:
     status = br.get("status") or {}
     canary = status.get("canaryStatus") or {}
     meta = br.get("metadata") or {}
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    batches = plan.get("batches") or []
+    index = plan.get("batchPartition")
+    partition_replicas = None
+    if isinstance(index, int) and 0 <= index < len(batches):
+        partition_replicas = batches[index].get("canaryReplicas")
     return BatchView(
         exists=True,
         generation=int(meta.get("generation") or 0),
@@ -58,6 +73,7 @@ def batch_view(br: JSON | None) -> BatchView:
         updated_replicas=int(canary.get("updatedReplicas") or 0),
         updated_ready_replicas=int(canary.get("updatedReadyReplicas") or 0),
         deleting=bool(meta.get("deletionTimestamp")),
+        partition_replicas=partition_replicas,
     )
 
 
@@ -87,13 +103,6 @@ class RolloutController:
         await ready.wait()
         await self.queue.run(self.reconcile, workers=self.workers, name="rollout")
 
-    def _workload(self, rollout: JSON) -> JSON | None:
-        ref = (rollout.get("spec") or {}).get("workloadRef") or {}
-        ns = rollout["metadata"]["namespace"]
-        if ref.get("kind") == "CloneSet":
-            return self.cache.cloneset(f"{ns}/{ref.get('name')}")
-        return None
-
     async def reconcile(self, key: str) -> Result:
         rollout = self.cache.rollout(key)
         if rollout is None:
@@ -105,17 +114,22 @@ class RolloutController:
             return Result(requeue_after=0.1)
         if deleting and ROLLOUT_FINALIZER not in (meta.get("finalizers") or []):
             return Result()
-        workload = self._workload(rollout)
-        ref = (rollout.get("spec") or {}).get("workloadRef") or {}
-        info = workload_info(ref, workload)
+        if not deleting and await self._annotate_hash(rollout):
+            return Result(requeue_after=0.1)
+        workload, info = observe_workload(rollout, self.cache)
         obs = Observed(
             now=datetime.datetime.now(datetime.UTC),
             workload=info,
             batch=batch_view(self.cache.batch_release(key)),
             deleting=deleting,
+            analysis=await analysis_effects.observe(self.kube, rollout) if has_analysis(rollout) else {},
         )
         first = decide(rollout, obs)
-        changed = [await self.effects.run(rollout, workload, action) for action in first.actions]
+        changed: list[bool] = []
+        for action in first.actions:
+            changed.append(await self.effects.run(rollout, workload, action))
+            if first.sequential and changed[-1]:
+                break  # the rest waits for the next round (and the grace period)
         decision = decide(rollout, obs, changed)
         for event in decision.events:
             self.recorder.event(rollout, event.type, event.reason, event.message)
@@ -147,6 +161,18 @@ class RolloutController:
         ):
             requeue = RECHECK_SECONDS
         return Result(requeue_after=requeue)
+
+    async def _annotate_hash(self, rollout: JSON) -> bool:
+        """``calculateRolloutHash``: keep ``rollouts.kruise.io/hash`` (the plan's hash, the one
+        ``status.*.rolloutHash`` records) on the Rollout; True when it had to be written."""
+        meta = rollout["metadata"]
+        want = rollout_hash(rollout)
+        if (meta.get("annotations") or {}).get(ROLLOUT_HASH_ANNOTATION) == want:
+            return False
+        patch = {"metadata": {"annotations": {ROLLOUT_HASH_ANNOTATION: want}}}
+        with contextlib.suppress(NotFoundError):
+            await self.kube.patch(ROLLOUTS, meta["name"], patch, meta["namespace"], patch_type="merge")
+        return True
 
     async def _set_finalizers(self, rollout: JSON, finalizers: list[str]) -> None:
         meta = rollout["metadata"]

@@ -16,8 +16,9 @@ from typing import Any, Protocol
 
 from kruise.core.errors import AlreadyExistsError, NotFoundError
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CLONESETS
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
 from kruise.rollouts.resources import BATCH_RELEASES
+from kruise.rollouts.rollout import analysis_effects
 from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION
 from kruise.rollouts.rollout.model import Action, ActionKind
 
@@ -66,6 +67,14 @@ class Effects:
         if kind == ActionKind.RELEASE_WORKLOAD:
             return await self._release_workload(workload)
         intent = payload.get("intent") or {}
+        if kind == ActionKind.ENSURE_ANALYSIS_RUN:
+            return await analysis_effects.ensure_run(self.kube, rollout, payload)
+        if kind == ActionKind.TERMINATE_ANALYSIS_RUNS:
+            return await analysis_effects.terminate_runs(self.kube, rollout)
+        if kind == ActionKind.REVERT_WORKLOAD:
+            return await analysis_effects.revert_cloneset(
+                self.kube, workload, str(payload.get("stableRevision"))
+            )
         if kind == ActionKind.PIN_STABLE_SERVICE:
             return await self.traffic.pin_stable(intent)
         if kind == ActionKind.RESTORE_STABLE_SERVICE:
@@ -120,6 +129,13 @@ class Effects:
 
     async def _resume_workload(self, workload: JSON | None) -> bool:
         """No BatchRelease to hand the workload back: lift the webhook's hold directly."""
+        if workload is not None and workload.get("kind") == "Deployment":
+            if not (workload.get("spec") or {}).get("paused"):
+                return False
+            meta = workload["metadata"]
+            patch = {"metadata": {"resourceVersion": meta["resourceVersion"]}, "spec": {"paused": False}}
+            await self.kube.patch(DEPLOYMENTS, meta["name"], patch, meta["namespace"], patch_type="merge")
+            return True
         if workload is None or workload.get("kind") != "CloneSet":
             return False
         strategy = (workload.get("spec") or {}).get("updateStrategy") or {}
@@ -141,8 +157,9 @@ class Effects:
         if IN_PROGRESSING_ANNOTATION not in (meta.get("annotations") or {}):
             return False
         patch = {"metadata": {"annotations": {IN_PROGRESSING_ANNOTATION: None}}}
+        resource = DEPLOYMENTS if workload.get("kind") == "Deployment" else CLONESETS
         try:
-            await self.kube.patch(CLONESETS, meta["name"], patch, meta["namespace"], patch_type="merge")
+            await self.kube.patch(resource, meta["name"], patch, meta["namespace"], patch_type="merge")
         except NotFoundError:
             return False
         return True

@@ -4,7 +4,15 @@
   RemoveCanaryService -> ResumeWorkload -> ReleaseWorkloadControl;
 - rollback: RouteTrafficToStable **first** (so no A/B traffic reaches the bad
   version, KR#229) -> ResumeWorkload -> ReleaseWorkloadControl ->
-  RestoreStableService -> RemoveCanaryService.
+  RestoreStableService -> RemoveCanaryService;
+- blue-green (``nextBlueGreenTask``) success: RouteTrafficToNew (traffic 100% to the new
+  version) -> RestoreStableService -> ResumeWorkload -> RouteTrafficToStable ->
+  RemoveCanaryService -> ReleaseWorkloadControl; rollback: RouteTrafficToStable ->
+  ResumeWorkload -> RestoreStableService -> RemoveCanaryService -> ReleaseWorkloadControl;
+  disable/delete as canary success.
+
+Every round first drops the workload's ``rollouts.kruise.io/in-progressing`` annotation, as
+upstream's ``removeRolloutProgressingAnnotation`` does.
 
 Progress is ``status.canaryStatus.finalisingStep``; a step advances when its actions
 changed nothing (and, for Service/route steps, the grace period passed).
@@ -18,9 +26,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.rollout.analysis_gate import has_analysis
 from kruise.rollouts.rollout.canary import batch_release_spec, grace_seconds, traffic_intent
 from kruise.rollouts.rollout.model import JSON, Action, ActionKind, Decision, Observed
-from kruise.rollouts.rollout.steps import strategy_of
+from kruise.rollouts.rollout.steps import is_blue_green, strategy_of
 from kruise.rollouts.rollout.timefmt import fmt_time, seconds_since
 
 SUCCESS_ORDER = (
@@ -37,10 +46,55 @@ ROLLBACK_ORDER = (
     c.FIN_RESTORE_STABLE_SERVICE,
     c.FIN_REMOVE_CANARY_SERVICE,
 )
-_TRAFFIC_STEPS = {c.FIN_RESTORE_STABLE_SERVICE, c.FIN_ROUTE_TRAFFIC_TO_STABLE, c.FIN_REMOVE_CANARY_SERVICE}
+# kruise: a failed analysis aborts like a rollback, with the workload reverted to stable first
+ABORT_ORDER = (
+    c.FIN_ROUTE_TRAFFIC_TO_STABLE,
+    c.FIN_REVERT_WORKLOAD,
+    c.FIN_RESUME_WORKLOAD,
+    c.FIN_RELEASE_WORKLOAD,
+    c.FIN_RESTORE_STABLE_SERVICE,
+    c.FIN_REMOVE_CANARY_SERVICE,
+)
+# blue-green (``nextBlueGreenTask``); disable and delete use SUCCESS_ORDER
+BLUE_GREEN_SUCCESS_ORDER = (
+    c.FIN_ROUTE_TRAFFIC_TO_NEW,
+    c.FIN_RESTORE_STABLE_SERVICE,
+    c.FIN_RESUME_WORKLOAD,
+    c.FIN_ROUTE_TRAFFIC_TO_STABLE,
+    c.FIN_REMOVE_CANARY_SERVICE,
+    c.FIN_RELEASE_WORKLOAD,
+)
+BLUE_GREEN_ROLLBACK_ORDER = (
+    c.FIN_ROUTE_TRAFFIC_TO_STABLE,
+    c.FIN_RESUME_WORKLOAD,
+    c.FIN_RESTORE_STABLE_SERVICE,
+    c.FIN_REMOVE_CANARY_SERVICE,
+    c.FIN_RELEASE_WORKLOAD,
+)
+_TRAFFIC_STEPS = {
+    c.FIN_RESTORE_STABLE_SERVICE,
+    c.FIN_ROUTE_TRAFFIC_TO_STABLE,
+    c.FIN_REMOVE_CANARY_SERVICE,
+    c.FIN_ROUTE_TRAFFIC_TO_NEW,
+}
 
 
-def _actions(rollout: Mapping[str, Any], status: JSON, obs: Observed, step: str) -> list[Action]:
+def finalising_order(rollout: Mapping[str, Any], reason: str, *, rollback: bool) -> tuple[str, ...]:
+    """The finalising steps for ``reason`` (Success, Rollback, RolloutDisabled, RolloutDeleting)."""
+    if is_blue_green(rollout):
+        if reason == "Success":
+            return BLUE_GREEN_SUCCESS_ORDER
+        if rollback or reason == "Rollback":
+            return BLUE_GREEN_ROLLBACK_ORDER
+        return SUCCESS_ORDER
+    if reason == "Abort":
+        return ABORT_ORDER
+    return ROLLBACK_ORDER if rollback else SUCCESS_ORDER
+
+
+def _actions(
+    rollout: Mapping[str, Any], status: JSON, obs: Observed, step: str, *, wait_ready: bool = True
+) -> list[Action]:
     routings = bool(strategy_of(rollout).get("trafficRoutings"))
     intent = traffic_intent(rollout, status, None, [])
     if step == c.FIN_RESTORE_STABLE_SERVICE:
@@ -49,12 +103,24 @@ def _actions(rollout: Mapping[str, Any], status: JSON, obs: Observed, step: str)
         return [Action(ActionKind.RESTORE_ROUTES, {"intent": intent})] if routings else []
     if step == c.FIN_REMOVE_CANARY_SERVICE:
         return [Action(ActionKind.DELETE_CANARY_SERVICE, {"intent": intent})] if routings else []
+    if step == c.FIN_ROUTE_TRAFFIC_TO_NEW:  # RouteAllTrafficToNewVersion: traffic 100%, no matches
+        return [Action(ActionKind.ENSURE_ROUTES, {"intent": {**intent, "weight": 100}})] if routings else []
     if step == c.FIN_RESUME_WORKLOAD:
         workload = obs.workload
-        spec = batch_release_spec(rollout, workload, None, finalizing=True) if workload is not None else {}
+        spec = (
+            batch_release_spec(rollout, workload, None, finalizing=True, wait_ready=wait_ready)
+            if workload is not None
+            else {}
+        )
         return [Action(ActionKind.FINALIZE_BATCH_RELEASE, {"spec": spec, "exists": obs.batch.exists})]
     if step == c.FIN_RELEASE_WORKLOAD:
-        return [Action(ActionKind.DELETE_BATCH_RELEASE), Action(ActionKind.RELEASE_WORKLOAD)]
+        release = [Action(ActionKind.DELETE_BATCH_RELEASE), Action(ActionKind.RELEASE_WORKLOAD)]
+        if has_analysis(rollout):
+            release.insert(0, Action(ActionKind.TERMINATE_ANALYSIS_RUNS))
+        return release
+    if step == c.FIN_REVERT_WORKLOAD:
+        cs = status.get("canaryStatus") or {}
+        return [Action(ActionKind.REVERT_WORKLOAD, {"stableRevision": cs.get("stableRevision", "")})]
     return []
 
 
@@ -67,7 +133,13 @@ def _extra_done(step: str, obs: Observed) -> bool:
 
 
 def finalise(
-    rollout: Mapping[str, Any], status: JSON, obs: Observed, changed: Sequence[bool] | None, *, rollback: bool
+    rollout: Mapping[str, Any],
+    status: JSON,
+    obs: Observed,
+    changed: Sequence[bool] | None,
+    *,
+    rollback: bool,
+    reason: str = "",
 ) -> Decision:
     """Run the current finalising step; ``finalisingStep`` becomes ``Done`` at the end."""
     cs: JSON = status.setdefault("canaryStatus", {})
@@ -80,14 +152,19 @@ def finalise(
         ("canaryReadyReplicas", 0),
     ):
         cs.setdefault(key, default)
-    order = ROLLBACK_ORDER if rollback else SUCCESS_ORDER
+    order = finalising_order(rollout, reason, rollback=rollback)
     step = cs.get("finalisingStep") or order[0]
     if step == c.FIN_DONE:
         return Decision(status)
     if step not in order:
         step = order[0]
     cs["finalisingStep"] = step
-    actions = _actions(rollout, status, obs, step)
+    # only a successful release waits for every pod (upstream's WaitReady -> WaitResume)
+    actions = _actions(rollout, status, obs, step, wait_ready=reason in ("Success", ""))
+    if obs.workload is not None and obs.workload.in_progressing and step != c.FIN_RELEASE_WORKLOAD:
+        # removeRolloutProgressingAnnotation runs first in every finalising round upstream: a
+        # Deployment's hold webhook would otherwise pause it again when it is resumed
+        actions.insert(0, Action(ActionKind.RELEASE_WORKLOAD))
     if changed is None:
         return Decision(status, tuple(actions), requeue_after=1.0)
     grace = grace_seconds(rollout) if step in _TRAFFIC_STEPS and actions else 0

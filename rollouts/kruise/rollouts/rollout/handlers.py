@@ -1,8 +1,10 @@
 """kopf glue for the Rollout and BatchRelease controllers: indices as the cache, events enqueue.
 
 Indices: Rollouts and BatchReleases by ``namespace/name`` (a BatchRelease has its
-Rollout's name), CloneSets by ``namespace/name`` (the workloads they steer), and
-Rollouts by the workload they reference, so a workload event wakes its Rollout.
+Rollout's name), CloneSets and Deployments by ``namespace/name`` (the workloads they steer),
+canary Deployments by the stable Deployment they copy, ReplicaSets by their controller's uid,
+and Rollouts by the workload they reference, so a workload event (or one of its ReplicaSets
+or canary Deployments) wakes its Rollout and BatchRelease.
 kopf invokes no handler before every index is listed, so no decision is made on a
 half-filled cache. No change-detecting handlers: kopf writes nothing onto objects.
 """
@@ -16,8 +18,9 @@ from typing import Any
 
 import kopf
 
-from kruise.core.cache import CacheReady, IndexView
+from kruise.core.cache import CacheReady, IndexView, controller_ref
 from kruise.rollouts.batchrelease.controller import BatchReleaseController
+from kruise.rollouts.rollout.constants import CANARY_DEPLOYMENT_LABEL
 from kruise.rollouts.rollout.controller import RolloutController
 
 JSON = dict[str, Any]
@@ -32,10 +35,21 @@ class KopfRolloutCache:
         self.batch_releases = IndexView("batchrelease_by_key")
         self.clonesets = IndexView("rollout_cloneset_by_key")
         self.by_workload = IndexView("rollout_by_workload")
+        self.deployments = IndexView("rollout_deployment_by_key")
+        self.canary_deployments_by_stable = IndexView("rollout_deployment_by_canary_of")
+        self.replicasets = IndexView("rollout_replicaset_by_owner")
         self.ready = CacheReady()
 
     def views(self) -> list[IndexView]:
-        return [self.rollouts, self.batch_releases, self.clonesets, self.by_workload]
+        return [
+            self.rollouts,
+            self.batch_releases,
+            self.clonesets,
+            self.by_workload,
+            self.deployments,
+            self.canary_deployments_by_stable,
+            self.replicasets,
+        ]
 
     def bind(self, indices: Mapping[str, Any]) -> None:
         for view in self.views():
@@ -52,6 +66,17 @@ class KopfRolloutCache:
 
     def cloneset(self, key: str) -> JSON | None:
         return self.clonesets.one(key)
+
+    def deployment(self, key: str) -> JSON | None:
+        return self.deployments.one(key)
+
+    def canary_deployments(self, namespace: str, stable_name: str) -> list[JSON]:
+        """Deployments labelled ``rollouts.kruise.io/canary-deployment=<stable_name>``."""
+        return self.canary_deployments_by_stable.values(f"{namespace}/{stable_name}")
+
+    def replicasets_of(self, namespace: str, owner_uid: str) -> list[JSON]:
+        """ReplicaSets whose controller is the object with ``owner_uid``."""
+        return self.replicasets.values(f"{namespace}/{owner_uid}")
 
     def rollouts_of_workload(self, key: str) -> list[str]:
         return [str(v.get("key")) for v in self.by_workload.values(key)]
@@ -105,6 +130,40 @@ def register(
         for key in cache.rollouts_of_workload(f"{kwargs['namespace']}/CloneSet/{kwargs['name']}"):
             rollouts.enqueue(key)
             batches.enqueue(key)
+
+    @kopf.index("apps", "v1", "deployments", registry=registry, id="rollout_deployment_by_key")
+    def deployment_by_key(**kwargs: Any) -> dict[str, JSON]:
+        return {_key(kwargs): dict(kwargs["body"])}
+
+    @kopf.index("apps", "v1", "deployments", registry=registry, id="rollout_deployment_by_canary_of")
+    def deployment_by_canary_of(**kwargs: Any) -> dict[str, JSON] | None:
+        stable = (kwargs["body"].get("metadata", {}).get("labels") or {}).get(CANARY_DEPLOYMENT_LABEL)
+        return {f"{kwargs['namespace']}/{stable}": dict(kwargs["body"])} if stable else None
+
+    @kopf.index("apps", "v1", "replicasets", registry=registry, id="rollout_replicaset_by_owner")
+    def replicaset_by_owner(**kwargs: Any) -> dict[str, JSON] | None:
+        owner = controller_ref(kwargs["body"])
+        return {f"{kwargs['namespace']}/{owner.get('uid')}": dict(kwargs["body"])} if owner else None
+
+    def wake_deployment(namespace: str, name: str) -> None:
+        for key in cache.rollouts_of_workload(f"{namespace}/Deployment/{name}"):
+            rollouts.enqueue(key)
+            batches.enqueue(key)
+
+    @kopf.on.event("apps", "v1", "deployments", registry=registry, id="rollout_deployment_event")
+    def on_deployment(**kwargs: Any) -> None:
+        cache.bind(kwargs)
+        wake_deployment(kwargs["namespace"], kwargs["name"])
+        stable = (kwargs["body"].get("metadata", {}).get("labels") or {}).get(CANARY_DEPLOYMENT_LABEL)
+        if stable:
+            wake_deployment(kwargs["namespace"], stable)
+
+    @kopf.on.event("apps", "v1", "replicasets", registry=registry, id="rollout_replicaset_event")
+    def on_replicaset(**kwargs: Any) -> None:
+        cache.bind(kwargs)
+        owner = controller_ref(kwargs["body"], ("Deployment",))
+        if owner is not None:
+            wake_deployment(kwargs["namespace"], str(owner.get("name")))
 
     tasks: list[asyncio.Task[None]] = []
 

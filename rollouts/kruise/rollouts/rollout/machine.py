@@ -6,7 +6,9 @@ Disabling/Disabled), the Progressing reasons (Initializing -> InRolling ->
 Finalising -> Completed; Cancelling on rollback; Paused), the per-step states of
 ``runCanary`` (BeforeStepUpgrade -> StepUpgrade -> StepTrafficRouting ->
 StepMetricsAnalysis -> StepPaused -> StepReady -> next step / Completed) and the
-finalisation orders of ``nextCanaryTask``.
+finalisation orders of ``nextCanaryTask``; in rolling, upstream's special cases in its
+order (rollback, paused, continuous release, plan changed), ``nextStepIndex`` jumps
+(``doStepJump``) and the BatchRelease counts synced into the sub-status every round.
 
 The controller calls ``decide`` twice per reconcile: once with ``changed=None`` to
 learn the actions of the current state, and once with what each action reported
@@ -21,16 +23,24 @@ from __future__ import annotations
 import copy
 import datetime
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION, background_actions, failed_analysis
+from kruise.rollouts.rollout.batchplan import scaled
 from kruise.rollouts.rollout.canary import canary_step
 from kruise.rollouts.rollout.conditions import set_condition
 from kruise.rollouts.rollout.finalise import finalise
 from kruise.rollouts.rollout.hashing import rollout_hash
-from kruise.rollouts.rollout.model import JSON, Decision, Event, Observed
-from kruise.rollouts.rollout.steps import steps_of, strategy_of
-from kruise.rollouts.rollout.timefmt import fmt_time, parse_time
+from kruise.rollouts.rollout.model import JSON, BatchView, Decision, Event, Observed, WorkloadInfo
+from kruise.rollouts.rollout.steps import is_blue_green, steps_of, strategy_of
+from kruise.rollouts.rollout.timefmt import fmt_time, parse_time, seconds_since
+
+PAUSED_MESSAGE = "Rollout has been paused, you can resume it by kube-cli"
+ROLLBACK_MESSAGE = "The workload has been rolled back and the rollout process will be cancelled"
+FINALISING_MESSAGE = "Rollout has been completed and some closing work is being done"
+CONTINUOUS_MESSAGE = "Workload is continuous release"
 
 
 def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | None = None) -> Decision:
@@ -53,48 +63,66 @@ def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | 
             return Decision(status, requeue_after=0.0)
         return _finalising(rollout, status, obs, changed, reason="RolloutDeleting", terminating=True)
 
+    # calculateRolloutStatus
+    disabled = bool(spec.get("disabled"))
+    if disabled and phase not in (c.PHASE_DISABLED, c.PHASE_DISABLING):
+        if phase == c.PHASE_PROGRESSING:  # a working rollout is disabled: finalise it first
+            status["phase"] = c.PHASE_DISABLING
+            status["message"] = "Disabling rollout, release resources"
+            return Decision(status, requeue_after=0.0)
+        phase = status["phase"] = c.PHASE_DISABLED
+        status["message"] = "Rollout is disabled"
+    if not phase:
+        phase = status["phase"] = c.PHASE_INITIAL
     if workload is None:
-        status["phase"] = c.PHASE_INITIAL
-        status["message"] = "Workload Not Found"
+        if not disabled:  # upstream resets the whole status
+            status = {
+                "observedGeneration": status["observedGeneration"],
+                "phase": c.PHASE_INITIAL,
+                "message": "Workload Not Found",
+                "currentStepIndex": 0,
+                "currentStepState": "",
+            }
         return Decision(status, requeue_after=None)
     if not workload.status_consistent:
         return Decision(dict(rollout.get("status") or {}), requeue_after=1.0)
+    _refresh_observed(status, workload)
 
-    if spec.get("disabled"):
-        if phase == c.PHASE_PROGRESSING or phase == c.PHASE_DISABLING:
-            status["phase"] = c.PHASE_DISABLING
-            return _finalising(rollout, status, obs, changed, reason="RolloutDisabled", disabling=True)
-        if phase != c.PHASE_DISABLED:
-            status["phase"] = c.PHASE_DISABLED
-            status["message"] = "Rollout is disabled"
-        return Decision(status)
-    if phase == c.PHASE_DISABLED:
-        phase = status["phase"] = c.PHASE_INITIAL
-
-    if phase in ("", c.PHASE_INITIAL):
+    if phase == c.PHASE_INITIAL:
         status["phase"] = c.PHASE_HEALTHY
         status["message"] = "rollout is healthy"
-        _synthesise_completed(rollout, status, workload, now)
-        phase = c.PHASE_HEALTHY
-        if not workload.in_progressing:
-            return Decision(status)
-
+        return Decision(status, requeue_after=0.0)
     if phase == c.PHASE_HEALTHY:
-        if not workload.in_progressing:
-            return Decision(status)
-        status["phase"] = c.PHASE_PROGRESSING
-        status["message"] = "Rollout is in Progressing"
-        set_condition(
-            status, c.COND_PROGRESSING, "True", c.REASON_INITIALIZING, "Rollout is in Progressing", now
-        )
-        _drop_condition(status, c.COND_SUCCEEDED)
-        return Decision(
-            status, requeue_after=0.0, events=(Event("Normal", "Progressing", "upgrade workload"),)
-        )
-
+        if workload.in_progressing:
+            status["phase"] = c.PHASE_PROGRESSING
+            set_condition(
+                status, c.COND_PROGRESSING, "True", c.REASON_INITIALIZING, "Rollout is in Progressing", now
+            )
+            status["message"] = "Rollout is in Progressing"
+            _drop_condition(status, c.COND_SUCCEEDED)
+            return Decision(
+                status, requeue_after=0.0, events=(Event("Normal", "Progressing", "upgrade workload"),)
+            )
+        _synthesise_completed(rollout, status, workload, now)
+        return Decision(status)
+    if phase == c.PHASE_DISABLED:
+        if not disabled:
+            status["phase"] = c.PHASE_HEALTHY
+            status["message"] = "rollout is healthy"
+        return Decision(status)
+    if phase == c.PHASE_DISABLING:
+        return _finalising(rollout, status, obs, changed, reason="RolloutDisabled", disabling=True)
     if phase == c.PHASE_PROGRESSING:
         return _progressing(rollout, status, obs, changed)
     return Decision(status)
+
+
+def _refresh_observed(status: JSON, workload: WorkloadInfo) -> None:
+    """The sub-status follows the workload it describes (``observedWorkloadGeneration``/``ID``)."""
+    cs = status.get("canaryStatus")
+    if cs and cs.get("canaryRevision") and cs.get("canaryRevision") == workload.canary_revision:
+        cs["observedRolloutID"] = workload.observed_rollout_id
+        cs["observedWorkloadGeneration"] = workload.generation
 
 
 # ---------------------------------------------------------------------- progressing
@@ -112,77 +140,113 @@ def _progressing(
         status["canaryStatus"] = {
             "observedWorkloadGeneration": workload.generation,
             "rolloutHash": rollout_hash(rollout),
-            "observedRolloutID": workload.rollout_id,
+            "observedRolloutID": workload.observed_rollout_id,
             "stableRevision": workload.stable_revision,
             "canaryRevision": workload.canary_revision,
             "podTemplateHash": "",
             "currentStepIndex": 1,
             "nextStepIndex": 2 if len(steps) > 1 else -1,
-            "currentStepState": c.STEP_UPGRADE,
+            "currentStepState": c.BEFORE_STEP_UPGRADE,
             "finalisingStep": "",
             "canaryReplicas": 0,
             "canaryReadyReplicas": 0,
             "message": f"Rollout is in step(1/{len(steps)}), and upgrade workload to new version",
             "lastUpdateTime": fmt_time(now),
         }
-        if steps and _needs_before_upgrade(rollout, steps[0]):
-            status["canaryStatus"]["currentStepState"] = c.BEFORE_STEP_UPGRADE
+        _mirror(status)
+        # doProgressingInitializing: wait a grace period after entering Initializing, in case the
+        # Rollout spec is updated a moment after the workload (the webhook forbids it later)
+        waited = seconds_since(_condition(status, c.COND_PROGRESSING).get("lastUpdateTime"), now)
+        if waited < c.DEFAULT_GRACE_SECONDS:
+            return Decision(status, requeue_after=c.DEFAULT_GRACE_SECONDS - waited)
         set_condition(
             status, c.COND_PROGRESSING, "True", c.REASON_IN_ROLLING, "Rollout is in Progressing", now
         )
-        _mirror(status)
         return Decision(status, requeue_after=0.0)
 
     canary_status: JSON = status.setdefault("canaryStatus", {})
-    if reason in (c.REASON_IN_ROLLING, c.REASON_PAUSED):
-        if workload.in_rollback:
-            set_condition(
-                status, c.COND_PROGRESSING, "True", c.REASON_CANCELLING, "Rollout is in cancelling", now
-            )
+    if reason == c.REASON_PAUSED:  # from paused back to rolling; nothing else until then
+        if not strategy.get("paused"):
+            set_condition(status, c.COND_PROGRESSING, "True", c.REASON_IN_ROLLING, PAUSED_MESSAGE, now)
+            return Decision(status, requeue_after=0.0)
+        return Decision(status)
+    if reason == c.REASON_IN_ROLLING:
+        # doProgressingInRolling's special cases, in upstream's order
+        if workload.in_rollback and canary_status.get("canaryRevision") != workload.canary_revision:
+            canary_status["canaryRevision"] = workload.canary_revision
+            set_condition(status, c.COND_PROGRESSING, "True", c.REASON_CANCELLING, ROLLBACK_MESSAGE, now)
+            status["message"] = ROLLBACK_MESSAGE
             canary_status["finalisingStep"] = ""
             return Decision(
                 status, requeue_after=0.0, events=(Event("Normal", "Cancelling", "workload rolled back"),)
             )
         if strategy.get("paused"):
-            if reason != c.REASON_PAUSED:
-                set_condition(
-                    status, c.COND_PROGRESSING, "True", c.REASON_PAUSED, "Rollout has been paused", now
-                )
-                status["message"] = "Rollout has been paused, you can resume it by kube-cli"
+            set_condition(status, c.COND_PROGRESSING, "True", c.REASON_PAUSED, PAUSED_MESSAGE, now)
+            status["message"] = PAUSED_MESSAGE
             return Decision(status)
-        if reason == c.REASON_PAUSED:
-            set_condition(
-                status, c.COND_PROGRESSING, "True", c.REASON_IN_ROLLING, "Rollout is in Progressing", now
-            )
+        if workload.canary_revision_aliases and canary_status.get("canaryRevision") in (
+            workload.canary_revision_aliases
+        ):  # a provisional Deployment revision became known (rollout/podtemplate.py)
+            canary_status["canaryRevision"] = workload.canary_revision
         if workload.canary_revision and canary_status.get("canaryRevision") not in (
             "",
             None,
             workload.canary_revision,
         ):
+            if is_blue_green(rollout):  # handleContinuousRelease: only a rollback is accepted
+                set_condition(
+                    status,
+                    c.COND_PROGRESSING,
+                    "True",
+                    reason,
+                    c.BLUE_GREEN_CONTINUOUS_RELEASE_MESSAGE,
+                    now,
+                )
+                status["message"] = c.BLUE_GREEN_CONTINUOUS_RELEASE_MESSAGE
+                return Decision(status, requeue_after=c.RECHECK_SECONDS)
             return _continuous_release(rollout, status, obs, changed)
-        current_hash = rollout_hash(rollout)
-        if canary_status.get("rolloutHash") != current_hash:
+        if canary_status.get("rolloutHash") and canary_status.get("rolloutHash") != rollout_hash(rollout):
             _plan_changed(rollout, status, obs)
-        _maybe_jump(status, len(steps), now)
-        decision = canary_step(rollout, status, obs, changed)
-        if decision.status.get("canaryStatus", {}).get("currentStepState") == c.STEP_COMPLETED:
-            set_condition(
-                decision.status,
-                c.COND_PROGRESSING,
-                "True",
-                c.REASON_FINALISING,
-                "Rollout is in finalising",
-                now,
-            )
-            decision.status["canaryStatus"]["finalisingStep"] = ""
-            _mirror(decision.status)
-            return Decision(decision.status, decision.actions, 0.0, decision.events)
+            _mirror(status)
+            return Decision(status, requeue_after=0.0)
+        # handleNormalRolling
+        if canary_status.get("currentStepState") == c.STEP_COMPLETED:
+            set_condition(status, c.COND_PROGRESSING, "True", c.REASON_FINALISING, FINALISING_MESSAGE, now)
+            status["message"] = FINALISING_MESSAGE
+            canary_status["finalisingStep"] = ""
+            return Decision(status, requeue_after=0.0)
+        _correct_next_step_index(canary_status, len(steps))
+        if obs.batch.exists:  # syncBatchRelease: the BatchRelease's counts, whatever the state
+            canary_status["canaryReplicas"] = obs.batch.updated_replicas
+            canary_status["canaryReadyReplicas"] = obs.batch.updated_ready_replicas
+        if not canary_status.get("podTemplateHash"):
+            canary_status["podTemplateHash"] = workload.pod_template_hash
+        if _jump(canary_status, steps, workload.replicas, now):
+            _mirror(status)
+            return Decision(status, requeue_after=0.0)
+        failed = failed_analysis(rollout, status, obs)
+        if failed is not None:
+            message = f"Rollout is aborted: analysis {failed} failed; traffic and pods go back to stable"
+            set_condition(status, c.COND_PROGRESSING, "True", c.REASON_CANCELLING, message, now)
+            set_condition(status, ABORTED_CONDITION, "True", "AnalysisFailed", message, now)
+            status["message"] = message
+            canary_status["message"] = message
+            canary_status["finalisingStep"] = ""
+            return Decision(status, requeue_after=0.0, events=(Event("Warning", "AnalysisFailed", message),))
+        background = background_actions(rollout, status)
+        decision = canary_step(rollout, status, obs, None if changed is None else changed[len(background) :])
+        if background:
+            decision = replace(decision, actions=(*background, *decision.actions))
         _mirror(decision.status)
         return decision
     if reason == c.REASON_FINALISING:
         return _finalising(rollout, status, obs, changed, reason="Success")
     if reason == c.REASON_CANCELLING:
-        return _finalising(rollout, status, obs, changed, reason="Rollback")
+        aborted = any(
+            x.get("type") == ABORTED_CONDITION and x.get("status") == "True"
+            for x in status.get("conditions") or []
+        )
+        return _finalising(rollout, status, obs, changed, reason="Abort" if aborted else "Rollback")
     return Decision(status)
 
 
@@ -197,7 +261,9 @@ def _finalising(
     disabling: bool = False,
 ) -> Decision:
     now = obs.now
-    decision = finalise(rollout, status, obs, changed, rollback=reason == "Rollback")
+    decision = finalise(
+        rollout, status, obs, changed, rollback=reason in ("Rollback", "Abort"), reason=reason
+    )
     st = decision.status
     if st.get("canaryStatus", {}).get("finalisingStep") != c.FIN_DONE:
         _mirror(st)
@@ -208,9 +274,12 @@ def _finalising(
     if disabling:
         st["phase"] = c.PHASE_DISABLED
         st["message"] = "Rollout is disabled"
-        st.pop("canaryStatus", None)
-        return Decision(st)
+        return Decision(st)  # the sub-status stays, as upstream's
     succeeded = reason == "Success"
+    if reason == "Abort":
+        set_condition(
+            st, ABORTED_CONDITION, "False", "AnalysisFailed", "release aborted and rolled back", now
+        )
     set_condition(
         st, c.COND_PROGRESSING, "False", c.REASON_COMPLETED, "Rollout progressing has been completed", now
     )
@@ -239,73 +308,123 @@ def _finalising(
 def _continuous_release(
     rollout: Mapping[str, Any], status: JSON, obs: Observed, changed: Sequence[bool] | None
 ) -> Decision:
-    """v1 -> v2 -> v3: tear down canary routing and the BatchRelease, then start over.
+    """v1 -> v2 -> v3 (``doProgressingReset``): restore the routes (then wait the grace period),
+    delete the BatchRelease (and wait until it is gone), remove the canary Service; then clear
+    the sub-status and start over from Initializing. Progress is kept in ``finalisingStep``.
 
-    The stable Service selector is kept pinned (upstream keeps it).
+    The stable Service selector is deliberately kept pinned (upstream keeps it): restoring it
+    here would send traffic to v1 and v2 pods alike before v3's first step routes it again.
     """
-    from kruise.rollouts.rollout.canary import traffic_intent
+    from kruise.rollouts.rollout.canary import grace_seconds, traffic_intent
     from kruise.rollouts.rollout.model import Action, ActionKind
 
-    routings = strategy_of(rollout).get("trafficRoutings") or []
-    actions = []
-    if routings:
-        actions.append(
-            Action(ActionKind.RESTORE_ROUTES, {"intent": traffic_intent(rollout, status, None, [])})
-        )
-    actions.append(Action(ActionKind.DELETE_BATCH_RELEASE))
-    if routings:
-        actions.append(
-            Action(ActionKind.DELETE_CANARY_SERVICE, {"intent": traffic_intent(rollout, status, None, [])})
-        )
+    cs: JSON = status["canaryStatus"]
+    intent = {"intent": traffic_intent(rollout, status, None, [])}
+    routings = bool(strategy_of(rollout).get("trafficRoutings"))
+    order = (
+        (c.FIN_ROUTE_TRAFFIC_TO_STABLE, c.FIN_RELEASE_WORKLOAD, c.FIN_REMOVE_CANARY_SERVICE)
+        if routings
+        else (c.FIN_RELEASE_WORKLOAD,)
+    )
+    step = cs.get("finalisingStep") if cs.get("finalisingStep") in order else order[0]
+    if step == c.FIN_REMOVE_CANARY_SERVICE and obs.batch.exists:
+        step = c.FIN_RELEASE_WORKLOAD  # a step's teardown left this cursor: the BatchRelease first
+    cs["finalisingStep"] = step
+    if step == c.FIN_ROUTE_TRAFFIC_TO_STABLE:
+        actions = [Action(ActionKind.RESTORE_ROUTES, intent)]
+    elif step == c.FIN_RELEASE_WORKLOAD:
+        actions = [Action(ActionKind.DELETE_BATCH_RELEASE)]
+    else:
+        actions = [Action(ActionKind.DELETE_CANARY_SERVICE, intent)]
     if changed is None:
         return Decision(status, tuple(actions), requeue_after=1.0)
-    if any(changed) or obs.batch.exists:
-        return Decision(status, (), requeue_after=1.0)
+    now = obs.now
+    if step == c.FIN_ROUTE_TRAFFIC_TO_STABLE:
+        grace = grace_seconds(rollout)
+        if any(changed):
+            cs["lastUpdateTime"] = fmt_time(now)
+            return Decision(status, requeue_after=float(grace) or 0.5)
+        waited = seconds_since(cs.get("lastUpdateTime"), now)
+        if waited < grace:
+            return Decision(status, requeue_after=grace - waited)
+    elif step == c.FIN_RELEASE_WORKLOAD and (any(changed) or obs.batch.exists):
+        return Decision(status, requeue_after=1.0)
+    position = order.index(step)
+    if position + 1 < len(order):  # the last step (canary Service) ignores the grace period
+        cs["finalisingStep"] = order[position + 1]
+        cs["lastUpdateTime"] = fmt_time(now)
+        return Decision(status, requeue_after=0.0)
     status.pop("canaryStatus", None)
-    set_condition(
-        status, c.COND_PROGRESSING, "True", c.REASON_INITIALIZING, "Rollout is in Progressing", obs.now
+    set_condition(status, c.COND_PROGRESSING, "True", c.REASON_INITIALIZING, CONTINUOUS_MESSAGE, now)
+    status["message"] = CONTINUOUS_MESSAGE
+    event = Event(
+        "Normal", "Progressing", "workload continuous publishing canaryRevision, then restart publishing"
     )
-    status["message"] = "Rollout is in Progressing"
-    return Decision(
-        status, requeue_after=0.0, events=(Event("Normal", "ContinuousRelease", "restart release"),)
-    )
+    return Decision(status, requeue_after=0.0, events=(event,))
 
 
 def _plan_changed(rollout: Mapping[str, Any], status: JSON, obs: Observed) -> None:
-    """Steps edited mid-rollout: adopt the new hash; the current step index is kept."""
+    """Steps edited mid-rollout (``handleRolloutPlanChanged``): find the step the pods released so
+    far belong to; run it from its start, or go on to the next step if that is where it lands."""
     cs = status["canaryStatus"]
-    cs["rolloutHash"] = rollout_hash(rollout)
     steps = steps_of(rollout)
-    index = min(int(cs.get("currentStepIndex") or 1), max(len(steps), 1))
-    cs["currentStepIndex"] = index
-    cs["nextStepIndex"] = index + 1 if index < len(steps) else -1
-    cs["currentStepState"] = c.STEP_UPGRADE
+    assert obs.workload is not None
+    target = recalculate_step(steps, int(cs.get("currentStepIndex") or 1), obs.batch, obs.workload.replicas)
     cs["lastUpdateTime"] = fmt_time(obs.now)
+    cs["rolloutHash"] = rollout_hash(rollout)
+    if cs.get("nextStepIndex") == target:
+        cs["currentStepState"] = c.STEP_READY
+        return
+    cs["nextStepIndex"] = target
+    _jump(cs, steps, obs.workload.replicas, obs.now)
 
 
-def _maybe_jump(status: JSON, step_count: int, now: datetime.datetime) -> None:
-    """A user patched ``nextStepIndex`` to another step: jump there (``doStepJump``)."""
-    cs = status["canaryStatus"]
+def recalculate_step(
+    steps: Sequence[Mapping[str, Any]], current_index: int, batch: BatchView, replicas: int
+) -> int:
+    """``recalculateCanaryStep``: the first step (the current one tried first) asking for at least
+    as many pods as the BatchRelease's current batch; step 1 without a BatchRelease."""
+    if not batch.exists or batch.partition_replicas is None:
+        return 1
+    released = scaled(batch.partition_replicas, replicas, round_up=True)
+    order = [current_index - 1] if 0 <= current_index - 1 < len(steps) else []
+    order += [i for i in range(len(steps)) if i != current_index - 1]
+    target = 0
+    for i in order:
+        target = i + 1
+        if released <= scaled(steps[i].get("replicas"), replicas, round_up=True):
+            break
+    return target
+
+
+def _correct_next_step_index(cs: JSON, step_count: int) -> None:
+    """``CheckNextBatchIndexWithCorrect``: a ``nextStepIndex`` outside ``1..steps`` is reset."""
+    nxt = int(cs.get("nextStepIndex") or 0)
+    if nxt <= 0 or nxt > step_count:
+        cs["nextStepIndex"] = _next_index(int(cs.get("currentStepIndex") or 1), step_count)
+
+
+def _next_index(current: int, step_count: int) -> int:
+    """``NextBatchIndex``: ``current + 1``, or ``-1`` on the last step."""
+    return -1 if current >= step_count else current + 1
+
+
+def _jump(cs: JSON, steps: Sequence[Mapping[str, Any]], replicas: int, now: datetime.datetime) -> bool:
+    """``doStepJump``: ``nextStepIndex`` patched to another step (by a user, or a plan change) moves
+    the release there, in any state. A step that wants the pods already released goes straight to
+    StepTrafficRouting, any other starts over at BeforeStepUpgrade (the partition never moves back
+    up, so a jump back keeps its pods)."""
     current = int(cs.get("currentStepIndex") or 1)
     nxt = int(cs.get("nextStepIndex") or 0)
-    expected = current + 1 if current < step_count else -1
-    if nxt == expected or nxt == 0:
-        return
-    if nxt < 1 or nxt > step_count:
-        cs["nextStepIndex"] = expected
-        return
-    if cs.get("currentStepState") not in (c.STEP_PAUSED, c.STEP_READY, c.STEP_COMPLETED):
-        return
+    if nxt == _next_index(current, len(steps)) or not 0 < nxt <= len(steps):
+        return False
     cs["currentStepIndex"] = nxt
-    cs["nextStepIndex"] = nxt + 1 if nxt < step_count else -1
-    cs["currentStepState"] = c.STEP_UPGRADE
+    cs["nextStepIndex"] = _next_index(nxt, len(steps))
+    wanted = scaled(steps[nxt - 1].get("replicas"), replicas, round_up=True)
+    same = wanted == int(cs.get("canaryReplicas") or 0)
+    cs["currentStepState"] = c.STEP_TRAFFIC_ROUTING if same else c.BEFORE_STEP_UPGRADE
     cs["lastUpdateTime"] = fmt_time(now)
-
-
-def _needs_before_upgrade(rollout: Mapping[str, Any], step: Mapping[str, Any]) -> bool:
-    from kruise.rollouts.rollout.steps import step_has_routing
-
-    return bool(strategy_of(rollout).get("trafficRoutings")) and step_has_routing(step)
+    return True
 
 
 def _synthesise_completed(
@@ -318,7 +437,7 @@ def _synthesise_completed(
     status["canaryStatus"] = {
         "observedWorkloadGeneration": workload.generation,
         "rolloutHash": rollout_hash(rollout),
-        "observedRolloutID": workload.rollout_id,
+        "observedRolloutID": workload.observed_rollout_id,
         "stableRevision": workload.stable_revision,
         "canaryRevision": workload.canary_revision,
         "podTemplateHash": workload.pod_template_hash,
@@ -331,6 +450,7 @@ def _synthesise_completed(
         "lastUpdateTime": fmt_time(now),
     }
     _mirror(status)
+    status["message"] = "workload deployment is completed"
 
 
 def _mirror(status: JSON) -> None:
@@ -341,6 +461,13 @@ def _mirror(status: JSON) -> None:
         status["currentStepState"] = cs.get("currentStepState", "")
         if cs.get("message"):
             status["message"] = cs["message"]
+
+
+def _condition(status: Mapping[str, Any], ctype: str) -> Mapping[str, Any]:
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == ctype:
+            return dict(cond)
+    return {}
 
 
 def _condition_reason(status: Mapping[str, Any], ctype: str) -> str:

@@ -11,6 +11,7 @@ traffic grace period has passed.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -42,6 +43,17 @@ class WorkloadInfo:
     generation: int = 0
     revision_label_key: str = "pod-template-hash"
     rollout_id: str = ""
+    # earlier names of ``canary_revision`` (a provisional Deployment revision, see
+    # ``rollout/podtemplate.py``): a status recording one of them is updated, not restarted
+    canary_revision_aliases: tuple[str, ...] = ()
+
+    @property
+    def observed_rollout_id(self) -> str:
+        """``getRolloutID``: the ``rollouts.kruise.io/rollout-id`` label, else the canary revision
+        (``rollback-<revision>`` while rolling back)."""
+        if self.rollout_id:
+            return self.rollout_id
+        return f"rollback-{self.canary_revision}" if self.in_rollback else self.canary_revision
 
 
 @dataclass(frozen=True)
@@ -58,6 +70,9 @@ class BatchView:
     updated_replicas: int = 0
     updated_ready_replicas: int = 0
     deleting: bool = False
+    # ``releasePlan.batches[batchPartition].canaryReplicas`` (None when unset): what the plan in
+    # force released, for recalculating the step after a plan change
+    partition_replicas: int | str | None = None
 
     @classmethod
     def absent(cls) -> BatchView:
@@ -72,6 +87,7 @@ class Observed:
     workload: WorkloadInfo | None
     batch: BatchView
     deleting: bool = False
+    analysis: Mapping[str, str] = field(default_factory=dict)  # AnalysisRun name -> phase
 
 
 class ActionKind(StrEnum):
@@ -85,6 +101,9 @@ class ActionKind(StrEnum):
     ENSURE_ROUTES = "EnsureRoutes"
     RESTORE_ROUTES = "RestoreRoutes"
     RELEASE_WORKLOAD = "ReleaseWorkload"
+    ENSURE_ANALYSIS_RUN = "EnsureAnalysisRun"
+    TERMINATE_ANALYSIS_RUNS = "TerminateAnalysisRuns"
+    REVERT_WORKLOAD = "RevertWorkload"
 
 
 @dataclass(frozen=True)
@@ -104,10 +123,16 @@ class Event:
 
 @dataclass(frozen=True)
 class Decision:
-    """The new ``status``, the actions to run, when to look again, and events to emit."""
+    """The new ``status``, the actions to run, when to look again, and events to emit.
+
+    ``sequential``: run ``actions`` in order and stop after the first one that changed something
+    (upstream's "modified, wait the grace period and come back" between teardown steps); the
+    second ``decide`` then gets the outcomes of the actions that ran, a prefix of ``actions``.
+    """
 
     status: JSON
     actions: tuple[Action, ...] = ()
     requeue_after: float | None = None
     events: tuple[Event, ...] = ()
     remove_finalizer: bool = False
+    sequential: bool = False

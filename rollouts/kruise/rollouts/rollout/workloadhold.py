@@ -62,7 +62,9 @@ def hold_cloneset(
     routings = (strategy.get("canary") or strategy.get("blueGreen") or {}).get("trafficRoutings")
     status = old.get("status") or {}
     single_version = int(status.get("replicas") or 0) == int(status.get("updatedReplicas") or 0)
-    if routings and not single_version and not in_progress:
+    if routings and not single_version and (not in_progress or strategy.get("blueGreen")):
+        # upstream never re-holds a multi-version CloneSet; for blue-green (whose surge pods make
+        # it multi-version) that is what lets a rollback proceed instead of freezing at 100%
         return None
     held: JSON = copy.deepcopy(dict(new))
     meta = held.setdefault("metadata", {})

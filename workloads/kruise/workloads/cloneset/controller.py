@@ -23,13 +23,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kruise.core.cache import CacheReady
-from kruise.core.errors import AlreadyExistsError, KruiseError, NotFoundError
-from kruise.core.events import EventRecorder
-from kruise.core.expectations import ResourceVersionExpectations, ScaleExpectations
+from kruise.core.errors import AlreadyExistsError, ConflictError, KruiseError, NotFoundError
+from kruise.core.events import WARNING, EventRecorder
+from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS
+from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, PVCS
 from kruise.core.workqueue import Result, WorkQueue
-from kruise.workloads.cloneset.diffs import calculate_diffs
+from kruise.workloads.cloneset.diffs import Diffs, calculate_diffs
+from kruise.workloads.cloneset.newpods import plan_pvc_cleanup, pvc_reown_patch
 from kruise.workloads.cloneset.objects import (
     KubeObject,
     mapping,
@@ -40,7 +41,7 @@ from kruise.workloads.cloneset.objects import (
     status,
     uid,
 )
-from kruise.workloads.cloneset.podstate import is_active, is_ready
+from kruise.workloads.cloneset.podstate import is_active
 from kruise.workloads.cloneset.revision import (
     equal_revisions,
     new_revision,
@@ -48,7 +49,7 @@ from kruise.workloads.cloneset.revision import (
     revisions_to_delete,
     sort_revisions,
 )
-from kruise.workloads.cloneset.status import calculate_status, clear_condition, set_condition, status_changed
+from kruise.workloads.cloneset.status import calculate_status, seconds_until_available, status_to_write
 from kruise.workloads.cloneset.sync_scale import Scaler
 from kruise.workloads.cloneset.sync_update import Updater
 
@@ -77,6 +78,7 @@ class CloneSetOptions:
     short_hash_label: bool = False  # gate CloneSetShortHash
     exclude_preparing_delete: bool = False  # --cloneset-scaling-exclude-preparing-delete
     partition_rollback: bool = False  # gate CloneSetPartitionRollback
+    preparing_update_as_update: bool = False  # gate PreparingUpdateAsUpdate (Scale only)
 
 
 def _now() -> datetime.datetime:
@@ -108,6 +110,18 @@ class CloneSetController:
     def enqueue(self, key: str) -> None:
         self.queue.add(key)
 
+    def observe_pod(self, key: str, pod: KubeObject, *, deleted: bool) -> None:
+        """What the informer saw of an owned pod (upstream's pod event handler ``ObserveScale``).
+
+        A live pod satisfies its create expectation even if it is gone again before the next
+        reconcile looks; a terminating or deleted pod satisfies its delete expectation. The
+        reconcile also checks the cache itself, so a missed event cannot leave one stuck.
+        """
+        if deleted or metadata(pod).get("deletionTimestamp"):
+            self.scale_expectations.forget(key, ScaleAction.DELETE, name(pod))
+        else:
+            self.scale_expectations.forget(key, ScaleAction.CREATE, name(pod))
+
     async def run(self, ready: CacheReady) -> None:
         """Reconcile with ``options.workers`` workers once the cache is populated."""
         await ready.wait()
@@ -131,11 +145,15 @@ class CloneSetController:
             log.debug("%s: waiting for %s", key, satisfaction)
             return Result(requeue_after=min(5.0, self.scale_expectations.timeout - satisfaction.waited))
         pods = [p for p in owned if is_active(p)]
-        for pod in pods:
-            if not self.rv_expectations.check(uid(pod), metadata(pod).get("resourceVersion")):
-                return Result(requeue_after=1.0)
-        pvcs = [c for c in self.cache.pvcs(owner_uid) if not metadata(c).get("deletionTimestamp")]
         revisions = sort_revisions(self.cache.revisions(owner_uid))
+        for obj in (*pods, *revisions):  # patched pods and bumped revisions must show in the cache
+            if not self.rv_expectations.check(uid(obj), metadata(obj).get("resourceVersion")):
+                return Result(requeue_after=1.0)
+        pvcs: list[KubeObject] = [
+            c for c in self.cache.pvcs(owner_uid) if not metadata(c).get("deletionTimestamp")
+        ]
+        if mapping(spec(cs).get("scaleStrategy")).get("disablePVCReuse"):
+            pvcs = await self._cleanup_pvcs(cs, owned, pvcs)
 
         update_rev, collision = await self._ensure_update_revision(cs, revisions)
         if update_rev is None:
@@ -149,16 +167,23 @@ class CloneSetController:
 
         errors: dict[str, str] = {}
         requeue: float | None = None
-        diffs = calculate_diffs(
-            cs,
-            pods,
-            name(current_rev),
-            name(update_rev),
-            now,
-            partition_rollback=self.options.partition_rollback,
-            exclude_preparing_delete=self.options.exclude_preparing_delete,
-        )
-        scaled = await self.scaler.scale(cs, key, pods, pvcs, diffs, current_rev, update_rev, now)
+        opts = self.options
+
+        def diffs_for(scaling: bool) -> Diffs:  # Scale may count PreparingUpdate pods as updated
+            return calculate_diffs(
+                cs,
+                pods,
+                name(current_rev),
+                name(update_rev),
+                now,
+                partition_rollback=opts.partition_rollback,
+                exclude_preparing_delete=opts.exclude_preparing_delete,
+                preparing_update_as_update=scaling and opts.preparing_update_as_update,
+            )
+
+        diffs = diffs_for(scaling=False)
+        scale_diffs = diffs_for(scaling=True) if opts.preparing_update_as_update else diffs
+        scaled = await self.scaler.scale(cs, key, pods, pvcs, scale_diffs, current_rev, update_rev, now)
         if scaled.errors:
             errors["FailedScale"] = "; ".join(scaled.errors)
         if not scaled.modified:
@@ -177,16 +202,43 @@ class CloneSetController:
                         updated.requeue_after if requeue is None else min(requeue, updated.requeue_after)
                     )
 
-        await self._write_status(cs, pods, name(update_rev), name(current_rev), collision, now, errors)
+        new_status = await self._write_status(
+            cs, pods, name(update_rev), name(current_rev), collision, now, errors
+        )
         await self._truncate_pods_to_delete(cs, pods)
         await self._truncate_history(cs, pods, revisions, name(current_rev), name(update_rev))
 
-        min_ready = int(spec(cs).get("minReadySeconds") or 0)
-        if min_ready > 0 and any(is_ready(p) for p in pods):
-            requeue = float(min_ready) if requeue is None else min(requeue, float(min_ready))
+        if not errors and new_status["availableReplicas"] != new_status["readyReplicas"]:
+            # pods turning available after minReadySeconds cause no event: look again then
+            wake = seconds_until_available(cs, pods, now)
+            if wake is not None:
+                requeue = wake if requeue is None else min(requeue, wake)
         if errors:
             raise CloneSetSyncError(f"{key}: {errors}")
         return Result(requeue_after=requeue)
+
+    async def _cleanup_pvcs(
+        self, cs: KubeObject, pods: Sequence[KubeObject], pvcs: Sequence[KubeObject]
+    ) -> list[KubeObject]:
+        """``cleanupPVCs``: with ``disablePVCReuse`` no PVC outlives its pod; returns the PVCs kept."""
+        plan = plan_pvc_cleanup(pods, pvcs)
+        for pvc, pod in plan.reown:
+            try:
+                await self.kube.patch(
+                    PVCS, name(pvc), pvc_reown_patch(pvc, uid(cs), pod), namespace(pvc), patch_type="merge"
+                )
+            except NotFoundError:
+                continue
+            except KruiseError as err:
+                self.recorder.event(cs, WARNING, "FailedUpdate", f"failed to update PVC {name(pvc)}: {err}")
+                raise
+        for pvc in plan.delete:
+            try:
+                await self.kube.delete(PVCS, name(pvc), namespace(pvc), missing_ok=True)
+            except KruiseError as err:
+                self.recorder.event(cs, WARNING, "FailedDelete", f"failed to clean up PVC {name(pvc)}: {err}")
+                raise
+        return plan.keep
 
     # ------------------------------------------------------------------ revisions
     async def _ensure_update_revision(
@@ -198,15 +250,7 @@ class CloneSetController:
         if plan.action == "reuse":
             return dict(plan.update_revision), collision
         if plan.action == "bump":
-            rev = dict(plan.update_revision)
-            result = await self.kube.patch(
-                CONTROLLER_REVISIONS,
-                name(rev),
-                {"revision": plan.revision_number},
-                namespace(rev),
-                patch_type="merge",
-            )
-            return result, collision
+            return await self._bump_revision(plan.update_revision, plan.revision_number), collision
         candidate = dict(plan.update_revision)
         for _ in range(5):
             try:
@@ -221,6 +265,26 @@ class CloneSetController:
                 candidate = new_revision(cs, plan.revision_number, collision)
         return None, collision
 
+    async def _bump_revision(self, revision: KubeObject, number: int) -> JSON:
+        """Make an older revision the newest (a rollback): ``UpdateControllerRevision``.
+
+        A PUT of the object as read, only ``.revision`` changed: the API server compares a
+        revision's ``data`` byte for byte, and a PATCH re-serialises it (then "field is
+        immutable"). On conflict the fresh object is bumped, unless it already is.
+        """
+        current: JSON = dict(revision)
+        for _ in range(5):
+            if int(current.get("revision") or 0) >= number:
+                return current
+            try:
+                result = await self.kube.replace(CONTROLLER_REVISIONS, {**current, "revision": number})
+            except ConflictError:
+                current = await self.kube.get(CONTROLLER_REVISIONS, name(revision), namespace(revision))
+                continue
+            self.rv_expectations.expect(uid(result), str(metadata(result).get("resourceVersion")))
+            return result
+        raise CloneSetSyncError(f"could not bump revision {name(revision)}: conflicts persisted")
+
     # ------------------------------------------------------------------ status
     async def _write_status(
         self,
@@ -231,7 +295,8 @@ class CloneSetController:
         collision: int,
         now: datetime.datetime,
         errors: dict[str, str],
-    ) -> None:
+    ) -> JSON:
+        """Write the status computed from the cache when it differs; returns it."""
         new = calculate_status(
             cs,
             pods,
@@ -240,17 +305,10 @@ class CloneSetController:
             collision_count=collision,
             now=now,
         )
-        for cond in ("FailedScale", "FailedUpdate"):
-            if cond in errors:
-                set_condition(new, cond, errors[cond], now)
-            else:
-                clear_condition(new, cond)
-        old = dict(status(cs))
-        if not status_changed(old, new) and ("conditions" in new) == ("conditions" in old):
-            return
-        if "conditions" not in new and "conditions" in old:
-            new["conditions"] = None
-        await self._patch_status(cs, new)
+        patch = status_to_write(status(cs), new, errors, now)
+        if patch is not None:
+            await self._patch_status(cs, patch)
+        return new
 
     async def _patch_status(self, cs: KubeObject, new_status: JSON) -> None:
         with contextlib.suppress(NotFoundError):
@@ -272,13 +330,16 @@ class CloneSetController:
         kept = [n for n in wanted if n in alive]
         if kept == wanted:
             return
-        patch = {
-            "metadata": {"resourceVersion": metadata(cs).get("resourceVersion")},
-            "spec": {"scaleStrategy": {"podsToDelete": kept or None}},
-        }
+        # Guarded by the list itself rather than the resourceVersion, which this very reconcile
+        # has just moved if it wrote the status: a "test" op fails only if the user changed it.
+        path = "/spec/scaleStrategy/podsToDelete"
+        patch: list[JSON] = [
+            {"op": "test", "path": path, "value": wanted},
+            {"op": "replace", "path": path, "value": kept} if kept else {"op": "remove", "path": path},
+        ]
         try:
-            await self.kube.patch(CLONESETS, name(cs), patch, namespace(cs), patch_type="merge")
-        except KruiseError as err:  # a conflict: the next round retries on fresh data
+            await self.kube.patch(CLONESETS, name(cs), patch, namespace(cs), patch_type="json")
+        except KruiseError as err:  # the list changed meanwhile: that change triggers a new round
             log.debug("truncate podsToDelete of %s: %s", name(cs), err)
 
     async def _truncate_history(

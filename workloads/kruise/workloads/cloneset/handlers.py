@@ -105,8 +105,14 @@ def register(
         if owner is not None:
             controller.enqueue(owner[1])
 
+    def on_pod(**kwargs: Any) -> None:
+        owner = _owner_key(kwargs["body"])
+        if owner is not None:
+            controller.observe_pod(owner[1], kwargs["body"], deleted=kwargs.get("type") == "DELETED")
+        on_owned(**kwargs)
+
+    kopf.on.event("", "v1", "pods", registry=registry, id="cloneset_pods_event", when=is_owned)(on_pod)
     for group, version, plural in (
-        ("", "v1", "pods"),
         ("", "v1", "persistentvolumeclaims"),
         ("apps", "v1", "controllerrevisions"),
     ):

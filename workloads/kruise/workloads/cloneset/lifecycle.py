@@ -31,6 +31,7 @@ from kruise.workloads.cloneset.podstate import (
     LifecycleState,
     equal_to_revision_hash,
     lifecycle_state,
+    node_name,
 )
 
 #: A ``LifecycleHook`` dict:
@@ -97,7 +98,10 @@ def refresh_transition(
 ) -> LifecycleTransition | None:
     """The state change ``refreshPodState`` makes on every reconcile, if any.
 
-    * PreparingNormal -> Normal without a preNormal hook or once all-hooked by it.
+    * PreparingNormal -> Normal once all-hooked by the preNormal hook; without that hook, once
+      the pod is scheduled (``spec.nodeName`` set; openkruise/kruise#2087, which the upstream
+      e2e "creates with unschedulable scheduler" checks: a Pending unscheduled pod stays
+      PreparingNormal).
     * PreparingUpdate already at ``update_revision`` (rolled back while waiting, issue #1156)
       -> Updated if a lifecycle exists and the pod is not all-hooked by inPlaceUpdate, else Normal.
     * Updating, once ``update_completed`` (see
@@ -117,7 +121,7 @@ def refresh_transition(
     )
     if state == LifecycleState.PREPARING_NORMAL:
         pre_normal = hook_of(cloneset, "preNormal")
-        if pre_normal is None or is_pod_all_hooked(pre_normal, pod):
+        if (pre_normal is None and node_name(pod)) or is_pod_all_hooked(pre_normal, pod):
             target = LifecycleState.NORMAL
     elif state == LifecycleState.PREPARING_UPDATE:
         if equal_to_revision_hash(pod, update_revision):

@@ -7,13 +7,15 @@ Mirrors OpenKruise's ``cloneset_scale.go`` (createPods / NewVersionedPods) and
   ``rand.String`` alphabet, label ``apps.kruise.io/cloneset-instance-id``;
 - free PVCs' instance ids are reused first (unless ``disablePVCReuse``), so a
   recreated pod gets its volumes back;
-- template from the revision the pod is created at (old-revision pods keep the
-  partition while scaling out), revision labels, the ``InPlaceUpdateReady``
+- template (labels, annotations, finalizers, spec) from the revision the pod is created at
+  (old-revision pods keep the partition while scaling out), revision labels, the ``InPlaceUpdateReady``
   readiness gate, lifecycle state ``PreparingNormal``;
 - one PVC per ``volumeClaimTemplates`` entry, ``<vct>-<cloneset>-<id>``, labelled
   with the selector's matchLabels and the instance id, owned by the CloneSet, and
   mounted by prepending a volume of the template's name (replacing a template
-  volume of that name).
+  volume of that name);
+- with ``scaleStrategy.disablePVCReuse``, PVCs whose pod is gone are deleted and those of
+  terminating pods handed to the pod (``cleanupPVCs``), so a new pod never inherits a volume.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import copy
 import random
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -43,6 +46,7 @@ from kruise.workloads.cloneset.podstate import (
     POD_TEMPLATE_HASH_LABEL,
     REVISION_HASH_LABEL,
     LifecycleState,
+    is_active,
     short_hash,
 )
 from kruise.workloads.cloneset.revision import template_of_revision
@@ -179,18 +183,16 @@ def new_pod(
             v for v in sequence(pod_spec.get("volumes")) if mapping(v).get("name") not in set(vct_names)
         ]
         pod_spec["volumes"] = claims + list(others)
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"{name(cloneset)}-{instance_id}",
-            "namespace": namespace(cloneset),
-            "labels": labels,
-            "annotations": annotations,
-            "ownerReferences": [owner_reference(cloneset)],
-        },
-        "spec": pod_spec,
+    pod_meta: dict[str, Any] = {
+        "name": f"{name(cloneset)}-{instance_id}",
+        "namespace": namespace(cloneset),
+        "labels": labels,
+        "annotations": annotations,
+        "ownerReferences": [owner_reference(cloneset)],
     }
+    if sequence(template_meta.get("finalizers")):  # GetPodFromTemplate copies them
+        pod_meta["finalizers"] = [str(f) for f in sequence(template_meta.get("finalizers"))]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": pod_spec}
 
 
 def slow_start_batches(total: int, initial: int = 1) -> list[int]:
@@ -213,3 +215,73 @@ def pvcs_of_instance(pvcs: Iterable[KubeObject], instance_id: str) -> list[KubeO
 
 def instance_id_of(pod: Mapping[str, Any]) -> str:
     return str(mapping(metadata(pod).get("labels")).get(INSTANCE_ID_LABEL) or "")
+
+
+@dataclass(frozen=True)
+class PVCCleanup:
+    """What ``cleanupPVCs`` does with ``scaleStrategy.disablePVCReuse`` (see :func:`plan_pvc_cleanup`).
+
+    Attributes:
+        keep: PVCs of active pods; the rest of the reconcile sees only these.
+        reown: ``(pvc, pod)`` pairs: the PVC of an inactive (terminating or finished) pod is
+            handed to that pod, so the garbage collector removes it together with the pod.
+        delete: PVCs whose pod is gone: deleted now.
+    """
+
+    keep: list[KubeObject]
+    reown: list[tuple[KubeObject, KubeObject]]
+    delete: list[KubeObject]
+
+
+def plan_pvc_cleanup(pods: Iterable[KubeObject], pvcs: Iterable[KubeObject]) -> PVCCleanup:
+    """Split the CloneSet's PVCs by whether their instance id has an active, inactive or no pod.
+
+    ``pods`` are all owned pods, active and inactive (``GetActiveAndInactivePods``).
+    """
+    active: set[str] = set()
+    inactive: dict[str, KubeObject] = {}
+    for pod in pods:
+        instance_id = instance_id_of(pod)
+        if not instance_id:
+            continue
+        if is_active(pod):
+            active.add(instance_id)
+        else:
+            inactive[instance_id] = pod
+    keep: list[KubeObject] = []
+    reown: list[tuple[KubeObject, KubeObject]] = []
+    delete: list[KubeObject] = []
+    for pvc in pvcs:
+        instance_id = instance_id_of(pvc)
+        if instance_id in active:
+            keep.append(pvc)
+        elif instance_id in inactive:
+            reown.append((pvc, inactive[instance_id]))
+        else:
+            delete.append(pvc)
+    return PVCCleanup(keep, reown, delete)
+
+
+def pvc_reown_patch(pvc: KubeObject, cloneset_uid: str, pod: KubeObject) -> dict[str, Any]:
+    """Merge patch moving ``pvc``'s ownership from the CloneSet to ``pod`` (``updateClaimOwnerRefToPod``).
+
+    The CloneSet's reference is removed and a controller reference to the pod added; the
+    PVC's resourceVersion is the precondition.
+    """
+    refs = [
+        dict(r)
+        for r in sequence(metadata(pvc).get("ownerReferences"))
+        if mapping(r).get("uid") != cloneset_uid
+    ]
+    if not any(r.get("uid") == uid(pod) for r in refs):
+        refs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": name(pod),
+                "uid": uid(pod),
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        )
+    return {"metadata": {"ownerReferences": refs, "resourceVersion": metadata(pvc).get("resourceVersion")}}

@@ -7,21 +7,32 @@
 - ``expectedUpdatedReplicas = replicas - partition`` (calculated);
 - ``currentRevision`` becomes ``updateRevision`` once
   ``updatedReplicas == status.replicas == spec.replicas`` (readiness not needed);
-- ``labelSelector``: the selector in ``metav1.FormatLabelSelector`` form.
+- ``labelSelector``: the selector in ``metav1.FormatLabelSelector`` form;
+- written only when one of those (or ``observedGeneration``) changed, with this round's
+  ``FailedScale`` / ``FailedUpdate`` conditions (:func:`status_to_write`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from kruise.workloads.cloneset.arith import strategy_numbers
-from kruise.workloads.cloneset.objects import KubeObject, mapping, metadata, sequence, spec, status
+from kruise.workloads.cloneset.objects import (
+    KubeObject,
+    as_utc,
+    format_time,
+    mapping,
+    metadata,
+    sequence,
+    spec,
+)
 from kruise.workloads.cloneset.podstate import (
     equal_to_revision_hash,
     is_cloneset_available,
     is_pod_update_ready,
+    ready_time,
 )
 
 COUNTERS = (
@@ -96,31 +107,56 @@ def calculate_status(
         new["currentRevision"] = update_revision
     else:
         new["currentRevision"] = current_revision
-    old_conditions = sequence(status(cloneset).get("conditions"))
-    if old_conditions:
-        new["conditions"] = [dict(c) for c in old_conditions]
     return new
 
 
-def status_changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """Whether writing ``new`` would change anything (upstream writes only then)."""
-    return any(old.get(k) != v for k, v in new.items())
+#: The fields whose change makes upstream write the status (``inconsistentStatus``).
+TRIGGERS = (*COUNTERS, "updateRevision", "currentRevision", "labelSelector")
 
 
-def set_condition(status_: dict[str, Any], cond_type: str, message: str, now: datetime) -> None:
-    """Set a FailedScale/FailedUpdate style condition (status True, message = the error)."""
-    from kruise.workloads.cloneset.objects import format_time
+def status_to_write(
+    old: Mapping[str, Any], new: Mapping[str, Any], errors: Mapping[str, str], now: datetime
+) -> dict[str, Any] | None:
+    """The status to write after a reconcile, or ``None`` (``UpdateCloneSetStatus``).
 
-    conditions = [c for c in status_.get("conditions") or [] if c.get("type") != cond_type]
-    conditions.append(
-        {"type": cond_type, "status": "True", "lastTransitionTime": format_time(now), "message": message}
-    )
-    status_["conditions"] = conditions
+    Upstream writes only when ``observedGeneration`` grew or a counter, a revision or the
+    selector changed, and then replaces the whole status: its ``conditions`` are exactly this
+    round's failures, ``FailedScale`` / ``FailedUpdate`` (status True, message = the error).
+    A failure alone does not cause a write. ``conditions`` is ``None`` when there is none, which
+    removes old ones in a merge patch.
+    """
+    grew = int(new.get("observedGeneration") or 0) > int(old.get("observedGeneration") or 0)
+    if not grew and all(old.get(k) == new.get(k) for k in TRIGGERS):
+        return None
+    conditions = [
+        {"type": kind, "status": "True", "lastTransitionTime": format_time(now), "message": errors[kind]}
+        for kind in ("FailedScale", "FailedUpdate")
+        if kind in errors
+    ]
+    return {**new, "conditions": conditions or None}
 
 
-def clear_condition(status_: dict[str, Any], cond_type: str) -> None:
-    conditions = [c for c in status_.get("conditions") or [] if c.get("type") != cond_type]
-    if conditions:
-        status_["conditions"] = conditions
-    else:
-        status_.pop("conditions", None)
+def seconds_until_available(
+    cloneset: KubeObject, active_pods: Sequence[KubeObject], now: datetime
+) -> float | None:
+    """When the next ready pod turns available by ``minReadySeconds``, in seconds from ``now``.
+
+    Upstream requeues a full ``minReadySeconds`` after any reconcile that finds
+    ``availableReplicas != readyReplicas``; this is the same wake-up, only aimed at the moment
+    the earliest such pod crosses the threshold (its Ready ``lastTransitionTime`` plus
+    ``minReadySeconds``, judged strictly as ``IsPodAvailable`` does), so a CloneSet paced by
+    ``scaleStrategy.maxUnavailable`` creates the next pod as soon as upstream's check allows.
+    ``None`` when no pod is waiting.
+    """
+    min_ready = int(spec(cloneset).get("minReadySeconds") or 0)
+    if min_ready <= 0:
+        return None
+    waits = []
+    for pod in active_pods:
+        since = ready_time(pod)
+        if since is None or not is_pod_update_ready(pod, 0, now) or is_pod_update_ready(pod, min_ready, now):
+            continue
+        waits.append((since + timedelta(seconds=min_ready) - as_utc(now)).total_seconds())
+    if not waits:
+        return None
+    return max(min(waits), 0.0) + 0.05  # just past the threshold: availability is a strict ">"

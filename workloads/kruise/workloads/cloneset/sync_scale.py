@@ -45,7 +45,7 @@ from kruise.workloads.cloneset.objects import KubeObject, mapping, name, namespa
 from kruise.workloads.cloneset.podstate import (
     LifecycleState,
     equal_to_revision_hash,
-    is_ready,
+    is_cloneset_available,
     lifecycle_state,
 )
 from kruise.workloads.cloneset.sorting import choose_pods_to_delete, topology_keys_of
@@ -115,7 +115,7 @@ class Scaler:
                 await self._create(
                     cs, key, pods, pvcs, limit, min(old, limit), current_revision, update_revision, now, out
                 )
-                return out
+            return out  # upstream never deletes in a round that wants to scale out
         # 3. pods whose preDelete hook was released are deleted now
         for pod in pods:
             if lifecycle_state(pod) == LifecycleState.PREPARING_DELETE and delete_transition(cs, pod) is None:
@@ -123,11 +123,15 @@ class Scaler:
         if out.modified:
             return out
         # 4. specified deletes, limited by deleteReadyLimit for ready pods
-        specified = [p for p in pods if is_specified_delete_in(cs, p)]
+        specified = [
+            p
+            for p in pods
+            if is_specified_delete_in(cs, p) and lifecycle_state(p) != LifecycleState.PREPARING_DELETE
+        ]
         if specified:
             ready_budget = diffs.delete_ready_limit
             for pod in specified:
-                if is_ready(pod):
+                if is_cloneset_available(pod, 0, now):  # upstream isPodReady
                     if ready_budget <= 0:
                         continue
                     ready_budget -= 1
@@ -152,7 +156,7 @@ class Scaler:
             )
             ready_budget = diffs.delete_ready_limit
             for pod in victims:
-                if is_ready(pod):
+                if is_cloneset_available(pod, 0, now):
                     if ready_budget <= 0:
                         continue
                     ready_budget -= 1

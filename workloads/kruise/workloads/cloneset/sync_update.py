@@ -130,16 +130,21 @@ class Updater:
             if action.kind == UpdateKind.LIFECYCLE and action.transition is not None:
                 await self._patch(pod, lifecycle_patch(action.transition, now), out)
             elif action.kind == UpdateKind.RECREATE:
+                target = action.target_revision
                 if await self._patch(pod, recreate_patch(), out):
                     self.recorder.event(
                         cs,
                         NORMAL,
                         SUCCESSFUL_UPDATE_RECREATE,
-                        f"successfully update pod {name(pod)} by recreate",
+                        f"successfully patch pod {name(pod)} specified-delete for update(revision {target})",
                     )
                 else:
                     self.recorder.event(
-                        cs, WARNING, FAILED_UPDATE_RECREATE, f"failed to recreate pod {name(pod)}"
+                        cs,
+                        WARNING,
+                        FAILED_UPDATE_RECREATE,
+                        f"failed to patch pod specified-delete {name(pod)} for update(revision {target}): "
+                        f"{out.errors[-1] if out.errors else ''}",
                     )
             elif action.kind == UpdateKind.IN_PLACE and action.spec is not None:
                 if has_in_place_readiness_gate(pod):
@@ -148,18 +153,23 @@ class Updater:
                     if rv is None:
                         continue
                     pod = {**pod, "metadata": {**mapping(pod.get("metadata")), "resourceVersion": rv}}
+                target = action.target_revision
                 if await self._patch_in_place(pod, action.spec, now, out):
                     self.recorder.event(
                         cs,
                         NORMAL,
                         SUCCESSFUL_UPDATE_IN_PLACE,
-                        f"successfully update pod {name(pod)} in-place",
+                        f"successfully update pod {name(pod)} in-place(revision {target})",
                     )
                     if grace > 0:
                         out.requeue(float(grace))
                 else:
                     self.recorder.event(
-                        cs, WARNING, FAILED_UPDATE_IN_PLACE, f"failed to update pod {name(pod)} in-place"
+                        cs,
+                        WARNING,
+                        FAILED_UPDATE_IN_PLACE,
+                        f"failed to update pod {name(pod)} in-place(revision {target}): "
+                        f"{out.errors[-1] if out.errors else ''}",
                     )
         return out
 

@@ -1,0 +1,119 @@
+{{/*
+Namespace of everything namespaced in this chart. `kruise manager` registers its webhooks
+against kruise-system/kruise-webhook-service (no flag for that namespace yet), so any other
+namespace would leave the API server calling a Service that does not exist.
+*/}}
+{{- define "kruise.namespace" -}}
+{{- $ns := .Values.installation.namespace | default "kruise-system" -}}
+{{- if ne $ns "kruise-system" -}}
+{{- fail (printf "installation.namespace=%q is not supported yet: kruise manager registers its webhooks against the Service kruise-system/kruise-webhook-service; install into kruise-system" $ns) -}}
+{{- end -}}
+{{- $ns -}}
+{{- end -}}
+
+{{- define "kruise.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Labels on every object of the chart. */}}
+{{- define "kruise.labels" -}}
+app.kubernetes.io/name: kruise
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ include "kruise.chart" . }}
+{{- end -}}
+
+{{/* The single image of the manager and the daemon. */}}
+{{- define "kruise.image" -}}
+{{- printf "%s:%s" .Values.manager.image.repository (.Values.manager.image.tag | default .Chart.AppVersion | toString) -}}
+{{- end -}}
+
+{{/*
+Feature gates this manager understands (kruise.rollouts.manager.options.FEATURE_GATES; a test
+keeps the two lists equal).
+*/}}
+{{- define "kruise.knownFeatureGates" -}}
+CloneSetShortHash,CloneSetPartitionRollback,PreparingUpdateAsUpdate,InPlaceUpdateEnvFromMetadata,ResourcesDeletionProtection,TemplateNoDefaults
+{{- end -}}
+
+{{/*
+--feature-gates for the manager: .Values.featureGates checked against the known gates, with the
+chart-only gate KruiseDaemon removed. Fails on malformed or unknown gates.
+*/}}
+{{- define "kruise.managerFeatureGates" -}}
+{{- $known := splitList "," (include "kruise.knownFeatureGates" .) -}}
+{{- $out := list -}}
+{{- range $raw := splitList "," (.Values.featureGates | default "" | toString) -}}
+{{- $item := trim $raw -}}
+{{- if $item -}}
+{{- $parts := splitList "=" $item -}}
+{{- $name := first $parts -}}
+{{- if or (ne (len $parts) 2) (not (has (lower (last $parts)) (list "true" "false"))) -}}
+{{- fail (printf "featureGates: %q is not Name=true|false" $item) -}}
+{{- end -}}
+{{- if eq $name "KruiseDaemon" -}}
+{{- else if has $name $known -}}
+{{- $out = append $out $item -}}
+{{- else -}}
+{{- fail (printf "featureGates: unknown gate %q; this kruise manager knows %s (and KruiseDaemon)" $name (join ", " $known)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- join "," $out -}}
+{{- end -}}
+
+{{/* Whether the daemon DaemonSet (and its RBAC) is rendered. */}}
+{{- define "kruise.daemonEnabled" -}}
+{{- $off := regexMatch "(^|,)\\s*KruiseDaemon\\s*=\\s*(?i:false)\\s*(,|$)" (.Values.featureGates | default "" | toString) -}}
+{{- if and .Values.daemon.enabled (not $off) -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+--webhook-failure-policy: a string (Fail/Ignore), or upstream's map form where `pods` has no
+meaning here (no pod webhook) and `default` is used.
+*/}}
+{{- define "kruise.webhookFailurePolicy" -}}
+{{- $p := .Values.webhookConfiguration.failurePolicy | default "Fail" -}}
+{{- if kindIs "map" $p -}}
+{{- $p = get $p "default" | default "Fail" -}}
+{{- end -}}
+{{- if not (has $p (list "Fail" "Ignore")) -}}
+{{- fail (printf "webhookConfiguration.failurePolicy must be Fail or Ignore, not %q" $p) -}}
+{{- end -}}
+{{- $p -}}
+{{- end -}}
+
+{{/*
+KRUISE_LOG_LEVEL from a log.level value: a Python level name, or a klog verbosity number
+(upstream's values use "4"): 0-4 -> INFO, 5+ -> DEBUG.
+*/}}
+{{- define "kruise.logLevel" -}}
+{{- $v := . | default "INFO" | toString | upper -}}
+{{- if regexMatch "^[0-9]+$" $v -}}
+{{- if ge (atoi $v) 5 -}}DEBUG{{- else -}}INFO{{- end -}}
+{{- else if has $v (list "DEBUG" "INFO" "WARNING" "ERROR" "CRITICAL") -}}
+{{- $v -}}
+{{- else -}}
+{{- fail (printf "log.level %q: want DEBUG, INFO, WARNING, ERROR or a klog number" $v) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Where the manager finds (or writes) its webhook certificates. */}}
+{{- define "kruise.webhookCertDir" -}}
+/etc/kruise/webhook-certs
+{{- end -}}
+
+{{/* Pod-level security context shared by the chart's pods (not the host-network daemon). */}}
+{{- define "kruise.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+runAsUser: 65534
+runAsGroup: 65534
+capabilities:
+  drop:
+    - ALL
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}

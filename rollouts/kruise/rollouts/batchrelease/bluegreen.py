@@ -1,0 +1,449 @@
+"""Blue-green release of a CloneSet or a native Deployment (pure).
+
+Mirrors Kruise Rollouts' ``control/bluegreenstyle/{cloneset,deployment}`` and ``hpa``. New pods
+**surge** next to the old ones instead of replacing them, and nothing is ever considered
+available, so the workload controller never scales the old version down:
+
+- **take control** (once per BatchRelease, ``IsControlledByBatchRelease``): disable the HPA of
+  the workload (``scaleTargetRef.name += "-DisableByRollout"``); save the user's settings in
+  ``rollouts.kruise.io/original-deployment-strategy`` (``{"maxUnavailable", "maxSurge",
+  "minReadySeconds", "progressDeadlineSeconds"}``, defaults 25%/25%/0/600 for a Deployment and
+  20%/0%/0 for a CloneSet) with the control annotation; set ``maxSurge: 1``,
+  ``maxUnavailable: 0`` and ``minReadySeconds: MaxInt32-1`` (Deployment: also
+  ``progressDeadlineSeconds: MaxInt32``, ``RollingUpdate``, and ``minReadySeconds`` on the
+  stable ReplicaSet, so its pods stop counting as available; CloneSet: ``paused: false``, the
+  webhook's ``partition: 100%`` still holds it);
+- **each batch** raises the surge to the batch's ``canaryReplicas`` (a ``maxSurge`` of 1 counts
+  as the initial 0), never lowers it; Deployment: ``paused: false``, ``maxUnavailable: 0``;
+  CloneSet: ``partition: null``. Before that the workload must still carry the settings
+  (``ValidateReadyForBlueGreenRelease``: CloneSet ``ReCreate``; Deployment ``RollingUpdate``),
+  else the BatchRelease reports upstream's message and waits;
+- **ready**: updated pods (Deployment: ``status.updatedReplicas`` and the ready pods of the new
+  ReplicaSet; CloneSet: ``updatedReplicas``/``updatedReadyReplicas``) reach the batch's
+  planned count (Deployment: ``NewRSReplicasLimit``, a percentage below 100% never takes all);
+- **finalise** (``batchPartition`` unset): restore the saved settings (Deployment also
+  ``paused: false``), drop the annotations and the ``rollouts.kruise.io/stable-revision``
+  label, wait until every ready pod is updated (Deployment: ``waitAllUpdatedAndReady``), then
+  give the HPA back. A BatchRelease still partitioned (continuous release) is left alone: that is
+  unsupported upstream too.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kruise.rollouts.batchrelease.decide import control_info
+from kruise.rollouts.batchrelease.deployment import max_unavailable
+from kruise.rollouts.batchrelease.ops import ControlDecision, Op, Target, patch
+from kruise.rollouts.rollout.batchplan import IntOrStr, batch_ready, scaled
+from kruise.rollouts.rollout.constants import (
+    BATCH_RELEASE_CONTROL_ANNOTATION,
+    HPA_DISABLE_SUFFIX,
+    MAX_PROGRESS_SECONDS,
+    MAX_READY_SECONDS,
+    ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
+    STABLE_REVISION_LABEL,
+)
+from kruise.rollouts.rollout.deployment import new_and_stable, owned_replicasets, stable_replicaset
+from kruise.rollouts.rollout.hashing import release_plan_hash
+from kruise.rollouts.rollout.podtemplate import pod_template_hash
+
+JSON = dict[str, Any]
+
+
+def _meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return (obj or {}).get("metadata") or {}
+
+
+def _replicas(obj: Mapping[str, Any]) -> int:
+    value = (obj.get("spec") or {}).get("replicas")
+    return 1 if value is None else int(value)
+
+
+def _consistent(obj: Mapping[str, Any]) -> bool:
+    return int(_meta(obj).get("generation") or 0) == int(
+        (obj.get("status") or {}).get("observedGeneration") or -1
+    )
+
+
+def is_deployment(workload: Mapping[str, Any]) -> bool:
+    return workload.get("kind") == "Deployment"
+
+
+def is_controlled(br: Mapping[str, Any], obj: Mapping[str, Any]) -> bool:
+    """``IsControlledByBatchRelease``: owned by, or carrying the control-info of, ``br``."""
+    uid = _meta(br).get("uid")
+    if any(r.get("controller") and r.get("uid") == uid for r in _meta(obj).get("ownerReferences") or []):
+        return True
+    raw = (_meta(obj).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION)
+    if not raw:
+        return False
+    try:
+        return bool(json.loads(raw).get("uid") == uid)
+    except (ValueError, AttributeError):
+        return False
+
+
+# ------------------------------------------------------------------------------ saved settings
+def saved_setting(workload: Mapping[str, Any]) -> JSON:
+    """``GetOriginalSetting``: the settings saved in the annotation (``{}`` when absent).
+    Raises ``ValueError`` on an unreadable annotation."""
+    raw = (_meta(workload).get("annotations") or {}).get(ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION)
+    setting = json.loads(raw) if raw else {}
+    if not isinstance(setting, dict):
+        raise ValueError("original-deployment-strategy is not an object")
+    return setting
+
+
+def original_setting(workload: Mapping[str, Any]) -> JSON:
+    """``GetOriginalSetting`` + ``InitOriginalSetting``: the saved settings, completed from the
+    workload where unset (only when taking control: the workload still has the user's values)."""
+    setting = saved_setting(workload)
+    spec = workload.get("spec") or {}
+    if is_deployment(workload):
+        rolling = (spec.get("strategy") or {}).get("rollingUpdate") or {}
+        setting.setdefault("maxSurge", rolling.get("maxSurge", "25%"))
+        setting.setdefault("maxUnavailable", rolling.get("maxUnavailable", "25%"))
+        if setting.get("progressDeadlineSeconds") is None:
+            setting["progressDeadlineSeconds"] = spec.get("progressDeadlineSeconds", 600)
+    else:
+        strategy = spec.get("updateStrategy") or {}
+        setting.setdefault("maxSurge", strategy.get("maxSurge", "0%"))
+        setting.setdefault("maxUnavailable", strategy.get("maxUnavailable", "20%"))
+    if not setting.get("minReadySeconds"):
+        setting["minReadySeconds"] = int(spec.get("minReadySeconds") or 0)
+    return setting
+
+
+def dump_setting(setting: Mapping[str, Any]) -> str:
+    """The annotation value, fields in upstream's order; zero/absent ones omitted (``omitempty``)."""
+    out: JSON = {}
+    for key in ("maxUnavailable", "maxSurge"):
+        if setting.get(key) is not None:
+            out[key] = setting[key]
+    if setting.get("minReadySeconds"):
+        out["minReadySeconds"] = int(setting["minReadySeconds"])
+    if setting.get("progressDeadlineSeconds") is not None:
+        out["progressDeadlineSeconds"] = int(setting["progressDeadlineSeconds"])
+    return json.dumps(out, separators=(",", ":"))
+
+
+# ------------------------------------------------------------------------------ HPA
+def _strip_suffix(name: str) -> str:
+    while name.endswith(HPA_DISABLE_SUFFIX):
+        name = name[: -len(HPA_DISABLE_SUFFIX)]
+    return name
+
+
+def hpa_op(
+    workload: Mapping[str, Any], hpas: Sequence[tuple[Target, Mapping[str, Any]]], *, disable: bool
+) -> Op | None:
+    """``DisableHPA``/``RestoreHPA``: the scaleTargetRef rename of the workload's HPA, if any is due.
+
+    ``hpas``: ``(Target.HPA_V2 | Target.HPA_V1, object)`` pairs of the namespace, v2 first.
+    """
+    for target, hpa in hpas:
+        ref = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
+        name = str(ref.get("name") or "")
+        if (
+            ref.get("apiVersion") != workload.get("apiVersion")
+            or ref.get("kind") != workload.get("kind")
+            or _strip_suffix(name) != _meta(workload).get("name")
+        ):
+            continue
+        disabled = name.endswith(HPA_DISABLE_SUFFIX)
+        if disable == disabled:
+            return None
+        new_name = name + HPA_DISABLE_SUFFIX if disable else _strip_suffix(name)
+        body = {
+            "spec": {
+                "scaleTargetRef": {
+                    "apiVersion": ref.get("apiVersion"),
+                    "kind": ref.get("kind"),
+                    "name": new_name,
+                }
+            }
+        }
+        return patch(target, hpa, body, guarded=False)
+    return None
+
+
+# ------------------------------------------------------------------------------ validation
+def validate_ready(workload: Mapping[str, Any]) -> str | None:
+    """``ValidateReadyForBlueGreenRelease``: None, or why the batch cannot be upgraded."""
+    spec = workload.get("spec") or {}
+    if not (_meta(workload).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION):
+        return "workload has no control info annotation"
+    if is_deployment(workload):
+        strategy = spec.get("strategy") or {}
+        if strategy.get("type") and strategy.get("type") != "RollingUpdate":
+            return "deployment strategy type is not RollingUpdate"
+        if strategy.get("rollingUpdate") is None:
+            return "deployment strategy rollingUpdate is nil"
+        if (
+            int(spec.get("minReadySeconds") or 0) != MAX_READY_SECONDS
+            or spec.get("progressDeadlineSeconds") != MAX_PROGRESS_SECONDS
+        ):
+            return (
+                "deployment strategy minReadySeconds or progressDeadlineSeconds is not "
+                "MaxReadySeconds or MaxProgressSeconds"
+            )
+        return None
+    strategy_type = (spec.get("updateStrategy") or {}).get("type")
+    if strategy_type and strategy_type != "ReCreate":
+        return "cloneSet strategy type is not ReCreate"
+    if int(spec.get("minReadySeconds") or 0) != MAX_READY_SECONDS:
+        return "cloneSet strategy minReadySeconds is not MaxReadySeconds"
+    return None
+
+
+# ------------------------------------------------------------------------------ counts
+def _max_surge(workload: Mapping[str, Any]) -> IntOrStr:
+    spec = workload.get("spec") or {}
+    if is_deployment(workload):
+        value = ((spec.get("strategy") or {}).get("rollingUpdate") or {}).get("maxSurge")
+    else:
+        value = (spec.get("updateStrategy") or {}).get("maxSurge")
+    if value is None or value == 1:  # 1 is the initial value set when taking control
+        return 0
+    return value  # type: ignore[no-any-return]
+
+
+def new_rs_replicas_limit(surge: IntOrStr, replicas: int) -> int:
+    """``NewRSReplicasLimit``: pods the new ReplicaSet may have for ``surge``."""
+    limit = max(0, min(scaled(surge, replicas, round_up=True), replicas))
+    if replicas > 1 and isinstance(surge, str) and surge != "100%":
+        limit = min(limit, replicas - 1)
+    return limit
+
+
+def _updated_counts(workload: Mapping[str, Any], replicasets: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    status = workload.get("status") or {}
+    if not is_deployment(workload):
+        return int(status.get("updatedReplicas") or 0), int(status.get("updatedReadyReplicas") or 0)
+    new_rs, _ = new_and_stable(owned_replicasets(workload, replicasets, active_only=False), workload)
+    ready = int(((new_rs or {}).get("status") or {}).get("readyReplicas") or 0)
+    return int(status.get("updatedReplicas") or 0), ready
+
+
+def _all_updated_and_ready(workload: Mapping[str, Any]) -> bool:
+    status = workload.get("status") or {}
+    if not _consistent(workload):
+        return False
+    if not is_deployment(workload):
+        return int(status.get("readyReplicas") or 0) == int(status.get("updatedReadyReplicas") or 0)
+    if (workload.get("spec") or {}).get("paused"):
+        return False
+    if int(status.get("readyReplicas") or 0) != int(status.get("updatedReplicas") or 0):
+        return False
+    return max_unavailable(workload) + int(status.get("availableReplicas") or 0) >= int(
+        status.get("replicas") or 0
+    )
+
+
+def _target(workload: Mapping[str, Any]) -> Target:
+    return Target.DEPLOYMENT if is_deployment(workload) else Target.CLONESET
+
+
+def needs_hpas(br: Mapping[str, Any], workload: Mapping[str, Any] | None) -> bool:
+    """Whether this round may touch an HPA (taking control or finalising)."""
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    return workload is not None and (plan.get("batchPartition") is None or not is_controlled(br, workload))
+
+
+# ------------------------------------------------------------------------------ decide
+def _take_control(
+    br: Mapping[str, Any],
+    workload: Mapping[str, Any],
+    replicasets: Sequence[Mapping[str, Any]],
+    hpas: Sequence[tuple[Target, Mapping[str, Any]]],
+) -> list[Op]:
+    ops: list[Op] = []
+    hpa = hpa_op(workload, hpas, disable=True)
+    if hpa is not None:
+        ops.append(hpa)
+    annotations = {
+        ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION: dump_setting(original_setting(workload)),
+        BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br),
+    }
+    if is_deployment(workload):
+        stable_rs = stable_replicaset(workload, replicasets)
+        if (
+            stable_rs is not None
+            and int((stable_rs.get("spec") or {}).get("minReadySeconds") or 0) != MAX_READY_SECONDS
+        ):
+            ops.append(
+                patch(
+                    Target.REPLICASET,
+                    stable_rs,
+                    {"spec": {"minReadySeconds": MAX_READY_SECONDS}},
+                    guarded=False,
+                )
+            )
+        spec: JSON = {
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+            "minReadySeconds": MAX_READY_SECONDS,
+            "progressDeadlineSeconds": MAX_PROGRESS_SECONDS,
+        }
+    else:
+        spec = {
+            "updateStrategy": {"paused": False, "maxSurge": 1, "maxUnavailable": 0},
+            "minReadySeconds": MAX_READY_SECONDS,
+        }
+    ops.append(patch(_target(workload), workload, {"metadata": {"annotations": annotations}, "spec": spec}))
+    return ops
+
+
+def _restore(workload: Mapping[str, Any]) -> Op:
+    try:
+        setting = saved_setting(workload)
+    except ValueError:
+        setting = {}
+    annotations = {ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION: None, BATCH_RELEASE_CONTROL_ANNOTATION: None}
+    rolling = {"maxSurge": setting.get("maxSurge"), "maxUnavailable": setting.get("maxUnavailable")}
+    if is_deployment(workload):
+        body: JSON = {
+            "metadata": {"annotations": annotations, "labels": {STABLE_REVISION_LABEL: None}},
+            "spec": {
+                "paused": False,
+                "minReadySeconds": int(setting.get("minReadySeconds") or 0),
+                "progressDeadlineSeconds": setting.get("progressDeadlineSeconds"),
+                "strategy": {"rollingUpdate": rolling},
+            },
+        }
+    else:
+        body = {
+            "metadata": {"annotations": annotations},
+            "spec": {"minReadySeconds": int(setting.get("minReadySeconds") or 0), "updateStrategy": rolling},
+        }
+    return patch(_target(workload), workload, body)
+
+
+def _with_condition(status: JSON, message: str) -> None:
+    """``progressingStateTransition(InRolling, message)``."""
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "Progressing"]
+    conditions.append({"type": "Progressing", "status": "True", "reason": "InRolling", "message": message})
+    status["conditions"] = conditions
+    status["message"] = message
+
+
+def _clear_condition(status: JSON) -> None:
+    status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != "Progressing"]
+    if not status["conditions"]:
+        status.pop("conditions")
+    status.pop("message", None)
+
+
+def decide_blue_green(
+    br: Mapping[str, Any],
+    workload: Mapping[str, Any] | None,
+    replicasets: Sequence[Mapping[str, Any]] = (),
+    hpas: Sequence[tuple[Target, Mapping[str, Any]]] = (),
+) -> ControlDecision:
+    """One round of the blue-green control for ``br`` on a CloneSet or Deployment ``workload``.
+
+    ``replicasets``: the namespace's ReplicaSets (Deployment only); ``hpas``: see :func:`hpa_op`
+    (only needed when :func:`needs_hpas`).
+    """
+    status: JSON = copy.deepcopy(dict(br.get("status") or {}))
+    meta = _meta(br)
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    status["observedGeneration"] = int(meta.get("generation") or 0)
+    status["observedReleasePlanHash"] = release_plan_hash(plan)
+    if workload is None:
+        status["message"] = "workload not found"
+        return ControlDecision((), status, requeue_after=2.0)
+    replicas = _replicas(workload)
+    wl_status = workload.get("status") or {}
+    status["observedWorkloadReplicas"] = replicas
+    if is_deployment(workload):
+        status["stableRevision"] = str((_meta(workload).get("labels") or {}).get(STABLE_REVISION_LABEL) or "")
+        new_rs, _ = new_and_stable(owned_replicasets(workload, replicasets), workload)
+        if new_rs is not None:
+            status["updateRevision"] = pod_template_hash(new_rs)
+    else:
+        status["stableRevision"] = str(wl_status.get("currentRevision") or "").rsplit("-", 1)[-1]
+        status["updateRevision"] = str(wl_status.get("updateRevision") or "").rsplit("-", 1)[-1]
+    batch: JSON = status.setdefault("canaryStatus", {"currentBatch": 0})
+    batch.setdefault("currentBatch", 0)
+    updated, updated_ready = _updated_counts(workload, replicasets)
+    batch["updatedReplicas"] = updated
+    batch["updatedReadyReplicas"] = updated_ready
+    index = plan.get("batchPartition")
+
+    if index is None or meta.get("deletionTimestamp"):
+        status["phase"] = "Finalizing"
+        if index is not None:  # continuous release: not supported for blue-green, nothing to undo
+            status["phase"] = "Completed"
+            return ControlDecision((), status)
+        if (_meta(workload).get("annotations") or {}).get(
+            ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION
+        ) and not _meta(workload).get("deletionTimestamp"):
+            return ControlDecision((_restore(workload),), status, requeue_after=1.0)
+        if not _all_updated_and_ready(workload):
+            status["message"] = "wait all pods updated and ready"
+            return ControlDecision((), status, requeue_after=1.0)
+        hpa = hpa_op(workload, hpas, disable=False)
+        if hpa is not None:
+            return ControlDecision((hpa,), status, requeue_after=0.5)
+        status["phase"] = "Completed"
+        status.pop("message", None)
+        return ControlDecision((), status)
+
+    if not is_controlled(br, workload):
+        status["phase"] = "Preparing"
+        try:
+            ops = _take_control(br, workload, replicasets, hpas)
+        except ValueError as err:
+            kind = "deployment" if is_deployment(workload) else "cloneset"
+            _with_condition(
+                status,
+                f"cannot get original setting for {kind} {_meta(workload).get('namespace')}/"
+                f"{_meta(workload).get('name')}: {err} from annotation",
+            )
+            return ControlDecision((), status, requeue_after=2.0)
+        return ControlDecision(tuple(ops), status, requeue_after=0.5)
+
+    status["phase"] = "Progressing"
+    batches = plan.get("batches") or []
+    index = max(0, min(int(index), len(batches) - 1)) if batches else 0
+    if batch.get("currentBatch") != index:
+        batch["currentBatch"] = index
+        batch["batchState"] = "Upgrading"
+    desired_surge: IntOrStr = batches[index].get("canaryReplicas", "100%") if batches else "100%"
+    problem = validate_ready(workload)
+    if problem is not None:
+        kind = "deployment" if is_deployment(workload) else "cloneset"
+        name = f"{_meta(workload).get('namespace')}/{_meta(workload).get('name')}"
+        _with_condition(
+            status, f"cannot upgrade batch, because {kind} {name} doesn't satisfy conditions: {problem}"
+        )
+        batch["batchState"] = "Upgrading"
+        return ControlDecision((), status, requeue_after=2.0)
+    _clear_condition(status)
+    current = scaled(_max_surge(workload), replicas, round_up=True)
+    desired = scaled(desired_surge, replicas, round_up=True)
+    if replicas > 0 and current < desired:
+        if is_deployment(workload):
+            body: JSON = {
+                "spec": {
+                    "paused": False,
+                    "strategy": {
+                        "type": "RollingUpdate",
+                        "rollingUpdate": {"maxSurge": desired_surge, "maxUnavailable": 0},
+                    },
+                }
+            }
+        else:
+            body = {"spec": {"updateStrategy": {"partition": None, "maxSurge": desired_surge}}}
+        batch["batchState"] = "Upgrading"
+        return ControlDecision((patch(_target(workload), workload, body),), status, requeue_after=1.0)
+    planned = new_rs_replicas_limit(desired_surge, replicas) if is_deployment(workload) else desired
+    ready = _consistent(workload) and batch_ready(
+        planned, updated, updated_ready, failure_threshold=plan.get("failureThreshold")
+    )
+    batch["batchState"] = "Ready" if ready else "Upgrading"
+    return ControlDecision((), status, requeue_after=None if ready else 1.0)

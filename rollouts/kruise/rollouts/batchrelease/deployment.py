@@ -1,0 +1,300 @@
+"""Canary-style release of a native Deployment through an extra canary Deployment (pure).
+
+Mirrors Kruise Rollouts' ``control/canarystyle/deployment`` (``canary.go``, ``stable.go``,
+``control.go``) and the canary control plane:
+
+- the workload webhook keeps the stable Deployment ``spec.paused: true`` (its new template
+  produces no pods); taking control stamps it with ``batchrelease.rollouts.kruise.io/control-info``;
+- the BatchRelease creates the **canary Deployment**: ``generateName: <stable name>-``, label
+  ``rollouts.kruise.io/canary-deployment: <stable name>``, the control annotation, finalizer
+  ``finalizer.rollouts.kruise.io/batch-release``, owned (controller) by the BatchRelease; its
+  spec is a copy of the stable spec with ``replicas: 0``, ``paused: false`` and the release
+  plan's ``patchPodTemplateMetadata`` applied to the pod template. The canary Deployment of
+  this release is the newest live one owned by the BatchRelease with that template
+  (``filterCanaryDeployment``);
+- each batch scales it **up** to ``ceil(canaryReplicas x replicas)`` (clamped to the workload's
+  replicas; never down); the batch is ready on the canary's ``status.replicas`` (updated) and
+  ``status.availableReplicas`` (updated ready) by the batch-ready rule;
+- **finalising** (``batchPartition`` unset) patches the stable Deployment
+  ``paused: false`` and drops the control annotation, removes the finalizer from the canary
+  Deployments (they go with the BatchRelease, by garbage collection), and with
+  ``finalizingPolicy: WaitResume`` completes only once the stable Deployment rolled everything
+  (``waitAllUpdatedAndReady``). A BatchRelease deleted mid-release (continuous release, a
+  deleted Rollout) finalises with the stable Deployment left paused, then drops its own
+  finalizer ``rollouts.kruise.io/batch-release-finalizer``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kruise.rollouts.batchrelease.decide import control_info
+from kruise.rollouts.batchrelease.ops import ControlDecision, Op, OpKind, Target, patch
+from kruise.rollouts.rollout.batchplan import batch_ready, planned_canary, scaled
+from kruise.rollouts.rollout.constants import (
+    BATCH_RELEASE_CONTROL_ANNOTATION,
+    BATCH_RELEASE_FINALIZER,
+    BATCH_RELEASE_OWN_FINALIZER,
+    CANARY_DEPLOYMENT_LABEL,
+)
+from kruise.rollouts.rollout.deployment import stable_replicaset
+from kruise.rollouts.rollout.hashing import release_plan_hash
+from kruise.rollouts.rollout.podtemplate import equal_ignore_hash, pod_template_hash
+
+JSON = dict[str, Any]
+
+
+def _meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return (obj or {}).get("metadata") or {}
+
+
+def _replicas(obj: Mapping[str, Any]) -> int:
+    value = (obj.get("spec") or {}).get("replicas")
+    return 1 if value is None else int(value)
+
+
+def _consistent(obj: Mapping[str, Any]) -> bool:
+    return int(_meta(obj).get("generation") or 0) == int(
+        (obj.get("status") or {}).get("observedGeneration") or -1
+    )
+
+
+def owner_reference(br: Mapping[str, Any]) -> JSON:
+    return {
+        "apiVersion": br.get("apiVersion", "rollouts.kruise.io/v1beta1"),
+        "kind": "BatchRelease",
+        "name": _meta(br).get("name"),
+        "uid": _meta(br).get("uid"),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def canary_template(stable: Mapping[str, Any], plan: Mapping[str, Any]) -> JSON:
+    """The stable pod template with ``patchPodTemplateMetadata`` applied."""
+    template: JSON = copy.deepcopy(dict((stable.get("spec") or {}).get("template") or {}))
+    extra = plan.get("patchPodTemplateMetadata") or {}
+    if extra.get("labels") or extra.get("annotations"):
+        meta = template.setdefault("metadata", {})
+        for key in ("labels", "annotations"):
+            if extra.get(key):
+                meta[key] = {**(meta.get(key) or {}), **extra[key]}
+    return template
+
+
+def canary_deployment_body(br: Mapping[str, Any], stable: Mapping[str, Any]) -> JSON:
+    """The canary Deployment ``create`` sends (the API server picks its name)."""
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    spec: JSON = copy.deepcopy(dict(stable.get("spec") or {}))
+    spec["template"] = canary_template(stable, plan)
+    spec["replicas"] = 0
+    spec["paused"] = False
+    name = str(_meta(stable).get("name"))
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "generateName": f"{name}-",
+            "namespace": _meta(stable).get("namespace"),
+            "labels": {CANARY_DEPLOYMENT_LABEL: name},
+            "annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)},
+            "finalizers": [BATCH_RELEASE_FINALIZER],
+            "ownerReferences": [owner_reference(br)],
+        },
+        "spec": spec,
+    }
+
+
+def owned_canaries(
+    br: Mapping[str, Any], deployments: Sequence[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    uid = _meta(br).get("uid")
+    return [
+        d
+        for d in deployments
+        if any(r.get("controller") and r.get("uid") == uid for r in _meta(d).get("ownerReferences") or [])
+    ]
+
+
+def current_canary(
+    br: Mapping[str, Any], stable: Mapping[str, Any], deployments: Sequence[Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    """``filterCanaryDeployment``: the newest live owned canary with this release's template."""
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    want = canary_template(stable, plan)
+    live: list[Mapping[str, Any]] = [
+        d for d in owned_canaries(br, deployments) if not _meta(d).get("deletionTimestamp")
+    ]
+    live.sort(key=lambda d: (str(_meta(d).get("creationTimestamp") or ""), str(_meta(d).get("name"))))
+    matching = [c for c in live if equal_ignore_hash((c.get("spec") or {}).get("template"), want)]
+    return matching[-1] if matching else None
+
+
+def max_unavailable(deployment: Mapping[str, Any]) -> int:
+    """``deploymentutil.MaxUnavailable``: 0 unless RollingUpdate; fenceposts (0/0 means 1)."""
+    spec = deployment.get("spec") or {}
+    strategy = spec.get("strategy") or {}
+    replicas = _replicas(deployment)
+    if strategy.get("type", "RollingUpdate") != "RollingUpdate" or replicas == 0:
+        return 0
+    rolling = strategy.get("rollingUpdate") or {}
+    surge = scaled(rolling.get("maxSurge", "25%"), replicas, round_up=True)
+    unavailable = scaled(rolling.get("maxUnavailable", "25%"), replicas, round_up=False)
+    if surge == 0 and unavailable == 0:
+        unavailable = 1
+    return min(unavailable, replicas)
+
+
+def all_updated_and_ready(deployment: Mapping[str, Any]) -> bool:
+    """``waitAllUpdatedAndReady`` of the canary style: resumed, every pod updated, and enough
+    available within ``maxUnavailable``."""
+    status = deployment.get("status") or {}
+    if (deployment.get("spec") or {}).get("paused") or not _consistent(deployment):
+        return False
+    created = int(status.get("replicas") or 0)
+    if created != int(status.get("updatedReplicas") or 0):
+        return False
+    return max_unavailable(deployment) + int(status.get("availableReplicas") or 0) >= created
+
+
+def _finalizers(obj: Mapping[str, Any]) -> list[str]:
+    return list(_meta(obj).get("finalizers") or [])
+
+
+def decide_deployment_canary(
+    br: Mapping[str, Any],
+    stable: Mapping[str, Any] | None,
+    deployments: Sequence[Mapping[str, Any]],
+    replicasets: Sequence[Mapping[str, Any]] = (),
+) -> ControlDecision:
+    """One round of the canary-style control for ``br``.
+
+    ``deployments``: the Deployments of the namespace that may be its canaries;
+    ``replicasets``: ReplicaSets of the namespace (for the revisions it reports).
+    """
+    status: JSON = copy.deepcopy(dict(br.get("status") or {}))
+    meta = _meta(br)
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    status["observedGeneration"] = int(meta.get("generation") or 0)
+    status["observedReleasePlanHash"] = release_plan_hash(plan)
+    deleting = bool(meta.get("deletionTimestamp"))
+    own = [
+        Op(
+            OpKind.REMOVE_FINALIZER,
+            Target.BATCH_RELEASE,
+            str(meta.get("name")),
+            {"finalizer": BATCH_RELEASE_OWN_FINALIZER},
+        )
+    ]
+    if stable is None:
+        status["message"] = "workload not found"
+        if deleting and BATCH_RELEASE_OWN_FINALIZER in _finalizers(br):
+            return ControlDecision(tuple(own), status)
+        return ControlDecision((), status, requeue_after=2.0)
+
+    canaries = owned_canaries(br, deployments)
+    canary = current_canary(br, stable, deployments)
+    stable_annotations = _meta(stable).get("annotations") or {}
+    stable_rs = stable_replicaset(stable, replicasets)
+    status["stableRevision"] = pod_template_hash(stable_rs) if stable_rs is not None else ""
+    canary_rs = stable_replicaset(canary, replicasets) if canary is not None else None
+    if canary_rs is not None:
+        status["updateRevision"] = pod_template_hash(canary_rs)
+    status["observedWorkloadReplicas"] = _replicas(stable)
+    batch: JSON = status.setdefault("canaryStatus", {"currentBatch": 0})
+    batch.setdefault("currentBatch", 0)
+    canary_status = (canary or {}).get("status") or {}
+    batch["updatedReplicas"] = int(canary_status.get("replicas") or 0)
+    batch["updatedReadyReplicas"] = int(canary_status.get("availableReplicas") or 0)
+    index = plan.get("batchPartition")
+
+    if deleting or index is None:  # Finalize: hand the stable Deployment back
+        ops: list[Op] = []
+        keep_paused = index is not None
+        body: JSON = {}
+        if bool((stable.get("spec") or {}).get("paused")) != keep_paused:
+            body["spec"] = {"paused": keep_paused}
+        if BATCH_RELEASE_CONTROL_ANNOTATION in stable_annotations:
+            body["metadata"] = {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: None}}
+        if body:
+            ops.append(patch(Target.DEPLOYMENT, stable, body))
+        for d in canaries:
+            if BATCH_RELEASE_FINALIZER in _finalizers(d):
+                ops.append(
+                    Op(
+                        OpKind.REMOVE_FINALIZER,
+                        Target.DEPLOYMENT,
+                        str(_meta(d).get("name")),
+                        {"finalizer": BATCH_RELEASE_FINALIZER},
+                    )
+                )
+        status["phase"] = "Finalizing"
+        if ops:
+            return ControlDecision(tuple(ops), status, requeue_after=1.0)
+        waiting = (
+            not deleting
+            and plan.get("finalizingPolicy") == "WaitResume"
+            and not all_updated_and_ready(stable)
+        )
+        if waiting:
+            status["message"] = "wait the stable Deployment to roll every pod"
+            return ControlDecision((), status, requeue_after=1.0)
+        status["phase"] = "Completed"
+        status.pop("message", None)
+        if deleting and BATCH_RELEASE_OWN_FINALIZER in _finalizers(br):
+            return ControlDecision(tuple(own), status)
+        return ControlDecision((), status)
+
+    ops = []
+    if BATCH_RELEASE_OWN_FINALIZER not in _finalizers(br):
+        ops.append(
+            Op(
+                OpKind.ADD_FINALIZER,
+                Target.BATCH_RELEASE,
+                str(meta.get("name")),
+                {"finalizer": BATCH_RELEASE_OWN_FINALIZER},
+            )
+        )
+    if stable_annotations.get(BATCH_RELEASE_CONTROL_ANNOTATION) != control_info(br):
+        ops.append(
+            patch(
+                Target.DEPLOYMENT,
+                stable,
+                {"metadata": {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)}}},
+            )
+        )
+    preparing = status.get("phase") in (None, "", "Preparing")
+    if preparing and not ops and canary is None:  # Initialize creates the canary Deployment once
+        ops.append(Op(OpKind.CREATE, Target.DEPLOYMENT, "", canary_deployment_body(br, stable)))
+    if ops:
+        if preparing:
+            status["phase"] = "Preparing"
+        return ControlDecision(tuple(ops), status, requeue_after=0.5)
+    status["phase"] = "Progressing"
+    batches = plan.get("batches") or []
+    index = max(0, min(int(index), len(batches) - 1)) if batches else 0
+    if batch.get("currentBatch") != index:
+        batch["currentBatch"] = index
+        batch["batchState"] = "Upgrading"
+    if canary is None:  # the template changed under the release: the Rollout restarts or rolls back
+        batch["batchState"] = "Upgrading"
+        status["message"] = f"no canary Deployment of {_meta(stable).get('name')} with the current template"
+        return ControlDecision((), status, requeue_after=2.0)
+    status.pop("message", None)
+    replicas = _replicas(stable)
+    desired = planned_canary(batches[index].get("canaryReplicas", "100%") if batches else "100%", replicas)
+    if replicas > 0 and _replicas(canary) < desired:  # UpgradeBatch only scales up
+        batch["batchState"] = "Upgrading"
+        return ControlDecision(
+            (patch(Target.DEPLOYMENT, canary, {"spec": {"replicas": desired}}),), status, requeue_after=1.0
+        )
+    ready = _consistent(canary) and batch_ready(
+        desired,
+        batch["updatedReplicas"],
+        batch["updatedReadyReplicas"],
+        failure_threshold=plan.get("failureThreshold"),
+    )
+    batch["batchState"] = "Ready" if ready else "Upgrading"
+    return ControlDecision((), status, requeue_after=None if ready else 1.0)

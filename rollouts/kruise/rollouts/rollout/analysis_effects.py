@@ -1,0 +1,109 @@
+"""AnalysisRuns for a Rollout's gates, and reverting an aborted workload (I/O shell).
+
+- ``ensure_run``: create the AnalysisRun named by the gate from its (Cluster)AnalysisTemplates
+  with the resolved args, owned by the Rollout (so it is garbage-collected with it) and
+  labelled ``rollouts.kruise.io/rollout``; unchanged when it exists.
+- ``terminate_runs``: at the end of a release, terminate the Rollout's runs still going.
+- ``observe``: run name -> phase for the Rollout's runs.
+- ``revert_cloneset``: put the stable revision's template back into the CloneSet.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from kruise.analysis.api import AnalysisTemplateSpec, Argument
+from kruise.analysis.resources import ANALYSIS_RUNS, ANALYSIS_TEMPLATES, CLUSTER_ANALYSIS_TEMPLATES
+from kruise.analysis.templates import TERMINATE_PATCH, build_run, run_phase
+from kruise.core.api import OwnerReference
+from kruise.core.errors import AlreadyExistsError, KruiseError
+from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS
+from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
+from kruise.workloads.cloneset.revision import template_of_revision
+
+log = logging.getLogger(__name__)
+JSON = dict[str, Any]
+DONE = ("Successful", "Failed", "Error", "Inconclusive")
+
+
+async def ensure_run(kube: KubeClient, rollout: Mapping[str, Any], request: Mapping[str, Any]) -> bool:
+    meta = rollout["metadata"]
+    ns = meta["namespace"]
+    if await kube.get_or_none(ANALYSIS_RUNS, request["name"], ns) is not None:
+        return False
+    specs = []
+    for ref in request["templates"]:
+        res = CLUSTER_ANALYSIS_TEMPLATES if ref.get("clusterScope") else ANALYSIS_TEMPLATES
+        tmpl = await kube.get(res, ref["templateName"], None if ref.get("clusterScope") else ns)
+        specs.append(AnalysisTemplateSpec.from_dict(tmpl.get("spec") or {}))
+    owner = OwnerReference.from_dict(
+        {
+            "apiVersion": rollout.get("apiVersion", "rollouts.kruise.io/v1beta1"),
+            "kind": "Rollout",
+            "name": meta["name"],
+            "uid": meta["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    )
+    args = [Argument.from_dict(a) for a in request["args"] if a.get("value") is not None]
+    run = build_run(
+        name=request["name"], namespace=ns, templates=specs, args=args, labels=request["labels"], owner=owner
+    )
+    try:
+        await kube.create(ANALYSIS_RUNS, run.to_dict(), ns)
+    except AlreadyExistsError:
+        return False
+    log.info("Rollout %s/%s started AnalysisRun %s", ns, meta["name"], request["name"])
+    return True
+
+
+async def observe(kube: KubeClient, rollout: Mapping[str, Any]) -> dict[str, str]:
+    meta = rollout["metadata"]
+    try:
+        runs = await kube.list(
+            ANALYSIS_RUNS, meta["namespace"], label_selector=f"{ROLLOUT_LABEL}={meta['name']}"
+        )
+    except KruiseError:
+        return {}
+    return {r["metadata"]["name"]: str(run_phase(r)) for r in runs["items"]}
+
+
+async def terminate_runs(kube: KubeClient, rollout: Mapping[str, Any]) -> bool:
+    meta = rollout["metadata"]
+    runs = await kube.list(ANALYSIS_RUNS, meta["namespace"], label_selector=f"{ROLLOUT_LABEL}={meta['name']}")
+    changed = False
+    for run in runs["items"]:
+        if str(run_phase(run)) in DONE or (run.get("spec") or {}).get("terminate"):
+            continue
+        await kube.patch(ANALYSIS_RUNS, run["metadata"]["name"], dict(TERMINATE_PATCH), meta["namespace"])
+        changed = True
+    return changed
+
+
+async def revert_cloneset(kube: KubeClient, workload: JSON | None, stable_revision: str) -> bool:
+    """Patch the CloneSet's template back to the revision whose hash is ``stable_revision``."""
+    if workload is None or workload.get("kind") != "CloneSet" or not stable_revision:
+        return False
+    meta = workload["metadata"]
+    items = (await kube.list(CONTROLLER_REVISIONS, meta["namespace"]))["items"]
+    owned = [
+        r
+        for r in items
+        if any(o.get("uid") == meta.get("uid") for o in r["metadata"].get("ownerReferences") or [])
+        and r["metadata"]["name"].endswith(f"-{stable_revision}")
+    ]
+    if not owned:
+        log.warning("no ControllerRevision %s for %s/%s", stable_revision, meta["namespace"], meta["name"])
+        return False
+    template = template_of_revision(owned[0])
+    if (workload.get("spec") or {}).get("template") == template:
+        return False
+    # a JSON patch keeps the revision's nulls (e.g. metadata.creationTimestamp: null), so the
+    # CloneSet hashes the template back to the very same stable revision
+    patch = [{"op": "replace", "path": "/spec/template", "value": template}]
+    await kube.patch(CLONESETS, meta["name"], patch, meta["namespace"], patch_type="json")
+    return True

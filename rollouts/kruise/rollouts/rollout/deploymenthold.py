@@ -1,0 +1,119 @@
+"""Hold a native Deployment back when its template changes under a Rollout (pure).
+
+Mirrors ``handleDeployment`` of Kruise Rollouts' workload mutating webhook
+(``KR:pkg/webhook/workload/mutating/workload_update_handler.go``):
+
+- **entering a release** (no ``rollouts.kruise.io/in-progressing`` yet): with replicas > 0 and an
+  *effective revision change* (the pod template changed, ignoring ``pod-template-hash``; or, when
+  the ``rollouts.kruise.io/rollout-id`` annotation is set, that annotation changed) and at least
+  one active ReplicaSet (with traffic routing: exactly one, a single-version workload), the
+  Deployment is admitted with ``spec.paused: true``, the annotation
+  ``rollouts.kruise.io/in-progressing: {"rolloutName": ...}`` and the label
+  ``rollouts.kruise.io/stable-revision: <pod-template-hash of the stable ReplicaSet>``;
+- **already in a release**:
+
+  - blue-green (the BatchRelease saved ``rollouts.kruise.io/original-deployment-strategy``):
+    another effective revision change (a rollback, or a continuous release that the Rollout
+    refuses) pauses it again; ``strategy.type`` may not leave ``RollingUpdate``;
+  - otherwise (canary style): it stays ``paused: true`` and may not switch to ``Recreate``
+    (the whole old strategy is kept then).
+
+A CD tool's update without ``metadata.uid`` (OCM, Karmada) gets the old object's uid.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kruise.rollouts.rollout.constants import (
+    IN_PROGRESSING_ANNOTATION,
+    ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
+    ROLLOUT_ID_LABEL,
+    STABLE_REVISION_LABEL,
+)
+from kruise.rollouts.rollout.deployment import new_and_stable, owned_replicasets
+from kruise.rollouts.rollout.podtemplate import equal_ignore_hash, pod_template_hash
+from kruise.rollouts.rollout.workloadhold import rollout_for
+
+JSON = dict[str, Any]
+
+
+def effective_revision_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """``isEffectiveDeploymentRevisionChange``."""
+    new_id = ((new.get("metadata") or {}).get("annotations") or {}).get(ROLLOUT_ID_LABEL) or ""
+    old_id = ((old.get("metadata") or {}).get("annotations") or {}).get(ROLLOUT_ID_LABEL) or ""
+    if new_id:
+        return new_id != old_id
+    return not equal_ignore_hash(
+        (old.get("spec") or {}).get("template"), (new.get("spec") or {}).get("template")
+    )
+
+
+def _has_traffic_routing(rollout: Mapping[str, Any]) -> bool:
+    strategy = (rollout.get("spec") or {}).get("strategy") or {}
+    return bool((strategy.get("canary") or strategy.get("blueGreen") or {}).get("trafficRoutings"))
+
+
+def hold_deployment(
+    new: Mapping[str, Any],
+    old: Mapping[str, Any],
+    rollouts: Sequence[Mapping[str, Any]],
+    replicasets: Sequence[Mapping[str, Any]],
+) -> JSON | None:
+    """The Deployment to admit instead of ``new`` (None: admit ``new`` unchanged).
+
+    ``replicasets``: the ReplicaSets of the namespace (those ``new`` controls are used).
+    """
+    ro = rollout_for(new, rollouts)
+    if ro is None:
+        return None
+    held: JSON = copy.deepcopy(dict(new))
+    meta = held.setdefault("metadata", {})
+    if not meta.get("uid") and (old.get("metadata") or {}).get("uid"):
+        meta["uid"] = old["metadata"]["uid"]
+    spec = held.setdefault("spec", {})
+    old_spec = old.get("spec") or {}
+    annotations = meta.get("annotations") or {}
+
+    if annotations.get(IN_PROGRESSING_ANNOTATION):
+        modified = False
+        strategy = spec.get("strategy") or {}
+        if annotations.get(ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION):  # blue-green
+            if effective_revision_change(old, new):
+                spec["paused"] = True
+                modified = True
+            if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+                spec.setdefault("strategy", {})["type"] = (old_spec.get("strategy") or {}).get(
+                    "type", "RollingUpdate"
+                )
+                modified = True
+        else:  # canary style
+            if not spec.get("paused"):
+                spec["paused"] = True
+                modified = True
+            if strategy.get("type") == "Recreate":
+                spec["strategy"] = copy.deepcopy(old_spec.get("strategy") or {})
+                modified = True
+        return held if modified else None
+
+    replicas = spec.get("replicas")
+    if replicas is not None and int(replicas) == 0:
+        return None
+    if not effective_revision_change(old, new):
+        return None
+    active = owned_replicasets(held, replicasets)
+    if not active:
+        return None  # "Cannot find any activate replicaset ... no need to rolling"
+    if _has_traffic_routing(ro) and len(active) != 1:
+        return None  # several versions of pods: does not enter the release
+    _, stable = new_and_stable(active, held)
+    if stable is not None:
+        meta.setdefault("labels", {})[STABLE_REVISION_LABEL] = pod_template_hash(stable)
+    spec["paused"] = True
+    meta.setdefault("annotations", {})[IN_PROGRESSING_ANNOTATION] = json.dumps(
+        {"rolloutName": (ro.get("metadata") or {}).get("name")}, separators=(",", ":")
+    )
+    return held

@@ -1,0 +1,193 @@
+"""What the manager's code asks of the API server, read from the source, for the RBAC tests.
+
+Every ``<...>kube.<verb>(RESOURCE, ...)`` call (``KubeClient``) and every kopf watch
+(``kopf.index``/``kopf.on.event(group, version, plural)``) under the six source roots becomes a
+:class:`Request` ``(group, resource[/subresource], verb)``. Calls whose resource is a variable
+(``res``) are resolved through :data:`DYNAMIC`, which names, per call site, the expression listing
+what that variable can be; a new variable call site fails the audit until it is listed there.
+The CLI (``kruise rollout ...`` runs as the user) and the local control plane are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kruise.core.kube.resources import Resource
+from tests.integration.chart.support import REPO
+
+ROOTS = ("core", "workloads", "traffic", "analysis", "rollouts", "daemon")
+SKIP = ("/cli/", "/localcluster/")
+VERBS = {
+    "get": "get",
+    "get_or_none": "get",
+    "list": "list",
+    "watch": "watch",
+    "create": "create",
+    "replace": "update",
+    "patch": "patch",
+    "delete": "delete",
+}
+KOPF_WATCHES = {"index", "event", "create", "update", "delete", "resume", "field", "daemon", "timer"}
+
+# Call sites whose resource argument is a variable, by (path, enclosing function, variable):
+# {verb: names in that module whose values (a Resource, or a dict or list of them) are what the
+# variable can be for that verb}. None: nothing the chart can know (custom router kinds come from
+# Rollouts' customNetworkRefs: manager.extraRules; the CloneSet handlers' kopf.on.event loop
+# watches PVCs and controllerrevisions, which kopf.index calls of the same file watch too).
+DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
+    ("core/kruise/core/webhook/configuration.py", "ensure_configurations", "res"): {
+        verb: ("MUTATING_WEBHOOKS", "VALIDATING_WEBHOOKS") for verb in ("get", "create", "update")
+    },
+    ("rollouts/kruise/rollouts/batchrelease/executor.py", "_run", "res"): {
+        "patch": ("RESOURCES",),  # every Op target
+        "create": ("DEPLOYMENTS",),  # OpKind.CREATE: the canary Deployment only
+        "get": ("DEPLOYMENTS", "BATCH_RELEASES"),  # finalizer Ops
+    },
+    ("rollouts/kruise/rollouts/batchrelease/executor.py", "_hpas", "res"): {"list": ("HPAS_V2", "HPAS_V1")},
+    ("rollouts/kruise/rollouts/rollout/effects.py", "_release_workload", "resource"): {
+        "patch": ("DEPLOYMENTS", "CLONESETS")
+    },
+    ("rollouts/kruise/rollouts/rollout/analysis_effects.py", "ensure_run", "res"): {
+        "get": ("ANALYSIS_TEMPLATES", "CLUSTER_ANALYSIS_TEMPLATES")
+    },
+    ("traffic/kruise/traffic/custom_router.py", "_ensure", "res"): None,
+    ("traffic/kruise/traffic/custom_router.py", "_restore", "res"): None,
+    ("workloads/kruise/workloads/cloneset/handlers.py", "register", "group"): None,
+}
+# Functions the manager never runs: (path, function) -> who does.
+NOT_THE_MANAGERS = {
+    ("core/kruise/core/webhook/configuration.py", "delete_configurations"): "the chart's pre-delete hook",
+}
+
+
+@dataclass(frozen=True)
+class Request:
+    group: str
+    resource: str  # plural, or plural/subresource
+    verb: str
+    where: str  # path:line of the first call site
+
+
+def _module(path: Path) -> Any:
+    rel = path.relative_to(REPO)
+    parts = rel.with_suffix("").parts[1:]  # drop the source root
+    return importlib.import_module(".".join(parts))
+
+
+def _resources(value: Any) -> list[Resource]:
+    if isinstance(value, Resource):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value
+    return [r for r in items if isinstance(r, Resource)]
+
+
+def _value(node: ast.expr, module: Any) -> Any:
+    """A literal, or a module-level name of ``module``."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return vars(module)[node.id]
+    raise ValueError(f"cannot resolve {ast.unparse(node)} in {module.__name__}")
+
+
+def _enclosing(tree: ast.AST) -> dict[ast.AST, str]:
+    """Each node -> the name of the innermost function around it ("" at module level)."""
+    owner: dict[ast.AST, str] = {}
+
+    def visit(node: ast.AST, name: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) else name
+            owner[child] = inner
+            visit(child, inner)
+
+    visit(tree, "")
+    return owner
+
+
+def code_requests() -> tuple[dict[tuple[str, str, str], str], list[str]]:
+    """``{(group, resource, verb): first call site}`` and the call sites this audit cannot resolve."""
+    found: dict[tuple[str, str, str], str] = {}
+    unknown: list[str] = []
+
+    def add(group: str, resource: str, verb: str, where: str) -> None:
+        found.setdefault((group, resource, verb), where)
+
+    for root in ROOTS:
+        for path in sorted((REPO / root / "kruise").rglob("*.py")):
+            rel = str(path.relative_to(REPO))
+            if any(s in f"/{rel}" for s in SKIP):
+                continue
+            tree = ast.parse(path.read_text())
+            owner = _enclosing(tree)
+            module = None
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                    continue
+                where = f"{rel}:{node.lineno}"
+                func = node.func
+                function = owner.get(node, "")
+                if (rel, function) in NOT_THE_MANAGERS:
+                    continue
+                if func.attr in KOPF_WATCHES and ast.unparse(func.value) in ("kopf", "kopf.on"):
+                    if len(node.args) < 3:
+                        continue
+                    module = module or _module(path)
+                    first = ast.unparse(node.args[0])
+                    if isinstance(node.args[0], ast.Name) and first not in vars(module):
+                        if (rel, function, first) not in DYNAMIC:
+                            unknown.append(f"{where}: kopf watch of ({first}, ...) in {function}()")
+                        continue
+                    group, _version, plural = (_value(a, module) for a in node.args[:3])
+                    add(group, plural, "list", where)
+                    add(group, plural, "watch", where)
+                    continue
+                if func.attr not in VERBS or not ast.unparse(func.value).endswith("kube") or not node.args:
+                    continue
+                module = module or _module(path)
+                arg = ast.unparse(node.args[0])
+                verb = VERBS[func.attr]
+                value = vars(module).get(arg)
+                if isinstance(value, Resource):
+                    targets = [value]
+                elif (rel, function, arg) in DYNAMIC:
+                    by_verb = DYNAMIC[(rel, function, arg)]
+                    if by_verb is None:
+                        continue
+                    if verb not in by_verb:
+                        unknown.append(f"{where}: kube.{func.attr}({arg}, ...) in {function}()")
+                        continue
+                    targets = [r for n in by_verb[verb] for r in _resources(vars(module)[n])]
+                else:
+                    unknown.append(f"{where}: kube.{func.attr}({arg}, ...) in {function}()")
+                    continue
+                sub = next((k.value for k in node.keywords if k.arg == "subresource"), None)
+                suffix = f"/{sub.value}" if isinstance(sub, ast.Constant) and sub.value else ""
+                for res in targets:
+                    add(res.group, res.plural + suffix, verb, where)
+    return found, unknown
+
+
+def allowed(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -> bool:
+    """Whether any rule grants ``verb`` on ``group``/``resource`` (by name counts)."""
+    for rule in rules:
+        if (
+            (group in rule.get("apiGroups", []) or "*" in rule.get("apiGroups", []))
+            and (resource in rule.get("resources", []) or "*" in rule.get("resources", []))
+            and (verb in rule.get("verbs", []) or "*" in rule.get("verbs", []))
+        ):
+            return True
+    return False
+
+
+def granted(rules: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    return {
+        (g, r, v)
+        for rule in rules
+        for g in rule.get("apiGroups", [])
+        for r in rule.get("resources", [])
+        for v in rule.get("verbs", [])
+    }

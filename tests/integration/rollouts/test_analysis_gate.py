@@ -1,0 +1,178 @@
+"""Metric-analysis gates in a Rollout (issue: metric analysis, item 4).
+
+A step's ``analysis`` runs an AnalysisRun from an AnalysisTemplate (web provider against a local
+HTTP server the test controls). A good canary advances; a bad one is aborted the way Kruise rolls
+back: traffic back to stable first, then every pod back on the stable revision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from kruise.analysis.resources import ANALYSIS_RUNS, ANALYSIS_TEMPLATES
+from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import CLONESETS, SERVICES
+from kruise.core.localcluster.cluster import free_port
+from kruise.rollouts.resources import ROLLOUTS
+from tests.integration.cloneset.test_cloneset_inplace import web_cloneset
+from tests.integration.rollouts.test_canary_httproute import HTTPROUTES, httproute, pods_by_image, service
+from tests.support.wait import eventually
+
+pytestmark = pytest.mark.usefixtures("manager")
+V1, V2 = "registry.example.com/shop/web:1.4.0", "registry.example.com/shop/web:1.5.0"
+
+
+class RateServer:
+    """Serves ``{"successRate": rate}`` at /rate; the test sets ``rate``."""
+
+    def __init__(self) -> None:
+        self.rate = 1.0
+        self.port = free_port()
+
+    async def handle(self, _: web.Request) -> web.Response:
+        return web.json_response({"successRate": self.rate})
+
+
+@pytest.fixture
+async def rate_server() -> AsyncIterator[RateServer]:
+    server = RateServer()
+    app = web.Application()
+    app.router.add_get("/rate", server.handle)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", server.port).start()
+    try:
+        yield server
+    finally:
+        await runner.cleanup()
+
+
+def template(port: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "rollouts.kruise.io/v1alpha1",
+        "kind": "AnalysisTemplate",
+        "metadata": {"name": "success-rate"},
+        "spec": {
+            "args": [{"name": "revision"}],
+            "metrics": [
+                {
+                    "name": "success-rate",
+                    "interval": "1s",
+                    "count": 2,
+                    "successCondition": "result >= 0.95",
+                    "failureLimit": 0,
+                    "provider": {
+                        "web": {
+                            "url": f"http://127.0.0.1:{port}/rate?rev={{{{args.revision}}}}",
+                            "jsonPath": "{$.successRate}",
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def rollout() -> dict[str, Any]:
+    gate = {
+        "templates": [{"templateName": "success-rate"}],
+        "args": [{"name": "revision", "valueFrom": {"podTemplateHashValue": "Latest"}}],
+    }
+    return {
+        "apiVersion": "rollouts.kruise.io/v1beta1",
+        "kind": "Rollout",
+        "metadata": {"name": "web"},
+        "spec": {
+            "workloadRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web"},
+            "strategy": {
+                "canary": {
+                    "steps": [
+                        {"replicas": "20%", "traffic": "20%", "analysis": gate, "pause": {"duration": 1}},
+                        {"replicas": "100%", "traffic": "100%"},
+                    ],
+                    "trafficRoutings": [
+                        {"service": "web", "gracePeriodSeconds": 0, "gateway": {"httpRouteName": "web"}}
+                    ],
+                }
+            },
+        },
+    }
+
+
+async def _setup(kube: KubeClient, namespace: str, port: int) -> None:
+    await kube.create(SERVICES, service(namespace), namespace)
+    await kube.create(HTTPROUTES, httproute(namespace), namespace)
+    await kube.create(ANALYSIS_TEMPLATES, template(port), namespace)
+    await kube.create(CLONESETS, web_cloneset(namespace, replicas=5, partition=0), namespace)
+
+    async def ready() -> bool:
+        return ((await kube.get(CLONESETS, "web", namespace)).get("status") or {}).get("readyReplicas") == 5
+
+    await eventually(ready, timeout=60, what="5 ready pods")
+    await kube.create(ROLLOUTS, rollout(), namespace)
+
+    async def healthy() -> bool:
+        return ((await kube.get(ROLLOUTS, "web", namespace)).get("status") or {}).get("phase") == "Healthy"
+
+    await eventually(healthy, timeout=30, what="Rollout Healthy")
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": V2}]}}}}
+    await kube.patch(CLONESETS, "web", patch, namespace, patch_type="merge")
+
+
+async def _finished(kube: KubeClient, namespace: str) -> dict[str, Any]:
+    async def probe() -> dict[str, Any] | None:
+        ro = await kube.get(ROLLOUTS, "web", namespace)
+        st = ro.get("status") or {}
+        conds = {c["type"]: c for c in st.get("conditions") or []}
+        return ro if st.get("phase") == "Healthy" and "Succeeded" in conds else None
+
+    try:
+        return await eventually(probe, timeout=90, interval=0.5, what="release finished")
+    except AssertionError:
+        ro = await kube.get(ROLLOUTS, "web", namespace)
+        cs = await kube.get(CLONESETS, "web", namespace)
+        raise AssertionError(
+            f"rollout status: {ro.get('status')}\ncloneset: {cs.get('spec')} {cs.get('status')}"
+        ) from None
+
+
+async def test_good_canary_passes_its_analysis_and_completes(
+    kube: KubeClient, namespace: str, rate_server: RateServer
+) -> None:
+    rate_server.rate = 0.99
+    await _setup(kube, namespace, rate_server.port)
+    ro = await _finished(kube, namespace)
+    conds = {c["type"]: c for c in ro["status"]["conditions"]}
+    assert conds["Succeeded"]["status"] == "True"
+    runs = (await kube.list(ANALYSIS_RUNS, namespace))["items"]
+    assert len(runs) == 1 and runs[0]["status"]["phase"] == "Successful"
+    assert runs[0]["metadata"]["name"].startswith("web-") and runs[0]["metadata"]["name"].endswith("-step1")
+    assert runs[0]["metadata"]["ownerReferences"][0]["kind"] == "Rollout"
+    assert await pods_by_image(kube, namespace) == {V2: 5}
+
+
+async def test_bad_canary_fails_its_analysis_and_is_rolled_back(
+    kube: KubeClient, namespace: str, rate_server: RateServer
+) -> None:
+    rate_server.rate = 0.5
+    await _setup(kube, namespace, rate_server.port)
+    ro = await _finished(kube, namespace)
+    conds = {c["type"]: c for c in ro["status"]["conditions"]}
+    assert conds["Succeeded"]["status"] == "False"
+    assert conds["Aborted"]["reason"] == "AnalysisFailed"
+    runs = (await kube.list(ANALYSIS_RUNS, namespace))["items"]
+    assert runs[0]["status"]["phase"] == "Failed"
+
+    async def all_stable() -> bool:
+        return await pods_by_image(kube, namespace) == {V1: 5}
+
+    await eventually(all_stable, timeout=60, what="every pod back on the stable revision")
+    route = await kube.get(HTTPROUTES, "web", namespace)
+    assert [r["name"] for r in route["spec"]["rules"][0]["backendRefs"]] == ["web"]
+    cs = await kube.get(CLONESETS, "web", namespace)
+    assert cs["spec"]["template"]["spec"]["containers"][0]["image"] == V1
+    assert cs["status"]["currentRevision"] == cs["status"]["updateRevision"]
