@@ -11,6 +11,9 @@ reached its expected outcome.
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,18 +26,24 @@ from rich.live import Live
 from rich.panel import Panel
 from rich.table import Table
 
+from kruise.analysis.resources import ANALYSIS_RUNS
 from kruise.core.kube import KubeClient, Resource
 from kruise.core.kube.resources import CLONESETS, NAMESPACES, PODS
 from kruise.core.localcluster import LocalCluster, default_cluster_dir
 from kruise.core.localcluster.binaries import source_root
+from kruise.core.localcluster.cluster import free_port
 from kruise.rollouts.crds import write_crds
+from kruise.rollouts.demo.prometheus import PrometheusProcess
 from kruise.rollouts.manager.process import ManagerProcess
 from kruise.rollouts.resources import ROLLOUTS
 
-console = Console()
+console = Console(width=max(Console().width, 110))
 HTTPROUTES = Resource("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute")
 NAMESPACE = "shop"
-V1, V2 = "registry.example.com/shop/web:1.4.0", "registry.example.com/shop/web:1.5.0"
+V1 = "registry.example.com/shop/web:1.4.0"
+V2 = "registry.example.com/shop/web:1.5.0"  # healthy: 0.5% errors
+V3 = "registry.example.com/shop/web:1.6.0"  # broken: 40% errors
+ERROR_RATES = {V1: 0.005, V2: 0.005, V3: 0.4}
 
 
 def _examples() -> Path:
@@ -51,7 +60,7 @@ def _third_party_crds() -> list[Path]:
     return [path] if path and path.exists() else []
 
 
-async def _apply(kube: KubeClient, manifest: Path) -> None:
+async def _apply(kube: KubeClient, manifest: Path, prometheus: str = "") -> None:
     for doc in yaml.safe_load_all(manifest.read_text()):
         if not doc:
             continue
@@ -62,7 +71,11 @@ async def _apply(kube: KubeClient, manifest: Path) -> None:
             "HTTPRoute": "httproutes",
             "CloneSet": "clonesets",
             "Rollout": "rollouts",
+            "AnalysisTemplate": "analysistemplates",
         }[kind]
+        if kind == "AnalysisTemplate" and prometheus:
+            for metric in doc["spec"]["metrics"]:
+                metric["provider"]["prometheus"]["address"] = prometheus
         res = Resource(group, version, plural, kind)
         await kube.create(res, doc, NAMESPACE)
 
@@ -85,7 +98,13 @@ async def _snapshot(kube: KubeClient) -> dict[str, Any]:
     }
     status = ro.get("status") or {}
     cs = status.get("canaryStatus") or {}
+    runs = []
+    for run in (await kube.list(ANALYSIS_RUNS, NAMESPACE))["items"]:
+        results = (run.get("status") or {}).get("metricResults") or []
+        values = [m.get("value", "") for r in results for m in r.get("measurements") or []]
+        runs.append((run["metadata"]["name"], (run.get("status") or {}).get("phase", "Pending"), values[-3:]))
     return {
+        "runs": sorted(runs),
         "phase": status.get("phase", ""),
         "step": cs.get("currentStepIndex", 0),
         "state": cs.get("currentStepState", ""),
@@ -113,7 +132,21 @@ def _view(snap: dict[str, Any], elapsed: float, title: str) -> Panel:
     total = sum(int(w) for w in snap["weights"].values()) or 1
     for name, weight in snap["weights"].items():
         traffic.add_row(name, f"{int(weight) * 100 // total}%")
-    return Panel(Group(table, pods, traffic), title=f"{title}  ({elapsed:.0f}s)")
+    analysis = Table(show_header=True, header_style="bold")
+    analysis.add_column("AnalysisRun")
+    analysis.add_column("phase")
+    analysis.add_column("success rate (last measurements)")
+    for name, phase, values in snap["runs"]:
+        shown = ", ".join(_fmt(v) for v in values)
+        analysis.add_row(name, phase, shown)
+    return Panel(Group(table, pods, traffic, analysis), title=f"{title}  ({elapsed:.0f}s)")
+
+
+def _fmt(value: str) -> str:
+    try:
+        return f"{float(value.strip('[]')):.1%}"
+    except ValueError:
+        return value
 
 
 async def _release(kube: KubeClient, image: str, title: str, timeout: float = 240) -> dict[str, Any]:
@@ -133,7 +166,7 @@ async def _release(kube: KubeClient, image: str, title: str, timeout: float = 24
     raise TimeoutError(f"{title} did not finish within {timeout:.0f}s")
 
 
-async def _run(kubeconfig: str) -> bool:
+async def _run(kubeconfig: str, prometheus: str) -> bool:
     kube = await KubeClient.from_kubeconfig(kubeconfig)
     try:
         if await kube.get_or_none(NAMESPACES, NAMESPACE) is None:
@@ -141,6 +174,7 @@ async def _run(kubeconfig: str) -> bool:
                 NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
             )
         await _apply(kube, _examples() / "app.yaml")
+        await _apply(kube, _examples() / "analysis-template.yaml", prometheus)
 
         async def ready() -> bool:
             st = (await kube.get(CLONESETS, "web", NAMESPACE)).get("status") or {}
@@ -148,23 +182,56 @@ async def _run(kubeconfig: str) -> bool:
 
         while not await ready():
             await asyncio.sleep(0.5)
-        console.print("[green]CloneSet shop/web: 10 pods Ready[/] on", V1)
+        console.print(f"[green]CloneSet shop/web: 10 pods Ready[/] on {V1}")
         await _apply(kube, _examples() / "rollout.yaml")
         await asyncio.sleep(2)
-        snap = await _release(kube, V2, f"release 1: {V1} -> {V2}")
-        ok = snap["conditions"].get("Succeeded", {}).get("status") == "True" and snap["images"] == {V2: 10}
-        summary = Table(title="Summary")
-        for col in ("release", "outcome", "pods", "traffic", "time"):
+        first = await _release(kube, V2, f"release 1 (healthy): {_tag(V1)} -> {_tag(V2)}")
+        ok1 = first["conditions"].get("Succeeded", {}).get("status") == "True" and first["images"] == {V2: 10}
+        second = await _release(kube, V3, f"release 2 (40% errors): {_tag(V2)} -> {_tag(V3)}")
+        await _settle(kube, V2)
+        second = {**await _snapshot(kube), "seconds": second["seconds"]}
+        ok2 = (
+            second["conditions"].get("Succeeded", {}).get("status") == "False"
+            and second["conditions"].get("Aborted", {}).get("reason") == "AnalysisFailed"
+            and second["images"] == {V2: 10}
+            and list(second["weights"]) == ["web"]
+        )
+        summary = Table(title="Summary", expand=False)
+        for col in ("release", "outcome", "pods", "traffic", "analysis (success rate)", "time"):
             summary.add_column(col)
-        total = sum(int(w) for w in snap["weights"].values()) or 1
-        weights = ", ".join(f"{k} {int(v) * 100 // total}%" for k, v in snap["weights"].items())
-        outcome = "completed" if ok else "FAILED"
-        pods = ", ".join(f"{n} x {_tag(i)}" for i, n in snap["images"].items())
-        summary.add_row(f"1: {_tag(V1)} -> {_tag(V2)}", outcome, pods, weights, f"{snap['seconds']:.0f}s")
+        first_runs = {name for name, _, _ in first["runs"]}
+        second = {**second, "runs": [r for r in second["runs"] if r[0] not in first_runs]}
+        for label, _expected, snap, ok in (
+            (f"1: {_tag(V1)} -> {_tag(V2)}", "complete", first, ok1),
+            (f"2: {_tag(V2)} -> {_tag(V3)}", "roll back", second, ok2),
+        ):
+            total = sum(int(w) for w in snap["weights"].values()) or 1
+            weights = ", ".join(f"{k} {int(v) * 100 // total}%" for k, v in snap["weights"].items())
+            pods = ", ".join(f"{n} x {_tag(i)}" for i, n in snap["images"].items())
+            decided = (
+                "completed"
+                if snap["conditions"].get("Succeeded", {}).get("status") == "True"
+                else "rolled back"
+            )
+            runs = ", ".join(
+                f"{name.rsplit('-', 1)[-1]} {_fmt(values[-1]) if values else ''} {phase}".replace("  ", " ")
+                for name, phase, values in snap["runs"]
+            )
+            verdict = decided if ok else f"{decided} (UNEXPECTED)"
+            summary.add_row(label, verdict, pods, weights, runs, f"{snap['seconds']:.0f}s")
         console.print(summary)
-        return bool(ok)
+        return bool(ok1 and ok2)
     finally:
         await kube.close()
+
+
+async def _settle(kube: KubeClient, image: str, timeout: float = 120) -> None:
+    """After an aborted release, wait until every pod runs ``image`` again."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        if (await _snapshot(kube))["images"] == {image: 10}:
+            return
+        await asyncio.sleep(0.5)
 
 
 def _tag(image: str) -> str:
@@ -182,12 +249,11 @@ def demo(
 ) -> None:
     """Run the demo; exits non-zero if the release does not reach its expected outcome."""
     if no_cluster:
-        import os
-
         kubeconfig = os.environ.get("KUBECONFIG")
         if not kubeconfig:
             raise typer.BadParameter("--no-cluster needs KUBECONFIG")
-        raise typer.Exit(0 if asyncio.run(_run(kubeconfig)) else 1)
+        address = os.environ.get("KRUISE_DEMO_PROMETHEUS", "http://prometheus.monitoring:9090")
+        raise typer.Exit(0 if asyncio.run(_run(kubeconfig, address)) else 1)
     with tempfile.TemporaryDirectory(prefix="kruise-demo-") as tmp:
         where = default_cluster_dir() if keep else Path(tmp) / "cluster"
         cluster = LocalCluster(where, nodes=3, attached=not keep)
@@ -206,7 +272,18 @@ def demo(
             with console.status("starting kruise manager"):
                 manager.start()
             console.print("[green]kruise manager running[/] (controllers + webhooks)")
-            ok = asyncio.run(_run(state.kubeconfig))
+            sim_port, prom_port = free_port(), free_port()
+            simulator = _start_simulator(state.kubeconfig, sim_port, Path(tmp))
+            prometheus = PrometheusProcess(prom_port, [f"127.0.0.1:{sim_port}"])
+            with console.status("starting Prometheus and the traffic simulator"):
+                prometheus.start()
+            console.print(f"[green]Prometheus[/] at {prometheus.address}, scraping the traffic simulator")
+            try:
+                ok = asyncio.run(_run(state.kubeconfig, prometheus.address))
+            finally:
+                simulator.terminate()
+                simulator.wait(10)
+                prometheus.stop()
         finally:
             manager.stop()
             if keep:
@@ -214,3 +291,13 @@ def demo(
             else:
                 cluster.stop()
         raise typer.Exit(0 if ok else 1)
+
+
+def _start_simulator(kubeconfig: str, port: int, workdir: Path) -> subprocess.Popen[bytes]:
+    args = [sys.executable, "-m", "kruise.rollouts.demo.simulator", f"--kubeconfig={kubeconfig}"]
+    args += [f"--namespace={NAMESPACE}", f"--port={port}"]
+    args += [f"--error-rate={image}={rate}" for image, rate in ERROR_RATES.items()]
+    log = open(workdir / "simulator.log", "wb")  # noqa: SIM115 - owned by the child
+    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+    log.close()
+    return proc

@@ -1,0 +1,1 @@
+"""The demo's moving parts: a traffic simulator (Prometheus exporter) and a Prometheus runner."""
