@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export KRUISE_CACHE_DIR ?= $(HOME)/.cache/kruise
 
-.PHONY: all venv tools crds demo test test-unit test-integration lint typecheck clean
+.PHONY: all venv tools sysdeps crds demo test test-unit test-integration lint typecheck clean
 
 all: test
 
@@ -23,6 +23,10 @@ venv: $(STAMP)
 tools:
 	@hack/build-tools.sh >/dev/null
 
+## sysdeps: Debian packages the demo and the analysis tests need (prometheus); skipped when present.
+sysdeps:
+	@hack/install-system-deps.sh
+
 crds: venv
 	$(BIN)/kruise crds --out charts/kruise/crds
 
@@ -35,11 +39,11 @@ typecheck: venv
 	$(BIN)/mypy
 
 ## demo: the main job on the embedded control plane.
-demo: venv tools
+demo: venv tools sysdeps
 	$(BIN)/kruise demo
 
 ## test: the whole suite (unit, lint, import layers, integration against the real control plane).
-test: venv tools
+test: venv tools sysdeps
 	$(BIN)/pytest -q $(PYTEST_ARGS)
 
 test-unit: venv
