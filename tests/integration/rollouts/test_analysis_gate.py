@@ -19,7 +19,14 @@ from kruise.core.kube.resources import CLONESETS, SERVICES
 from kruise.core.localcluster.cluster import free_port
 from kruise.rollouts.resources import ROLLOUTS
 from tests.integration.cloneset.test_cloneset_inplace import web_cloneset
-from tests.integration.rollouts.test_canary_httproute import HTTPROUTES, httproute, pods_by_image, service
+from tests.integration.rollouts.test_canary_httproute import (
+    HTTPROUTES,
+    httproute,
+    kruise,
+    pods_by_image,
+    service,
+)
+from tests.support.cluster import TestCluster
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
@@ -141,7 +148,7 @@ async def _finished(kube: KubeClient, namespace: str) -> dict[str, Any]:
 
 
 async def test_good_canary_passes_its_analysis_and_completes(
-    kube: KubeClient, namespace: str, rate_server: RateServer
+    kube: KubeClient, namespace: str, rate_server: RateServer, cluster: TestCluster
 ) -> None:
     rate_server.rate = 0.99
     await _setup(kube, namespace, rate_server.port)
@@ -153,6 +160,9 @@ async def test_good_canary_passes_its_analysis_and_completes(
     assert runs[0]["metadata"]["name"].startswith("web-") and runs[0]["metadata"]["name"].endswith("-step1")
     assert runs[0]["metadata"]["ownerReferences"][0]["kind"] == "Rollout"
     assert await pods_by_image(kube, namespace) == {V2: 5}
+    shown = kruise("rollout", "status", "rollout/web", "-n", namespace, "--no-watch", cluster=cluster)
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert f"{runs[0]['metadata']['name']}=Successful" in shown.stdout
 
 
 async def test_bad_canary_fails_its_analysis_and_is_rolled_back(

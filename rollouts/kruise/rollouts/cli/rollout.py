@@ -23,10 +23,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from kruise.analysis.resources import ANALYSIS_RUNS
 from kruise.core.errors import KruiseError, NotFoundError
 from kruise.core.kube import KubeClient, Resource
 from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, DEPLOYMENTS
 from kruise.rollouts.resources import ROLLOUTS
+from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
 from kruise.rollouts.rollout.steps import plan as plan_steps
 from kruise.rollouts.rollout.steps import steps_of
 from kruise.workloads.cloneset.inplace import calculate_in_place_update_spec
@@ -339,6 +341,9 @@ def status(
         while True:
             ro = await kube.get(ROLLOUTS, name, namespace)
             line, outcome = describe(ro)
+            runs = await _analysis_runs(kube, name, namespace)
+            if runs:
+                line += "\n  analysis: " + ", ".join(runs)
             if line != last:
                 console.print(line)
                 last = line
@@ -352,6 +357,17 @@ def status(
             await asyncio.sleep(1.0)
 
     raise typer.Exit(_run(kubeconfig, body))
+
+
+async def _analysis_runs(kube: KubeClient, rollout: str, namespace: str) -> list[str]:
+    """``name=phase`` of the Rollout's AnalysisRuns (label ``rollouts.kruise.io/rollout``)."""
+    try:
+        runs = await kube.list(ANALYSIS_RUNS, namespace, label_selector=f"{ROLLOUT_LABEL}={rollout}")
+    except KruiseError:
+        return []
+    return [
+        f"{r['metadata']['name']}={(r.get('status') or {}).get('phase', 'Pending')}" for r in runs["items"]
+    ]
 
 
 def describe(ro: dict[str, Any]) -> tuple[str, int | None]:
