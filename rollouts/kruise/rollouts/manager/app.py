@@ -207,6 +207,7 @@ class Manager:
                 expectation_timeout=opts.expectation_timeout,
                 short_hash_label=gates.get("CloneSetShortHash", False),
                 partition_rollback=gates.get("CloneSetPartitionRollback", False),
+                preparing_update_as_update=gates.get("PreparingUpdateAsUpdate", False),
             ),
         )
         cloneset_handlers.register(registry, controller, cache)
