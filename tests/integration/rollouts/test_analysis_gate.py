@@ -18,6 +18,7 @@ from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, SERVICES
 from kruise.core.localcluster.cluster import free_port
 from kruise.rollouts.resources import ROLLOUTS
+from tests.integration.analysis.conftest import prometheus  # noqa: F401 - the session fixture
 from tests.integration.cloneset.test_cloneset_inplace import web_cloneset
 from tests.integration.rollouts.test_canary_httproute import (
     HTTPROUTES,
@@ -27,6 +28,7 @@ from tests.integration.rollouts.test_canary_httproute import (
     service,
 )
 from tests.support.cluster import TestCluster
+from tests.support.prometheus import PrometheusStack
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
@@ -186,3 +188,111 @@ async def test_bad_canary_fails_its_analysis_and_is_rolled_back(
     cs = await kube.get(CLONESETS, "web", namespace)
     assert cs["spec"]["template"]["spec"]["containers"][0]["image"] == V1
     assert cs["status"]["currentRevision"] == cs["status"]["updateRevision"]
+
+
+def prometheus_template(address: str) -> dict[str, Any]:
+    """Argo-style success rate over the exporter's ``http_requests_total{revision, code}``."""
+    return {
+        "apiVersion": "rollouts.kruise.io/v1alpha1",
+        "kind": "AnalysisTemplate",
+        "metadata": {"name": "success-rate"},
+        "spec": {
+            "args": [{"name": "revision"}],
+            "metrics": [
+                {
+                    "name": "success-rate",
+                    "interval": "1s",
+                    "count": 2,
+                    "successCondition": "len(result) > 0 && result[0] >= 0.95",
+                    "provider": {
+                        "prometheus": {
+                            "address": address,
+                            "query": (
+                                'sum(rate(http_requests_total{revision="{{args.revision}}",code!="500"}[10s]))'
+                                ' / sum(rate(http_requests_total{revision="{{args.revision}}"}[10s]))'
+                            ),
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("series", "succeeded", "final_image"),
+    [
+        pytest.param("good", "True", V2, id="low error rate advances and completes"),
+        pytest.param("bad", "False", V1, id="high error rate is rolled back"),
+    ],
+)
+async def test_prometheus_success_rate_gates_the_release(
+    kube: KubeClient,
+    namespace: str,
+    prometheus: PrometheusStack,  # noqa: F811 - the imported session fixture
+    series: str,
+    succeeded: str,
+    final_image: str,
+) -> None:
+    """The issue's done-when: a step analysis on a Prometheus success-rate query."""
+    body = rollout()
+    gate = body["spec"]["strategy"]["canary"]["steps"][0]["analysis"]
+    gate["args"] = [{"name": "revision", "value": series}]
+    await kube.create(SERVICES, service(namespace), namespace)
+    await kube.create(HTTPROUTES, httproute(namespace), namespace)
+    await kube.create(ANALYSIS_TEMPLATES, prometheus_template(prometheus.address), namespace)
+    await kube.create(CLONESETS, web_cloneset(namespace, replicas=5, partition=0), namespace)
+
+    async def ready() -> bool:
+        return ((await kube.get(CLONESETS, "web", namespace)).get("status") or {}).get("readyReplicas") == 5
+
+    await eventually(ready, timeout=60, what="5 ready pods")
+    await kube.create(ROLLOUTS, body, namespace)
+
+    async def healthy() -> bool:
+        return ((await kube.get(ROLLOUTS, "web", namespace)).get("status") or {}).get("phase") == "Healthy"
+
+    await eventually(healthy, timeout=30, what="Rollout Healthy")
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": V2}]}}}}
+    await kube.patch(CLONESETS, "web", patch, namespace, patch_type="merge")
+    ro = await _finished(kube, namespace)
+    conds = {c["type"]: c for c in ro["status"]["conditions"]}
+    assert conds["Succeeded"]["status"] == succeeded
+    if succeeded == "False":
+        assert conds["Aborted"]["reason"] == "AnalysisFailed"
+        assert "analysis" in conds["Aborted"]["message"]
+
+    async def settled() -> bool:
+        return await pods_by_image(kube, namespace) == {final_image: 5}
+
+    await eventually(settled, timeout=60, what=f"every pod on {final_image}")
+    route = await kube.get(HTTPROUTES, "web", namespace)
+    assert [r["name"] for r in route["spec"]["rules"][0]["backendRefs"]] == ["web"]
+
+
+async def test_finished_runs_beyond_the_history_limit_are_deleted_oldest_first(
+    kube: KubeClient, namespace: str
+) -> None:
+    """Argo's successfulRunHistoryLimit (5): older finished runs of a Rollout are garbage-collected."""
+    from kruise.rollouts.rollout.analysis_effects import gc_runs
+
+    rollout_obj = {"metadata": {"name": "web", "namespace": namespace}}
+    metric = {"name": "m", "provider": {"web": {"url": "http://127.0.0.1:1/x"}}}
+    for i in range(7):
+        run = {
+            "apiVersion": "rollouts.kruise.io/v1alpha1",
+            "kind": "AnalysisRun",
+            "metadata": {"name": f"web-r{i}", "labels": {"rollouts.kruise.io/rollout": "web"}},
+            "spec": {"metrics": [metric], "terminate": True},
+        }
+        await kube.create(ANALYSIS_RUNS, run, namespace)
+        await kube.patch(
+            ANALYSIS_RUNS,
+            f"web-r{i}",
+            {"status": {"phase": "Successful", "startedAt": f"2026-01-01T00:00:0{i}Z"}},
+            namespace,
+            subresource="status",
+        )
+    assert await gc_runs(kube, rollout_obj) == 2
+    left = sorted(r["metadata"]["name"] for r in (await kube.list(ANALYSIS_RUNS, namespace))["items"])
+    assert len(left) == 5

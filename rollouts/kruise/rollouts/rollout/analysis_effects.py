@@ -107,3 +107,20 @@ async def revert_cloneset(kube: KubeClient, workload: JSON | None, stable_revisi
     patch = [{"op": "replace", "path": "/spec/template", "value": template}]
     await kube.patch(CLONESETS, meta["name"], patch, meta["namespace"], patch_type="json")
     return True
+
+
+async def gc_runs(kube: KubeClient, rollout: Mapping[str, Any], *, keep: int = 5) -> int:
+    """Delete finished AnalysisRuns beyond ``keep`` successful and ``keep`` unsuccessful ones, oldest
+    first (Argo Rollouts' ``successfulRunHistoryLimit``/``unsuccessfulRunHistoryLimit``, default 5)."""
+    meta = rollout["metadata"]
+    runs = (
+        await kube.list(ANALYSIS_RUNS, meta["namespace"], label_selector=f"{ROLLOUT_LABEL}={meta['name']}")
+    )["items"]
+    deleted = 0
+    for wanted in (("Successful",), ("Failed", "Error", "Inconclusive")):
+        done = [r for r in runs if str(run_phase(r)) in wanted]
+        done.sort(key=lambda r: str(r["metadata"].get("creationTimestamp") or ""))
+        for run in done[: max(0, len(done) - keep)]:
+            await kube.delete(ANALYSIS_RUNS, run["metadata"]["name"], meta["namespace"], missing_ok=True)
+            deleted += 1
+    return deleted

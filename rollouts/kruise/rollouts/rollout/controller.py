@@ -148,6 +148,8 @@ class RolloutController:
                 return Result(requeue_after=0.1)
             except NotFoundError:
                 return Result()
+        if has_analysis(rollout) and decision.status.get("phase") == "Healthy":
+            await analysis_effects.gc_runs(self.kube, rollout)
         if decision.remove_finalizer:
             await self._set_finalizers(
                 rollout, [f for f in meta.get("finalizers") or [] if f != ROLLOUT_FINALIZER]

@@ -100,6 +100,7 @@ def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | 
             )
             status["message"] = "Rollout is in Progressing"
             _drop_condition(status, c.COND_SUCCEEDED)
+            _drop_condition(status, ABORTED_CONDITION)  # the previous release's abort, if any
             return Decision(
                 status, requeue_after=0.0, events=(Event("Normal", "Progressing", "upgrade workload"),)
             )
@@ -276,10 +277,6 @@ def _finalising(
         st["message"] = "Rollout is disabled"
         return Decision(st)  # the sub-status stays, as upstream's
     succeeded = reason == "Success"
-    if reason == "Abort":
-        set_condition(
-            st, ABORTED_CONDITION, "False", "AnalysisFailed", "release aborted and rolled back", now
-        )
     set_condition(
         st, c.COND_PROGRESSING, "False", c.REASON_COMPLETED, "Rollout progressing has been completed", now
     )
