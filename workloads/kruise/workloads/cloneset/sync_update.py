@@ -12,8 +12,9 @@ Scale round recreates it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -37,6 +38,7 @@ from kruise.workloads.cloneset.inplace_state import check_in_place_update_comple
 from kruise.workloads.cloneset.lifecycle import lifecycle_patch, refresh_transition
 from kruise.workloads.cloneset.objects import KubeObject, mapping, name, namespace, spec, uid
 from kruise.workloads.cloneset.update import (
+    PodUpdateAction,
     UpdateKind,
     decide_updates,
     recreate_patch,
@@ -75,18 +77,19 @@ class Updater:
     ) -> UpdateOutcome:
         """Per-pod bookkeeping (grace periods, next batches, InPlaceUpdateReady, lifecycle)."""
         out = UpdateOutcome()
-        for pod in pods:
+
+        async def one(pod: KubeObject) -> None:
             label_fix = template_hash_label_patch(pod)
             if label_fix is not None:
                 await self._patch(pod, label_fix, out)
-                continue
+                return
             decision = refresh_in_place_update(pod, now)
             if decision.kind == RefreshKind.WAIT_GRACE and decision.requeue_after is not None:
                 out.requeue(decision.requeue_after.total_seconds())
             elif decision.kind in (RefreshKind.FINISH_GRACE, RefreshKind.DROP_GRACE, RefreshKind.NEXT_BATCH):
                 assert decision.pod is not None
                 await self._patch(pod, pod_patch(pod, decision.pod), out)
-                continue
+                return
             elif decision.kind == RefreshKind.MARK_READY and decision.condition is not None:
                 # null clears a leftover reason/message (e.g. StartInPlaceUpdate) in a strategic merge
                 condition = {"reason": None, "message": None, **decision.condition}
@@ -98,6 +101,9 @@ class Updater:
             )
             if transition is not None:
                 await self._patch(pod, lifecycle_patch(transition, now), out)
+
+        # pods are independent: their writes go out concurrently (bounded), each pod's in order
+        await _bounded(one(pod) for pod in pods)
         return out
 
     async def update(
@@ -119,14 +125,10 @@ class Updater:
             )
             or 0
         )
-        for action in decide_updates(
-            cs, pods, current_revision, update_revision, revisions_by_name, diffs, now
-        ):
+        actions = decide_updates(cs, pods, current_revision, update_revision, revisions_by_name, diffs, now)
+
+        async def act(action: PodUpdateAction) -> None:
             pod = by_name[action.pod_name]
-            if action.kind == UpdateKind.ERROR:
-                out.errors.append(str(action.error))
-                self.recorder.event(cs, WARNING, FAILED_UPDATE_IN_PLACE, str(action.error))
-                break
             if action.kind == UpdateKind.LIFECYCLE and action.transition is not None:
                 await self._patch(pod, lifecycle_patch(action.transition, now), out)
             elif action.kind == UpdateKind.RECREATE:
@@ -151,7 +153,7 @@ class Updater:
                     cond = start_in_place_update_condition(now)
                     rv = await self._patch_status(pod, {"status": {"conditions": [cond]}}, out)
                     if rv is None:
-                        continue
+                        return
                     pod = {**pod, "metadata": {**mapping(pod.get("metadata")), "resourceVersion": rv}}
                 target = action.target_revision
                 if await self._patch_in_place(pod, action.spec, now, out):
@@ -171,6 +173,14 @@ class Updater:
                         f"failed to update pod {name(pod)} in-place(revision {target}): "
                         f"{out.errors[-1] if out.errors else ''}",
                     )
+
+        # decide_updates ends the list at the first error (upstream stops the round there); the
+        # pods before it are updated concurrently (bounded), each pod's own writes in order
+        errors = [a for a in actions if a.kind == UpdateKind.ERROR]
+        await _bounded(act(a) for a in actions if a.kind != UpdateKind.ERROR)
+        for action in errors[:1]:
+            out.errors.append(str(action.error))
+            self.recorder.event(cs, WARNING, FAILED_UPDATE_IN_PLACE, str(action.error))
         return out
 
     async def _patch_in_place(
@@ -227,3 +237,17 @@ class Updater:
         self.rv_expectations.expect(uid(pod), rv)
         out.modified = True
         return rv
+
+
+ROUND_CONCURRENCY = 32
+"""Per-pod API writes of one round in flight at once (each pod's own writes stay ordered)."""
+
+
+async def _bounded(jobs: Iterable[Coroutine[Any, Any, None]]) -> None:
+    semaphore = asyncio.Semaphore(ROUND_CONCURRENCY)
+
+    async def run(job: Coroutine[Any, Any, None]) -> None:
+        async with semaphore:
+            await job
+
+    await asyncio.gather(*(run(job) for job in jobs))
