@@ -21,6 +21,22 @@ def manager(
     cloneset_workers: Annotated[
         int, typer.Option("--cloneset-workers", help="Concurrent CloneSet reconciles.")
     ] = 3,
+    rollout_workers: Annotated[
+        int, typer.Option("--rollout-workers", help="Concurrent Rollout reconciles.")
+    ] = 3,
+    batchrelease_workers: Annotated[
+        int, typer.Option("--batchrelease-workers", help="Concurrent BatchRelease reconciles.")
+    ] = 3,
+    analysisrun_workers: Annotated[
+        int, typer.Option("--analysisrun-workers", help="Concurrent AnalysisRun reconciles.")
+    ] = 2,
+    cloneset_scaling_exclude_preparing_delete: Annotated[
+        bool,
+        typer.Option(
+            "--cloneset-scaling-exclude-preparing-delete",
+            help="Do not count PreparingDelete pods as replicas when scaling (kruise-manager's flag).",
+        ),
+    ] = False,
     webhook_port: Annotated[
         int, typer.Option("--webhook-port", help="HTTPS port of the webhook server.")
     ] = 9876,
@@ -86,6 +102,10 @@ def manager(
         kube_client_qps=kube_client_qps,
         kube_client_burst=kube_client_burst,
         cloneset_workers=cloneset_workers,
+        rollout_workers=rollout_workers,
+        batchrelease_workers=batchrelease_workers,
+        analysisrun_workers=analysisrun_workers,
+        cloneset_scaling_exclude_preparing_delete=cloneset_scaling_exclude_preparing_delete,
         webhook_port=webhook_port,
         webhook_host=webhook_host,
         webhook_cert_dir=webhook_cert_dir,

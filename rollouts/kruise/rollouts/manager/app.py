@@ -208,6 +208,7 @@ class Manager:
                 short_hash_label=gates.get("CloneSetShortHash", False),
                 partition_rollback=gates.get("CloneSetPartitionRollback", False),
                 preparing_update_as_update=gates.get("PreparingUpdateAsUpdate", False),
+                exclude_preparing_delete=opts.cloneset_scaling_exclude_preparing_delete,
             ),
         )
         cloneset_handlers.register(registry, controller, cache)

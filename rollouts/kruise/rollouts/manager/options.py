@@ -41,6 +41,7 @@ class ManagerOptions:
     kube_client_qps: float = 50.0
     kube_client_burst: int = 100
     cloneset_workers: int = 3
+    cloneset_scaling_exclude_preparing_delete: bool = False
     rollout_workers: int = 3
     batchrelease_workers: int = 3
     analysisrun_workers: int = 2
