@@ -37,6 +37,7 @@ from kruise.rollouts.rollout.batchplan import (
 )
 from kruise.rollouts.rollout.constants import BATCH_RELEASE_CONTROL_ANNOTATION
 from kruise.rollouts.rollout.hashing import release_plan_hash
+from kruise.workloads.cloneset.podstate import short_hash
 
 JSON = dict[str, Any]
 
@@ -63,10 +64,6 @@ def control_info(br: Mapping[str, Any]) -> str:
     return json.dumps(ref, separators=(",", ":"))
 
 
-def _short(revision: str) -> str:
-    return revision.rsplit("-", 1)[-1] if revision else ""
-
-
 def decide_cloneset(br: Mapping[str, Any], cloneset: Mapping[str, Any] | None) -> BatchDecision:
     """One round of the CloneSet partition control for ``br``."""
     status: JSON = copy.deepcopy(dict(br.get("status") or {}))
@@ -85,8 +82,8 @@ def decide_cloneset(br: Mapping[str, Any], cloneset: Mapping[str, Any] | None) -
     annotations = cs_meta.get("annotations") or {}
     consistent = int(cs_status.get("observedGeneration") or 0) == int(cs_meta.get("generation") or 0)
     observed_revision = str(status.get("updateRevision") or "")
-    status["stableRevision"] = _short(str(cs_status.get("currentRevision") or ""))
-    status["updateRevision"] = _short(str(cs_status.get("updateRevision") or ""))
+    status["stableRevision"] = short_hash(str(cs_status.get("currentRevision") or ""))
+    status["updateRevision"] = short_hash(str(cs_status.get("updateRevision") or ""))
     status["observedWorkloadReplicas"] = replicas
     canary: JSON = status.setdefault("canaryStatus", {"currentBatch": 0})
     canary.setdefault("currentBatch", 0)

@@ -15,10 +15,7 @@ from typing import Any
 
 from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION, ROLLOUT_ID_LABEL
 from kruise.rollouts.rollout.model import WorkloadInfo
-
-
-def _short(revision: str) -> str:
-    return revision[revision.rfind("-") + 1 :] if revision else ""
+from kruise.workloads.cloneset.podstate import short_hash
 
 
 def cloneset_info(cs: Mapping[str, Any]) -> WorkloadInfo:
@@ -36,9 +33,9 @@ def cloneset_info(cs: Mapping[str, Any]) -> WorkloadInfo:
         namespace=str(meta.get("namespace")),
         uid=str(meta.get("uid") or ""),
         replicas=int(spec.get("replicas", 1)),
-        stable_revision=_short(current),
-        canary_revision=_short(update),
-        pod_template_hash=_short(update),
+        stable_revision=short_hash(current),
+        canary_revision=short_hash(update),
+        pod_template_hash=short_hash(update),
         in_progressing=in_progressing,
         in_rollback=in_progressing
         and bool(current)

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kruise.core.patches import merge_patch
 from kruise.workloads.cloneset.inplace_state import (
     GRACE_KEY,
     GRACE_KEY_OLD,
@@ -180,22 +181,6 @@ def _references_meta(container: Mapping[str, Any], field_path: str) -> bool:
         if ref.get("fieldPath") == field_path:
             return True
     return False
-
-
-def merge_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
-    """RFC 7386 merge patch from ``old`` to ``new`` (``None`` deletes a key; maps recurse)."""
-    patch: dict[str, Any] = {}
-    for key, value in new.items():
-        if key not in old:
-            patch[key] = value
-        elif isinstance(value, Mapping) and isinstance(old[key], Mapping):
-            sub = merge_patch(old[key], value)
-            if sub:
-                patch[key] = sub
-        elif old[key] != value:
-            patch[key] = value
-    patch.update({key: None for key in old if key not in new})
-    return patch
 
 
 def calculate_in_place_update_spec(
