@@ -82,9 +82,19 @@ async def reasons(kube: KubeClient, namespace: str, name: str) -> list[str]:
 
 async def run_to_completion(kube: KubeClient, namespace: str, body: JSON) -> JSON:
     await kube.create(ANALYSIS_RUNS, body, namespace)
+    name = body["metadata"]["name"]
     async with controller_running(kube) as controller:
-        controller.enqueue(f"{namespace}/{body['metadata']['name']}")
-        return await until_done(kube, namespace, body["metadata"]["name"])
+        controller.enqueue(f"{namespace}/{name}")
+        run = await until_done(kube, namespace, name)
+        # the terminal event follows the status write in the same reconcile: let that reconcile
+        # finish before the controller is stopped (a poll can see the status first)
+        final = f"AnalysisRun{run['status']['phase']}"
+
+        async def terminal_event() -> bool:
+            return final in await reasons(kube, namespace, name)
+
+        await eventually(terminal_event, timeout=10, what=f"event {final}")
+        return run
 
 
 async def test_a_run_succeeds_after_all_its_measurements(
