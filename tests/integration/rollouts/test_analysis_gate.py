@@ -15,7 +15,7 @@ from aiohttp import web
 
 from kruise.analysis.resources import ANALYSIS_RUNS, ANALYSIS_TEMPLATES
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, SERVICES
+from kruise.core.kube.resources import CLONESETS, EVENTS, SERVICES
 from kruise.core.localcluster.cluster import free_port
 from kruise.rollouts.resources import ROLLOUTS
 from tests.integration.analysis.conftest import prometheus  # noqa: F401 - the session fixture
@@ -112,10 +112,11 @@ def rollout() -> dict[str, Any]:
     }
 
 
-async def _setup(kube: KubeClient, namespace: str, port: int) -> None:
+async def _setup(kube: KubeClient, namespace: str, port: int, *, with_template: bool = True) -> None:
     await kube.create(SERVICES, service(namespace), namespace)
     await kube.create(HTTPROUTES, httproute(namespace), namespace)
-    await kube.create(ANALYSIS_TEMPLATES, template(port), namespace)
+    if with_template:
+        await kube.create(ANALYSIS_TEMPLATES, template(port), namespace)
     await kube.create(CLONESETS, web_cloneset(namespace, replicas=5, partition=0), namespace)
 
     async def ready() -> bool:
@@ -188,6 +189,47 @@ async def test_bad_canary_fails_its_analysis_and_is_rolled_back(
     cs = await kube.get(CLONESETS, "web", namespace)
     assert cs["spec"]["template"]["spec"]["containers"][0]["image"] == V1
     assert cs["status"]["currentRevision"] == cs["status"]["updateRevision"]
+
+
+async def test_missing_template_is_reported_and_the_step_waits_for_it(
+    kube: KubeClient, namespace: str, rate_server: RateServer, cluster: TestCluster
+) -> None:
+    """A GitOps sync may apply the Rollout before its AnalysisTemplate: the step waits, the
+    Rollout says why (status.message, a Warning event, ``kruise rollout status``), and the
+    release goes on once the template exists."""
+    rate_server.rate = 0.99
+    await _setup(kube, namespace, rate_server.port, with_template=False)
+    expected = "step1 analysis: AnalysisTemplate 'success-rate' not found"
+
+    async def reported() -> dict[str, Any] | None:
+        st = (await kube.get(ROLLOUTS, "web", namespace)).get("status") or {}
+        return st if st.get("message") == expected else None
+
+    status = await eventually(reported, timeout=30, what="the missing template in status.message")
+    assert status["phase"] == "Progressing"
+    assert status["canaryStatus"]["currentStepIndex"] == 1
+    assert status["canaryStatus"]["currentStepState"] == "StepMetricsAnalysis"
+
+    async def warned() -> bool:
+        events = (await kube.list(EVENTS, namespace))["items"]
+        return any(
+            e.get("reason") == "AnalysisError"
+            and e.get("type") == "Warning"
+            and expected in e.get("message", "")
+            for e in events
+        )
+
+    await eventually(warned, timeout=15, what="an AnalysisError Warning event")
+    shown = kruise("rollout", "status", "rollout/web", "-n", namespace, "--no-watch", cluster=cluster)
+    assert expected in " ".join(shown.stdout.split()), shown.stdout + shown.stderr
+    assert not (await kube.list(ANALYSIS_RUNS, namespace))["items"]
+
+    await kube.create(ANALYSIS_TEMPLATES, template(rate_server.port), namespace)
+    ro = await _finished(kube, namespace)
+    conds = {c["type"]: c for c in ro["status"]["conditions"]}
+    assert conds["Succeeded"]["status"] == "True"
+    assert "not found" not in str(ro["status"].get("message"))
+    assert await pods_by_image(kube, namespace) == {V2: 5}
 
 
 def prometheus_template(address: str) -> dict[str, Any]:

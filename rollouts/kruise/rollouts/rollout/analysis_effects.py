@@ -2,7 +2,11 @@
 
 - ``ensure_run``: create the AnalysisRun named by the gate from its (Cluster)AnalysisTemplates
   with the resolved args, owned by the Rollout (so it is garbage-collected with it) and
-  labelled ``rollouts.kruise.io/rollout``; unchanged when it exists.
+  labelled ``rollouts.kruise.io/rollout``; unchanged when it exists. A gate that cannot start
+  (a template that does not exist, an argument left unresolved, a run the API server rejects)
+  raises :class:`AnalysisGateError`, whose message the Rollout shows (Argo Rollouts reports
+  the same mistakes as ``InvalidSpec``; here the step keeps waiting, so applying the missing
+  template later, as a GitOps sync may, lets the release go on).
 - ``terminate_runs``: at the end of a release, terminate the Rollout's runs still going.
 - ``observe``: run name -> phase for the Rollout's runs.
 - ``revert_cloneset``: put the stable revision's template back into the CloneSet.
@@ -18,7 +22,7 @@ from kruise.analysis.api import AnalysisTemplateSpec, Argument
 from kruise.analysis.resources import ANALYSIS_RUNS, ANALYSIS_TEMPLATES, CLUSTER_ANALYSIS_TEMPLATES
 from kruise.analysis.templates import TERMINATE_PATCH, build_run, run_phase
 from kruise.core.api import OwnerReference
-from kruise.core.errors import AlreadyExistsError, KruiseError
+from kruise.core.errors import AlreadyExistsError, InvalidError, KruiseError, NotFoundError, PermanentError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS
 from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
@@ -29,15 +33,27 @@ JSON = dict[str, Any]
 DONE = ("Successful", "Failed", "Error", "Inconclusive")
 
 
+class AnalysisGateError(PermanentError):
+    """An analysis gate that cannot start its AnalysisRun; the message names the gate
+    (``step2``/``background``) and the cause, e.g.
+    ``step2 analysis: AnalysisTemplate 'success-rate' not found``."""
+
+
 async def ensure_run(kube: KubeClient, rollout: Mapping[str, Any], request: Mapping[str, Any]) -> bool:
     meta = rollout["metadata"]
     ns = meta["namespace"]
     if await kube.get_or_none(ANALYSIS_RUNS, request["name"], ns) is not None:
         return False
+    gate = f"{request.get('which') or 'step'} analysis"
     specs = []
     for ref in request["templates"]:
-        res = CLUSTER_ANALYSIS_TEMPLATES if ref.get("clusterScope") else ANALYSIS_TEMPLATES
-        tmpl = await kube.get(res, ref["templateName"], None if ref.get("clusterScope") else ns)
+        cluster = bool(ref.get("clusterScope"))
+        res = CLUSTER_ANALYSIS_TEMPLATES if cluster else ANALYSIS_TEMPLATES
+        try:
+            tmpl = await kube.get(res, ref["templateName"], None if cluster else ns)
+        except NotFoundError:
+            kind = "ClusterAnalysisTemplate" if cluster else "AnalysisTemplate"
+            raise AnalysisGateError(f"{gate}: {kind} '{ref['templateName']}' not found") from None
         specs.append(AnalysisTemplateSpec.from_dict(tmpl.get("spec") or {}))
     owner = OwnerReference.from_dict(
         {
@@ -50,13 +66,23 @@ async def ensure_run(kube: KubeClient, rollout: Mapping[str, Any], request: Mapp
         }
     )
     args = [Argument.from_dict(a) for a in request["args"] if a.get("value") is not None]
-    run = build_run(
-        name=request["name"], namespace=ns, templates=specs, args=args, labels=request["labels"], owner=owner
-    )
+    try:
+        run = build_run(
+            name=request["name"],
+            namespace=ns,
+            templates=specs,
+            args=args,
+            labels=request["labels"],
+            owner=owner,
+        )
+    except ValueError as err:  # ArgumentError (``args.x was not resolved``), clashing metrics
+        raise AnalysisGateError(f"{gate}: {err}") from None
     try:
         await kube.create(ANALYSIS_RUNS, run.to_dict(), ns)
     except AlreadyExistsError:
         return False
+    except InvalidError as err:
+        raise AnalysisGateError(f"{gate}: AnalysisRun rejected: {err.message}") from None
     log.info("Rollout %s/%s started AnalysisRun %s", ns, meta["name"], request["name"])
     return True
 

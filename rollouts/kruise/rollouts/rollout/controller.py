@@ -7,6 +7,11 @@ run them (:class:`~kruise.rollouts.rollout.effects.Effects`), call it again with
 each action changed, then write the status with a resourceVersion precondition (so a
 concurrent ``kubectl kruise rollout approve`` is never overwritten: the write
 conflicts and the next round decides on the approved status).
+
+An analysis gate that cannot start (:class:`~kruise.rollouts.rollout.analysis_effects.AnalysisGateError`,
+e.g. a missing AnalysisTemplate) does not fail the reconcile: the step keeps waiting, the cause
+becomes ``status.message`` and a Warning event ``AnalysisError``, and the Rollout looks again
+every few seconds.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from kruise.core.patches import merge_patch
 from kruise.core.workqueue import Result, WorkQueue
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout import analysis_effects
+from kruise.rollouts.rollout.analysis_effects import AnalysisGateError
 from kruise.rollouts.rollout.analysis_gate import has_analysis
 from kruise.rollouts.rollout.bluegreen import decide
 from kruise.rollouts.rollout.constants import RECHECK_SECONDS, ROLLOUT_FINALIZER, ROLLOUT_HASH_ANNOTATION
@@ -34,6 +40,10 @@ from kruise.rollouts.rollout.observe import observe_workload
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
+ANALYSIS_ERROR_REASON = "AnalysisError"
+"""Warning event reason when an analysis gate cannot start (its message is also ``status.message``)."""
+BLOCKED_RECHECK_SECONDS = 5.0
+"""How soon a Rollout blocked by an analysis gate looks again (the missing template may appear)."""
 
 
 class RolloutCache(Protocol):
@@ -126,14 +136,26 @@ class RolloutController:
         )
         first = decide(rollout, obs)
         changed: list[bool] = []
+        blocked: AnalysisGateError | None = None
         for action in first.actions:
-            changed.append(await self.effects.run(rollout, workload, action))
+            try:
+                changed.append(await self.effects.run(rollout, workload, action))
+            except AnalysisGateError as err:
+                blocked = err
+                changed.append(False)
+                continue
             if first.sequential and changed[-1]:
                 break  # the rest waits for the next round (and the grace period)
         decision = decide(rollout, obs, changed)
         for event in decision.events:
             self.recorder.event(rollout, event.type, event.reason, event.message)
-        status_patch = merge_patch(rollout.get("status") or {}, decision.status)
+        new_status = decision.status
+        if blocked is not None:
+            new_status = {**decision.status, "message": str(blocked)}
+            if (rollout.get("status") or {}).get("message") != str(blocked):
+                log.warning("Rollout %s: %s", key, blocked)
+                self.recorder.event(rollout, "Warning", ANALYSIS_ERROR_REASON, str(blocked))
+        status_patch = merge_patch(rollout.get("status") or {}, new_status)
         if status_patch:
             try:
                 await self.kube.patch(
@@ -156,6 +178,8 @@ class RolloutController:
             )
             return Result()
         requeue = decision.requeue_after
+        if blocked is not None:
+            requeue = min(requeue or BLOCKED_RECHECK_SECONDS, BLOCKED_RECHECK_SECONDS)
         if (
             requeue is None
             and obs.workload is not None
