@@ -54,11 +54,11 @@ def register(
     """Register the AnalysisRun index, event handler and worker pool into ``registry``."""
 
     @kopf.index(GROUP, V1ALPHA1, "analysisruns", registry=registry, id=INDEX)
-    def analysisrun_by_key(**kwargs: Any) -> dict[str, JSON]:
+    async def analysisrun_by_key(**kwargs: Any) -> dict[str, JSON]:
         return {_key(kwargs): dict(kwargs["body"])}
 
     @kopf.on.event(GROUP, V1ALPHA1, "analysisruns", registry=registry, id="analysisrun_event")
-    def on_run(**kwargs: Any) -> None:
+    async def on_run(**kwargs: Any) -> None:
         cache.bind(kwargs)
         if kwargs.get("type") != "DELETED":
             controller.enqueue(_key(kwargs))

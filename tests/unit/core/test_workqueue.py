@@ -89,3 +89,49 @@ async def test_run_backs_off_after_an_exception() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert attempts == 3
+
+
+async def test_pace_holds_a_key_back_for_pace_times_its_last_reconcile() -> None:
+    q = WorkQueue(pace=2.0)
+    q.add("ns/a")
+    key = await q.get()
+    q.done(key, elapsed=0.05)  # next run not before 0.1 s from now
+    for _ in range(5):
+        q.add("ns/a")
+    assert len(q) == 0, "adds within the paced window are held back"
+    await asyncio.sleep(0.06)
+    assert len(q) == 0
+    await asyncio.sleep(0.08)
+    assert len(q) == 1, "and coalesced into one run once the window passed"
+
+
+async def test_pace_applies_to_a_key_made_dirty_while_processing_but_not_to_others() -> None:
+    q = WorkQueue(pace=1.0)
+    q.add("ns/a")
+    key = await q.get()
+    q.add("ns/a")
+    q.done(key, elapsed=0.1)
+    q.add("ns/b")
+    assert len(q) == 1, "ns/b is not paced, ns/a waits"
+    await asyncio.sleep(0.15)
+    assert len(q) == 2
+
+
+async def test_without_pace_a_slow_reconcile_does_not_delay_the_next() -> None:
+    q = WorkQueue()
+    q.add("ns/a")
+    key = await q.get()
+    q.done(key, elapsed=10.0)
+    q.add("ns/a")
+    assert len(q) == 1
+
+
+async def test_pace_is_capped() -> None:
+    q = WorkQueue(pace=1.0, max_pace=0.05)
+    q.add("ns/a")
+    key = await q.get()
+    q.done(key, elapsed=60.0)
+    q.add("ns/a")
+    assert len(q) == 0
+    await asyncio.sleep(0.1)
+    assert len(q) == 1

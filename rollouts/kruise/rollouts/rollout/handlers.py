@@ -95,53 +95,53 @@ def register(
     """Register indices, event handlers and the worker pools into ``registry``."""
 
     @kopf.index(GROUP, VERSION, "rollouts", registry=registry, id="rollout_by_key")
-    def rollout_by_key(**kwargs: Any) -> dict[str, JSON]:
+    async def rollout_by_key(**kwargs: Any) -> dict[str, JSON]:
         return {_key(kwargs): dict(kwargs["body"])}
 
     @kopf.index(GROUP, VERSION, "rollouts", registry=registry, id="rollout_by_workload")
-    def rollout_by_workload(**kwargs: Any) -> dict[str, JSON] | None:
+    async def rollout_by_workload(**kwargs: Any) -> dict[str, JSON] | None:
         ref = (kwargs["body"].get("spec") or {}).get("workloadRef") or {}
         if not ref.get("name"):
             return None
         return {f"{kwargs['namespace']}/{ref.get('kind')}/{ref.get('name')}": {"key": _key(kwargs)}}
 
     @kopf.index(GROUP, VERSION, "batchreleases", registry=registry, id="batchrelease_by_key")
-    def batchrelease_by_key(**kwargs: Any) -> dict[str, JSON]:
+    async def batchrelease_by_key(**kwargs: Any) -> dict[str, JSON]:
         return {_key(kwargs): dict(kwargs["body"])}
 
     @kopf.index("apps.kruise.io", "v1alpha1", "clonesets", registry=registry, id="rollout_cloneset_by_key")
-    def cloneset_by_key(**kwargs: Any) -> dict[str, JSON]:
+    async def cloneset_by_key(**kwargs: Any) -> dict[str, JSON]:
         return {_key(kwargs): dict(kwargs["body"])}
 
     @kopf.on.event(GROUP, VERSION, "rollouts", registry=registry, id="rollout_event")
-    def on_rollout(**kwargs: Any) -> None:
+    async def on_rollout(**kwargs: Any) -> None:
         cache.bind(kwargs)
         rollouts.enqueue(_key(kwargs))
 
     @kopf.on.event(GROUP, VERSION, "batchreleases", registry=registry, id="batchrelease_event")
-    def on_batch(**kwargs: Any) -> None:
+    async def on_batch(**kwargs: Any) -> None:
         cache.bind(kwargs)
         batches.enqueue(_key(kwargs))
         rollouts.enqueue(_key(kwargs))  # same name as its Rollout
 
     @kopf.on.event("apps.kruise.io", "v1alpha1", "clonesets", registry=registry, id="rollout_cloneset_event")
-    def on_cloneset(**kwargs: Any) -> None:
+    async def on_cloneset(**kwargs: Any) -> None:
         cache.bind(kwargs)
         for key in cache.rollouts_of_workload(f"{kwargs['namespace']}/CloneSet/{kwargs['name']}"):
             rollouts.enqueue(key)
             batches.enqueue(key)
 
     @kopf.index("apps", "v1", "deployments", registry=registry, id="rollout_deployment_by_key")
-    def deployment_by_key(**kwargs: Any) -> dict[str, JSON]:
+    async def deployment_by_key(**kwargs: Any) -> dict[str, JSON]:
         return {_key(kwargs): dict(kwargs["body"])}
 
     @kopf.index("apps", "v1", "deployments", registry=registry, id="rollout_deployment_by_canary_of")
-    def deployment_by_canary_of(**kwargs: Any) -> dict[str, JSON] | None:
+    async def deployment_by_canary_of(**kwargs: Any) -> dict[str, JSON] | None:
         stable = (kwargs["body"].get("metadata", {}).get("labels") or {}).get(CANARY_DEPLOYMENT_LABEL)
         return {f"{kwargs['namespace']}/{stable}": dict(kwargs["body"])} if stable else None
 
     @kopf.index("apps", "v1", "replicasets", registry=registry, id="rollout_replicaset_by_owner")
-    def replicaset_by_owner(**kwargs: Any) -> dict[str, JSON] | None:
+    async def replicaset_by_owner(**kwargs: Any) -> dict[str, JSON] | None:
         owner = controller_ref(kwargs["body"])
         return {f"{kwargs['namespace']}/{owner.get('uid')}": dict(kwargs["body"])} if owner else None
 
@@ -151,7 +151,7 @@ def register(
             batches.enqueue(key)
 
     @kopf.on.event("apps", "v1", "deployments", registry=registry, id="rollout_deployment_event")
-    def on_deployment(**kwargs: Any) -> None:
+    async def on_deployment(**kwargs: Any) -> None:
         cache.bind(kwargs)
         wake_deployment(kwargs["namespace"], kwargs["name"])
         stable = (kwargs["body"].get("metadata", {}).get("labels") or {}).get(CANARY_DEPLOYMENT_LABEL)
@@ -159,7 +159,7 @@ def register(
             wake_deployment(kwargs["namespace"], stable)
 
     @kopf.on.event("apps", "v1", "replicasets", registry=registry, id="rollout_replicaset_event")
-    def on_replicaset(**kwargs: Any) -> None:
+    async def on_replicaset(**kwargs: Any) -> None:
         cache.bind(kwargs)
         owner = controller_ref(kwargs["body"], ("Deployment",))
         if owner is not None:

@@ -54,6 +54,10 @@ from kruise.workloads.cloneset.sync_scale import Scaler
 from kruise.workloads.cloneset.sync_update import Updater
 
 log = logging.getLogger(__name__)
+RECONCILE_PACE = 1.0
+"""A CloneSet is reconciled again no sooner than its last reconcile took (see ``WorkQueue.pace``)."""
+RECONCILE_PACE = 1.0
+"""A CloneSet is reconciled again no sooner than its last reconcile took (see ``WorkQueue.pace``)."""
 JSON = dict[str, Any]
 
 
@@ -97,11 +101,17 @@ class CloneSetController:
         self.recorder = recorder
         self.cache = cache
         self.options = options
-        self.queue = WorkQueue()
+        # a reconcile walks every pod of the CloneSet and pod events come in bursts: pace each
+        # key by its own reconcile time so a 1000-pod CloneSet cannot starve the event loop
+        self.queue = WorkQueue(pace=RECONCILE_PACE)
         self.scale_expectations = ScaleExpectations(timeout=options.expectation_timeout)
         self.rv_expectations = ResourceVersionExpectations(timeout=options.expectation_timeout)
         self.scaler = Scaler(
-            kube, recorder, self.scale_expectations, short_hash_label=options.short_hash_label
+            kube,
+            recorder,
+            self.scale_expectations,
+            short_hash_label=options.short_hash_label,
+            rv_expectations=self.rv_expectations,
         )
         self.updater = Updater(
             kube, recorder, self.rv_expectations, short_hash_label=options.short_hash_label

@@ -74,13 +74,13 @@ def register(
 ) -> None:
     """Register the CloneSet indices and event handlers into ``registry``."""
 
-    def owned_index(**kwargs: Any) -> dict[str, JSON] | None:
+    async def owned_index(**kwargs: Any) -> dict[str, JSON] | None:
         body = kwargs["body"]
         owner = _owner_key(body)
         return {owner[0]: _raw(body)} if owner else None
 
     @kopf.index(GROUP, VERSION, "clonesets", registry=registry, id="cloneset_by_key")
-    def cloneset_by_key(**kwargs: Any) -> dict[str, JSON]:
+    async def cloneset_by_key(**kwargs: Any) -> dict[str, JSON]:
         return {f"{kwargs['namespace']}/{kwargs['name']}": _raw(kwargs["body"])}
 
     kopf.index("", "v1", "pods", registry=registry, id="cloneset_pods_by_owner")(owned_index)
@@ -95,21 +95,21 @@ def register(
         return _owner_key(kwargs["body"]) is not None
 
     @kopf.on.event(GROUP, VERSION, "clonesets", registry=registry, id="cloneset_event")
-    def on_cloneset(**kwargs: Any) -> None:
+    async def on_cloneset(**kwargs: Any) -> None:
         cache.bind(kwargs)
         controller.enqueue(f"{kwargs['namespace']}/{kwargs['name']}")
 
-    def on_owned(**kwargs: Any) -> None:
+    async def on_owned(**kwargs: Any) -> None:
         cache.bind(kwargs)
         owner = _owner_key(kwargs["body"])
         if owner is not None:
             controller.enqueue(owner[1])
 
-    def on_pod(**kwargs: Any) -> None:
+    async def on_pod(**kwargs: Any) -> None:
         owner = _owner_key(kwargs["body"])
         if owner is not None:
             controller.observe_pod(owner[1], kwargs["body"], deleted=kwargs.get("type") == "DELETED")
-        on_owned(**kwargs)
+        await on_owned(**kwargs)
 
     kopf.on.event("", "v1", "pods", registry=registry, id="cloneset_pods_event", when=is_owned)(on_pod)
     for group, version, plural in (

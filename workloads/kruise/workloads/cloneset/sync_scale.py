@@ -8,6 +8,12 @@ anything; when it did, Update waits for the next round.
 Every create and delete is recorded in the controller's scale expectations
 *before* the API call and forgotten again if the call fails, so a reconcile on a
 cache that does not show the result yet cannot act twice.
+
+A new pod carries the ``InPlaceUpdateReady`` readiness gate; upstream sets that condition True
+in the next sync's ``Refresh``, once the cache shows the pod. Here the creating call sets it
+right away (``pods/status``, the same condition Refresh would write, recorded in the
+resourceVersion expectations), so a new pod's readiness no longer waits for the whole
+scale-up to reach the cache. If that write fails, Refresh writes it as before.
 """
 
 from __future__ import annotations
@@ -17,15 +23,16 @@ import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from kruise.core.errors import AlreadyExistsError, KruiseError, NotFoundError
 from kruise.core.events import NORMAL, WARNING, EventRecorder
-from kruise.core.expectations import ScaleAction, ScaleExpectations
+from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS, PVCS
 from kruise.workloads.cloneset.diffs import Diffs, is_specified_delete_in
+from kruise.workloads.cloneset.inplace_apply import RefreshKind, refresh_in_place_update
 from kruise.workloads.cloneset.lifecycle import (
     LifecycleTransition,
     delete_transition,
@@ -41,7 +48,7 @@ from kruise.workloads.cloneset.newpods import (
     pvcs_of_instance,
     slow_start_batches,
 )
-from kruise.workloads.cloneset.objects import KubeObject, mapping, name, namespace, spec
+from kruise.workloads.cloneset.objects import KubeObject, mapping, metadata, name, namespace, spec, uid
 from kruise.workloads.cloneset.podstate import (
     LifecycleState,
     equal_to_revision_hash,
@@ -74,6 +81,7 @@ class Scaler:
     recorder: EventRecorder
     expectations: ScaleExpectations
     short_hash_label: bool = False
+    rv_expectations: ResourceVersionExpectations | None = None
 
     async def scale(
         self,
@@ -219,12 +227,33 @@ class Scaler:
         pod_name = name(pod)
         self.expectations.expect(key, ScaleAction.CREATE, pod_name)
         try:
-            await self.kube.create(PODS, pod, ns)
+            created = await self.kube.create(PODS, pod, ns)
         except KruiseError as err:
             self.expectations.forget(key, ScaleAction.CREATE, pod_name)
             self.recorder.event(cs, WARNING, FAILED_CREATE, f"failed to create pod: {err}")
             raise
         self.recorder.event(cs, NORMAL, SUCCESSFUL_CREATE, f"succeed to create pod {pod_name}")
+        await self._mark_ready(created)
+
+    async def _mark_ready(self, pod: KubeObject) -> None:
+        """Set a just-created pod's ``InPlaceUpdateReady`` condition (what Refresh would do)."""
+        decision = refresh_in_place_update(pod, datetime.now(UTC))
+        if decision.kind != RefreshKind.MARK_READY or decision.condition is None:
+            return
+        try:
+            result = await self.kube.patch(
+                PODS,
+                name(pod),
+                {"status": {"conditions": [decision.condition]}},
+                namespace(pod),
+                patch_type="strategic",
+                subresource="status",
+            )
+        except KruiseError as err:  # Refresh retries once the cache shows the pod
+            log.debug("mark %s InPlaceUpdateReady: %s", name(pod), err)
+            return
+        if self.rv_expectations is not None:
+            self.rv_expectations.expect(uid(pod), str(metadata(result).get("resourceVersion")))
 
     # ------------------------------------------------------------------ delete
     async def _delete_or_hook(
