@@ -55,8 +55,10 @@ from kruise.workloads.cloneset.sync_update import Updater
 
 log = logging.getLogger(__name__)
 RECONCILE_PACE = 1.0
+RECONCILE_MAX_PACE = 0.5
 """A CloneSet is reconciled again no sooner than its last reconcile took (see ``WorkQueue.pace``)."""
 RECONCILE_PACE = 1.0
+RECONCILE_MAX_PACE = 0.5
 """A CloneSet is reconciled again no sooner than its last reconcile took (see ``WorkQueue.pace``)."""
 JSON = dict[str, Any]
 
@@ -103,7 +105,7 @@ class CloneSetController:
         self.options = options
         # a reconcile walks every pod of the CloneSet and pod events come in bursts: pace each
         # key by its own reconcile time so a 1000-pod CloneSet cannot starve the event loop
-        self.queue = WorkQueue(pace=RECONCILE_PACE)
+        self.queue = WorkQueue(pace=RECONCILE_PACE, max_pace=RECONCILE_MAX_PACE)
         self.scale_expectations = ScaleExpectations(timeout=options.expectation_timeout)
         self.rv_expectations = ResourceVersionExpectations(timeout=options.expectation_timeout)
         self.scaler = Scaler(

@@ -83,7 +83,6 @@ def register(
     async def cloneset_by_key(**kwargs: Any) -> dict[str, JSON]:
         return {f"{kwargs['namespace']}/{kwargs['name']}": _raw(kwargs["body"])}
 
-    kopf.index("", "v1", "pods", registry=registry, id="cloneset_pods_by_owner")(owned_index)
     kopf.index("", "v1", "persistentvolumeclaims", registry=registry, id="cloneset_pvcs_by_owner")(
         owned_index
     )
@@ -93,6 +92,9 @@ def register(
 
     def is_owned(**kwargs: Any) -> bool:
         return _owner_key(kwargs["body"]) is not None
+
+    def is_owned_and_deleted(**kwargs: Any) -> bool:
+        return kwargs.get("type") == "DELETED" and is_owned(**kwargs)
 
     @kopf.on.event(GROUP, VERSION, "clonesets", registry=registry, id="cloneset_event")
     async def on_cloneset(**kwargs: Any) -> None:
@@ -105,13 +107,28 @@ def register(
         if owner is not None:
             controller.enqueue(owner[1])
 
-    async def on_pod(**kwargs: Any) -> None:
+    # Pods are the bulk of the events (several per pod while a CloneSet scales), so a pod event
+    # is handled by its index function alone: it indexes the pod, satisfies create/delete
+    # expectations and wakes the owner. The wake-up is scheduled with call_soon so it runs
+    # after kopf has stored the index entry this function returns. kopf does not call index
+    # functions for DELETED events (it drops the entry itself), hence the one event handler.
+    @kopf.index("", "v1", "pods", registry=registry, id="cloneset_pods_by_owner")
+    async def pod_index(**kwargs: Any) -> dict[str, JSON] | None:
+        body = kwargs["body"]
+        owner = _owner_key(body)
+        if owner is None:
+            return None
+        controller.observe_pod(owner[1], body, deleted=False)
+        asyncio.get_running_loop().call_soon(controller.enqueue, owner[1])
+        return {owner[0]: _raw(body)}
+
+    @kopf.on.event("", "v1", "pods", registry=registry, id="cloneset_pods_event", when=is_owned_and_deleted)
+    async def on_pod_deleted(**kwargs: Any) -> None:
         owner = _owner_key(kwargs["body"])
         if owner is not None:
-            controller.observe_pod(owner[1], kwargs["body"], deleted=kwargs.get("type") == "DELETED")
+            controller.observe_pod(owner[1], kwargs["body"], deleted=True)
         await on_owned(**kwargs)
 
-    kopf.on.event("", "v1", "pods", registry=registry, id="cloneset_pods_event", when=is_owned)(on_pod)
     for group, version, plural in (
         ("", "v1", "persistentvolumeclaims"),
         ("apps", "v1", "controllerrevisions"),
