@@ -269,3 +269,12 @@ def test_rollback_in_batch_marks_no_need_pods_then_rolls_back_only_the_others() 
     d = settle(release, cloneset("40%", 3, current="web-aaa", update="web-aaa"), pods, rounds=3)
     assert tally(pods, "2") == {"1": 1} and pods[2]["metadata"]["labels"][ID] == "2"
     assert d.status["canaryStatus"]["batchState"] == "Ready"
+
+
+def test_nothing_moves_while_the_cloneset_status_is_behind_its_spec() -> None:
+    """isWorkloadUnstable: right after the template went back (held at 100%), the CloneSet status
+    still shows the old revision; lowering the partition now would roll pods back unplanned."""
+    cs = cloneset("100%", 3)
+    cs["status"]["observedGeneration"] = 3
+    d = decide_cloneset(br(2, status={"phase": "Progressing", "updateRevision": "bbb"}), cs, [pod("a")])
+    assert d.workload_patch is None and d.pod_patches == ()

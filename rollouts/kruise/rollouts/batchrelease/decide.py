@@ -22,6 +22,7 @@ Mirrors Kruise Rollouts' partition-style CloneSet control
   ``Ready``), ``updatedReplicas``/``updatedReadyReplicas``, ``noNeedUpdateReplicas``,
   ``observedReleasePlanHash``, ``observedRolloutID``, ``observedGeneration``, revisions and
   ``observedWorkloadReplicas``;
+- **a CloneSet status behind its spec** (``isWorkloadUnstable``): touch nothing, look again;
 - **a new update revision** while progressing (a continuous release): record it and touch
   nothing this round (``isWorkloadRevisionChanged``), the Rollout is about to reset;
 - **rolled back to the stable revision** while progressing: with the Rollout's
@@ -168,6 +169,8 @@ def decide_cloneset(
             status["phase"] = "Completed"
         return BatchDecision(patch or None, status, requeue_after=None if done else 1.0)
 
+    if not consistent:  # isWorkloadUnstable: its status may still show the old revision; wait
+        return BatchDecision(None, status, requeue_after=1.0)
     starting = status.get("phase") in (None, "", "Preparing")
     current_batch = (
         target if starting else max(0, min(int(canary.get("currentBatch") or 0), len(batches) - 1))
@@ -175,9 +178,8 @@ def decide_cloneset(
     batch_replicas = batches[current_batch]
     no_need = canary.get("noNeedUpdateReplicas")
     if no_need is not None and rollout_id:  # countAndUpdateNoNeedUpdateReplicas
-        no_need = canary["noNeedUpdateReplicas"] = no_need_update(pods, rollout_id, status["updateRevision"])[
-            0
-        ]
+        no_need, _ = no_need_update(pods, rollout_id, status["updateRevision"])
+        canary["noNeedUpdateReplicas"] = no_need
     desired = _desired_partition(batch_replicas, replicas, int(no_need or 0))
     planned = planned_canary(batch_replicas, replicas)
     goal = replicas - cloneset_partition_pods(desired, replicas)
