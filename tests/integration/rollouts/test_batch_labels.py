@@ -16,6 +16,7 @@ import pytest
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, PODS
 from tests.integration.rollouts import helpers as h
+from tests.support.cluster import TestCluster
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
@@ -73,12 +74,16 @@ async def step_through(kube: KubeClient, namespace: str, rollout_id: str, steps:
         assert (await batches_of(kube, namespace, rollout_id)).get(str(step)) == 1
 
 
-async def test_patch_batch_id_to_pods_normal_case(kube: KubeClient, namespace: str) -> None:
+async def test_patch_batch_id_to_pods_normal_case(
+    kube: KubeClient, namespace: str, cluster: TestCluster
+) -> None:
     await start_with_id(kube, namespace, h.rollout(namespace, FIVE_STEPS))
     await h.set_image(kube, namespace, h.V2)
     await h.wait_paused_at(kube, namespace, 1)
     assert await batches_of(kube, namespace, "1") == {"1": 1}
     await step_through(kube, namespace, "1", range(2, 5))
+    shown = h.kruise("rollout", "status", "rollout/web", "-n", namespace, "--no-watch", cluster=cluster)
+    assert "rollout-id 1: batch 1=1, 2=1, 3=1, 4=1" in shown.stdout, shown.stdout + shown.stderr
     await h.approve(kube, namespace)
     ro = await h.wait_completed(kube, namespace)
     assert h.condition(ro, "Succeeded")["status"] == "True"

@@ -14,6 +14,7 @@ from kruise.rollouts.batchrelease.podlabels import (
     NO_NEED_UPDATE_LABEL,
     at_revision,
     batch_label_patches,
+    batch_summary,
     label_candidates,
     labels_satisfied,
     no_need_update,
@@ -278,3 +279,10 @@ def test_nothing_moves_while_the_cloneset_status_is_behind_its_spec() -> None:
     cs["status"]["observedGeneration"] = 3
     d = decide_cloneset(br(2, status={"phase": "Progressing", "updateRevision": "bbb"}), cs, [pod("a")])
     assert d.workload_patch is None and d.pod_patches == ()
+
+
+def test_status_summary_counts_pods_per_batch_in_batch_order() -> None:
+    pods = [pod("a", **labelled("1", 10)), pod("b", **labelled("1", 2)), pod("c", **labelled("1", 2))]
+    pods += [pod("d", **labelled("0", 1)), pod("e", deleting=True, **labelled("1", 1))]
+    assert batch_summary(pods, "1") == "rollout-id 1: batch 2=2, 10=1"
+    assert batch_summary(pods, "9") == ""

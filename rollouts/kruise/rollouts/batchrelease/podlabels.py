@@ -181,3 +181,18 @@ def no_need_update(
         else:
             patches.append(PodLabelPatch(_name(pod), {NO_NEED_UPDATE_LABEL: rollout_id}))
     return marked, patches
+
+
+def batch_summary(pods: Sequence[Pod], rollout_id: str) -> str:
+    """``"rollout-id <id>: batch 1=2, 2=2"``: live pods carrying ``rollout_id`` by batch id, for
+    ``kruise rollout status`` ("" when none does)."""
+    counts: dict[str, int] = {}
+    for pod in pods:
+        labels = _labels(pod)
+        if not deleting(pod) and rollout_id and labels.get(ROLLOUT_ID_LABEL) == rollout_id:
+            batch = str(labels.get(ROLLOUT_BATCH_ID_LABEL, "?"))
+            counts[batch] = counts.get(batch, 0) + 1
+    if not counts:
+        return ""
+    order = sorted(counts, key=lambda b: (not b.isdigit(), int(b) if b.isdigit() else 0, b))
+    return f"rollout-id {rollout_id}: batch " + ", ".join(f"{b}={counts[b]}" for b in order)
