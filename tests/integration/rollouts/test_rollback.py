@@ -1,4 +1,5 @@
-"""CloneSet canary rollout with Ingress > V1->V2: Percentage, 20%, and rollback(v1).
+"""CloneSet canary rollout with Ingress > V1->V2: Percentage, 20%, and rollback(v1); V1->V2:
+disable quickly rollback policy without traffic routing (rolling back in batches, last test).
 
 At step 1 (2 canary pods, 5% of the traffic) the user reverts the CloneSet's template to v1.
 The Rollout cancels (Progressing reason Cancelling, then Completed with ``Succeeded=False``) and

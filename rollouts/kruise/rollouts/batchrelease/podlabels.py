@@ -107,7 +107,8 @@ def label_candidates(
         if _labels(p).get(NO_NEED_UPDATE_LABEL) == rollout_id
         and _labels(p).get(ROLLOUT_ID_LABEL) != rollout_id
     ]
-    high = [p for p in live if p not in low]
+    low_ids = {id(p) for p in low}
+    high = [p for p in live if id(p) not in low_ids]
     need_update = desired_updated - len(low)
     if need_update <= 0:
         return live
@@ -144,15 +145,12 @@ def batch_label_patches(
         else:  # not a batch of this plan: overwrite it
             unlabelled.append(pod)
     patches: list[PodLabelPatch] = []
-    queue = list(unlabelled)
+    taken = 0
     for index in range(len(owed) - 1, -1, -1):
-        while owed[index] > 0 and queue:
-            pod = queue.pop(0)
-            patches.append(
-                PodLabelPatch(
-                    _name(pod), {ROLLOUT_ID_LABEL: rollout_id, ROLLOUT_BATCH_ID_LABEL: str(index + 1)}
-                )
-            )
+        while owed[index] > 0 and taken < len(unlabelled):
+            wanted = {ROLLOUT_ID_LABEL: rollout_id, ROLLOUT_BATCH_ID_LABEL: str(index + 1)}
+            patches.append(PodLabelPatch(_name(unlabelled[taken]), wanted))
+            taken += 1
             owed[index] -= 1
     return patches
 
