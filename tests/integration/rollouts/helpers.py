@@ -156,9 +156,12 @@ async def create_network(kube: KubeClient, namespace: str, *kinds: str) -> None:
         await kube.create(DESTINATIONRULES, destination_rule(namespace), namespace)
 
 
-async def create_web(kube: KubeClient, namespace: str, replicas: int = 10) -> JSON:
-    """The example CloneSet, every pod Ready on v1 (no partition)."""
+async def create_web(
+    kube: KubeClient, namespace: str, replicas: int = 10, labels: Mapping[str, str] | None = None
+) -> JSON:
+    """The example CloneSet (with extra metadata ``labels``), every pod Ready on v1 (no partition)."""
     body = web_cloneset(namespace, replicas=replicas, partition=0)
+    body["metadata"].setdefault("labels", {}).update(labels or {})
     body["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 0
     await kube.create(CLONESETS, body, namespace)
     return await wait_settled(kube, namespace, replicas)
@@ -197,10 +200,17 @@ async def wait_settled_replicas(kube: KubeClient, namespace: str, replicas: int,
     return await eventually(probe, timeout=timeout, what=f"{replicas} ready pods")
 
 
-async def start(kube: KubeClient, namespace: str, ro: JSON, *network: str, replicas: int = 10) -> JSON:
-    """Network objects, the settled CloneSet and the Rollout, Healthy."""
+async def start(
+    kube: KubeClient,
+    namespace: str,
+    ro: JSON,
+    *network: str,
+    replicas: int = 10,
+    labels: Mapping[str, str] | None = None,
+) -> JSON:
+    """Network objects, the settled CloneSet (with metadata ``labels``) and the Rollout, Healthy."""
     await create_network(kube, namespace, *network)
-    await create_web(kube, namespace, replicas)
+    await create_web(kube, namespace, replicas, labels)
     await kube.create(ROLLOUTS, ro, namespace)
     return await wait_phase(kube, namespace, "Healthy")
 

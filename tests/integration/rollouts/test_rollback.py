@@ -1,4 +1,5 @@
-"""CloneSet canary rollout with Ingress > V1->V2: Percentage, 20%, and rollback(v1).
+"""CloneSet canary rollout with Ingress > V1->V2: Percentage, 20%, and rollback(v1); V1->V2:
+disable quickly rollback policy without traffic routing (rolling back in batches, last test).
 
 At step 1 (2 canary pods, 5% of the traffic) the user reverts the CloneSet's template to v1.
 The Rollout cancels (Progressing reason Cancelling, then Completed with ``Succeeded=False``) and
@@ -82,4 +83,50 @@ async def test_rollback_at_step_one_routes_traffic_to_stable_first(kube: KubeCli
     assert "rollouts.kruise.io/in-progressing" not in (cs["metadata"].get("annotations") or {})
     assert await kube.get_or_none(SERVICES, "web-canary", namespace) is None
     assert await h.selector(kube, namespace) == {"app": "web"}
+    assert await kube.get_or_none(BATCH_RELEASES, "web", namespace) is None
+
+
+async def test_v1_v2_disable_quickly_rollback_policy_without_traffic_routing(
+    kube: KubeClient, namespace: str
+) -> None:
+    """CloneSet canary rollout with Ingress > V1->V2: disable quickly rollback policy without traffic
+    routing. With ``rollouts.kruise.io/rollback-in-batch: "true"`` a rollback at step 3 does not
+    cancel: the Rollout starts over at step 1 with the stable revision as its canary, and only the
+    pods that run v2 go back, step by step; the release then completes (``Succeeded=True``)."""
+    steps = [
+        {"replicas": "20%", "pause": {}},
+        {"replicas": "40%", "pause": {"duration": 1}},
+        {"replicas": "60%", "pause": {}},
+        {"replicas": "100%", "pause": {"duration": 1}},
+    ]
+    ro = h.rollout(namespace, steps)
+    ro["metadata"]["annotations"] = {"rollouts.kruise.io/rollback-in-batch": "true"}
+    await h.start(kube, namespace, ro, replicas=5)
+    stable_rev, _ = await h.revisions(kube, namespace)
+    await h.set_image(kube, namespace, h.V2)
+    await h.wait_paused_at(kube, namespace, 1)
+    await h.approve(kube, namespace)
+    await h.wait_paused_at(kube, namespace, 3)
+    assert await h.pods_by_image(kube, namespace) == {h.V1: 2, h.V2: 3}
+
+    await h.set_image(kube, namespace, h.V1)
+    ro = await h.wait_paused_at(kube, namespace, 1)
+    cs = h.canary_status(ro)
+    assert cs["canaryRevision"] == stable_rev and cs["nextStepIndex"] == 2
+    assert h.condition(ro, "Progressing")["reason"] == "InRolling"
+    # the 2 pods already on v1 need nothing; 20% of the 3 others go back
+    assert await h.pods_by_image(kube, namespace) == {h.V1: 3, h.V2: 2}
+    br = await kube.get(BATCH_RELEASES, "web", namespace)
+    assert br["metadata"]["annotations"]["rollouts.kruise.io/rollback-in-batch"] == "true"
+    assert br["status"]["canaryStatus"]["noNeedUpdateReplicas"] == 2
+
+    await h.approve(kube, namespace)
+    await h.wait_paused_at(kube, namespace, 3)
+    assert await h.pods_by_image(kube, namespace) == {h.V1: 4, h.V2: 1}
+    await h.approve(kube, namespace)
+    ro = await h.wait_completed(kube, namespace)
+    assert h.condition(ro, "Succeeded")["status"] == "True"
+    await h.wait_pods(kube, namespace, {h.V1: 5})
+    cs_obj = await kube.get(CLONESETS, "web", namespace)
+    assert cs_obj["spec"]["updateStrategy"].get("partition") in (None, 0)
     assert await kube.get_or_none(BATCH_RELEASES, "web", namespace) is None

@@ -1,6 +1,7 @@
-"""The BatchRelease controller shell: observe the BatchRelease and its workload, apply
-:func:`~kruise.rollouts.batchrelease.decide.decide_cloneset`, write the workload patch
-(guarded by its resourceVersion) and the status (only when it changed)."""
+"""The BatchRelease controller shell: observe the BatchRelease, its workload and the workload's
+pods, apply :func:`~kruise.rollouts.batchrelease.decide.decide_cloneset`, write the workload patch
+(guarded by its resourceVersion), the pod label patches (batch ids, no-need-update marks; a pod
+gone meanwhile is skipped) and the status (only when it changed)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any, Protocol
 from kruise.core.cache import CacheReady
 from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CLONESETS
+from kruise.core.kube.resources import CLONESETS, PODS
 from kruise.core.workqueue import Result, WorkQueue
 from kruise.rollouts.batchrelease.decide import decide_cloneset
 from kruise.rollouts.batchrelease.executor import ReleaseCache, WorkloadReleaser, handles
@@ -25,6 +26,8 @@ class BatchReleaseCache(ReleaseCache, Protocol):
     def batch_release(self, key: str) -> JSON | None: ...
 
     def cloneset(self, key: str) -> JSON | None: ...
+
+    def pods_of(self, owner_uid: str) -> list[JSON]: ...
 
 
 class BatchReleaseController:
@@ -58,7 +61,8 @@ class BatchReleaseController:
             )
             return Result()
         cloneset = self.cache.cloneset(f"{ns}/{ref.get('name')}")
-        decision = decide_cloneset(br, cloneset)
+        pods = self.cache.pods_of(str(cloneset["metadata"].get("uid") or "")) if cloneset else []
+        decision = decide_cloneset(br, cloneset, pods)
         if decision.workload_patch is not None and cloneset is not None:
             patch = {**decision.workload_patch}
             patch["metadata"] = {
@@ -72,6 +76,13 @@ class BatchReleaseController:
             log.info(
                 "BatchRelease %s patched CloneSet %s/%s: %s", key, ns, ref["name"], decision.workload_patch
             )
+        for pod_patch in decision.pod_patches:
+            with contextlib.suppress(NotFoundError):
+                await self.kube.patch(
+                    PODS, pod_patch.name, {"metadata": {"labels": pod_patch.labels}}, ns, patch_type="merge"
+                )
+        if decision.pod_patches:
+            log.info("BatchRelease %s labelled %d pods", key, len(decision.pod_patches))
         await self._write_status(br, decision.status)
         return Result(requeue_after=decision.requeue_after)
 

@@ -1,7 +1,8 @@
 """``kruise rollout ...`` (also ``kubectl kruise rollout ...``), with kubectl-kruise's names.
 
-- ``status rollout/NAME [--watch] [--timeout S]``: progress; exit 0 when the release
-  is done (Healthy and not progressing), 1 when it failed or was rolled back, 2 on timeout.
+- ``status rollout/NAME [--watch] [--timeout S]``: progress (and the pods per batch id of the
+  release's rollout-id); exit 0 when the release is done (Healthy and not progressing), 1 when
+  it failed or was rolled back, 2 on timeout.
 - ``approve rollout/NAME``: merge-patches ``status.canaryStatus.currentStepState=StepReady``
   on the status subresource, only from ``StepPaused`` (as kubectl-kruise).
 - ``pause``/``resume`` ``rollout/NAME | cloneset/NAME | deployment/NAME``.
@@ -13,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import time
@@ -26,7 +28,9 @@ from rich.table import Table
 from kruise.analysis.resources import ANALYSIS_RUNS
 from kruise.core.errors import KruiseError, NotFoundError
 from kruise.core.kube import KubeClient, Resource
-from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, DEPLOYMENTS
+from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, DEPLOYMENTS, PODS
+from kruise.rollouts.api.common import ROLLOUT_ID_LABEL
+from kruise.rollouts.batchrelease.podlabels import batch_summary
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
 from kruise.rollouts.rollout.steps import plan as plan_steps
@@ -344,6 +348,9 @@ def status(
             runs = await _analysis_runs(kube, name, namespace)
             if runs:
                 line += "\n  analysis: " + ", ".join(runs)
+            rollout_id = str(_sub_status(ro)[1].get("observedRolloutID") or "")
+            if rollout_id and (batches := await _labelled_pods(kube, rollout_id, namespace)):
+                line += "\n  " + batches
             if line != last:
                 console.print(line)
                 last = line
@@ -357,6 +364,14 @@ def status(
             await asyncio.sleep(1.0)
 
     raise typer.Exit(_run(kubeconfig, body))
+
+
+async def _labelled_pods(kube: KubeClient, rollout_id: str, namespace: str) -> str:
+    """Pods labelled with the release's rollout-id, counted by batch id."""
+    with contextlib.suppress(KruiseError):
+        pods = await kube.list(PODS, namespace, label_selector=f"{ROLLOUT_ID_LABEL}={rollout_id}")
+        return batch_summary(pods["items"], rollout_id)
+    return ""
 
 
 async def _analysis_runs(kube: KubeClient, rollout: str, namespace: str) -> list[str]:

@@ -38,6 +38,7 @@ from kruise.rollouts.rollout.analysis_gate import (
 from kruise.rollouts.rollout.batchplan import real_canary_goal
 from kruise.rollouts.rollout.hashing import release_plan_hash
 from kruise.rollouts.rollout.model import JSON, Action, ActionKind, Decision, Event, Observed, WorkloadInfo
+from kruise.rollouts.rollout.rolloutid import batch_release_annotations
 from kruise.rollouts.rollout.steps import is_blue_green, step_has_routing, step_weight, steps_of, strategy_of
 from kruise.rollouts.rollout.timefmt import fmt_time, seconds_since
 
@@ -272,7 +273,8 @@ def canary_step(
 
     if state == c.STEP_UPGRADE:
         spec = batch_release_spec(rollout, workload, index - 1)
-        actions = [Action(ActionKind.ENSURE_BATCH_RELEASE, {"spec": spec})]
+        annotations = batch_release_annotations(rollout, workload)
+        actions = [Action(ActionKind.ENSURE_BATCH_RELEASE, {"spec": spec, "annotations": annotations})]
         if changed is None:
             return Decision(status, tuple(actions), requeue_after=BATCH_RECHECK)
         cs["canaryReplicas"] = obs.batch.updated_replicas

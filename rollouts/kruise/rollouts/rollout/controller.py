@@ -84,6 +84,7 @@ def batch_view(br: JSON | None) -> BatchView:
         updated_ready_replicas=int(canary.get("updatedReadyReplicas") or 0),
         deleting=bool(meta.get("deletionTimestamp")),
         partition_replicas=partition_replicas,
+        rollout_id=str(plan.get("rolloutID") or ""),
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from kruise.core.errors import AlreadyExistsError, NotFoundError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
+from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION
 from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.rollouts.rollout import analysis_effects
 from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION
@@ -53,7 +54,15 @@ class Effects:
         kind = action.kind
         payload = action.payload
         if kind == ActionKind.ENSURE_BATCH_RELEASE:
-            return await self._ensure_batch_release(rollout, payload["spec"])
+            return await self._ensure_batch_release(rollout, payload["spec"], payload.get("annotations"))
+        if kind == ActionKind.SYNC_BATCH_RELEASE_ID:
+            meta = rollout["metadata"]
+            body = {"spec": {"releasePlan": {"rolloutID": payload["rolloutID"]}}}
+            with contextlib.suppress(NotFoundError):
+                await self.kube.patch(
+                    BATCH_RELEASES, meta["name"], body, meta["namespace"], patch_type="merge"
+                )
+            return True
         if kind == ActionKind.FINALIZE_BATCH_RELEASE:
             if payload.get("exists"):
                 return await self._ensure_batch_release(rollout, payload["spec"])
@@ -89,7 +98,11 @@ class Effects:
             return await self.traffic.restore_routes(intent)
         raise ValueError(f"unknown action {kind}")
 
-    async def _ensure_batch_release(self, rollout: Mapping[str, Any], spec: JSON) -> bool:
+    async def _ensure_batch_release(
+        self, rollout: Mapping[str, Any], spec: JSON, annotations: Mapping[str, str] | None = None
+    ) -> bool:
+        """Create or update the BatchRelease to ``spec``; ``annotations`` (when given) are the
+        ``rollouts.kruise.io/*`` annotations it must carry, and no other of ours (rollback-in-batch)."""
         meta = rollout["metadata"]
         ns, name = meta["namespace"], meta["name"]
         current = await self.kube.get_or_none(BATCH_RELEASES, name, ns)
@@ -100,6 +113,7 @@ class Effects:
                 "metadata": {
                     "name": name,
                     "namespace": ns,
+                    **({"annotations": dict(annotations)} if annotations else {}),
                     "ownerReferences": [
                         {
                             "apiVersion": rollout.get("apiVersion", "rollouts.kruise.io/v1beta1"),
@@ -120,10 +134,18 @@ class Effects:
         same_partition = (have.get("releasePlan") or {}).get("batchPartition") == spec["releasePlan"].get(
             "batchPartition"
         )
-        if same_partition and _covers(have, spec):
+        have_annotations = (current.get("metadata") or {}).get("annotations") or {}
+        same_annotations = annotations is None or (
+            have_annotations.get(ROLLBACK_IN_BATCH_ANNOTATION)
+            == annotations.get(ROLLBACK_IN_BATCH_ANNOTATION)
+        )
+        if same_partition and same_annotations and _covers(have, spec):
             return False
         updated = copy.deepcopy(current)
         updated["spec"] = spec
+        if not same_annotations and annotations is not None:
+            kept = {k: v for k, v in have_annotations.items() if k != ROLLBACK_IN_BATCH_ANNOTATION}
+            updated["metadata"]["annotations"] = {**kept, **annotations} or None
         await self.kube.replace(BATCH_RELEASES, updated)
         return True
 

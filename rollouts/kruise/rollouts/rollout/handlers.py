@@ -4,7 +4,8 @@ Indices: Rollouts and BatchReleases by ``namespace/name`` (a BatchRelease has it
 Rollout's name), CloneSets and Deployments by ``namespace/name`` (the workloads they steer),
 canary Deployments by the stable Deployment they copy, ReplicaSets by their controller's uid,
 and Rollouts by the workload they reference, so a workload event (or one of its ReplicaSets
-or canary Deployments) wakes its Rollout and BatchRelease.
+or canary Deployments) wakes its Rollout and BatchRelease. The BatchRelease reads a CloneSet's
+pods from the CloneSet controller's index (``cloneset_pods_by_owner``, same registry).
 kopf invokes no handler before every index is listed, so no decision is made on a
 half-filled cache. No change-detecting handlers: kopf writes nothing onto objects.
 """
@@ -38,6 +39,8 @@ class KopfRolloutCache:
         self.deployments = IndexView("rollout_deployment_by_key")
         self.canary_deployments_by_stable = IndexView("rollout_deployment_by_canary_of")
         self.replicasets = IndexView("rollout_replicaset_by_owner")
+        # the CloneSet controller's index of pods by owner uid (same registry): no second pod index
+        self.pods = IndexView("cloneset_pods_by_owner")
         self.ready = CacheReady()
 
     def views(self) -> list[IndexView]:
@@ -49,6 +52,7 @@ class KopfRolloutCache:
             self.deployments,
             self.canary_deployments_by_stable,
             self.replicasets,
+            self.pods,
         ]
 
     def bind(self, indices: Mapping[str, Any]) -> None:
@@ -77,6 +81,10 @@ class KopfRolloutCache:
     def replicasets_of(self, namespace: str, owner_uid: str) -> list[JSON]:
         """ReplicaSets whose controller is the object with ``owner_uid``."""
         return self.replicasets.values(f"{namespace}/{owner_uid}")
+
+    def pods_of(self, owner_uid: str) -> list[JSON]:
+        """Pods whose controller is the CloneSet with ``owner_uid``."""
+        return self.pods.values(owner_uid)
 
     def rollouts_of_workload(self, key: str) -> list[str]:
         return [str(v.get("key")) for v in self.by_workload.values(key)]

@@ -7,7 +7,7 @@ Finalising -> Completed; Cancelling on rollback; Paused), the per-step states of
 ``runCanary`` (BeforeStepUpgrade -> StepUpgrade -> StepTrafficRouting ->
 StepMetricsAnalysis -> StepPaused -> StepReady -> next step / Completed) and the
 finalisation orders of ``nextCanaryTask``; in rolling, upstream's special cases in its
-order (rollback, paused, continuous release, plan changed), ``nextStepIndex`` jumps
+order (rollback, paused, rollback in batches, continuous release, plan changed), ``nextStepIndex`` jumps
 (``doStepJump``) and the BatchRelease counts synced into the sub-status every round.
 
 The controller calls ``decide`` twice per reconcile: once with ``changed=None`` to
@@ -34,6 +34,7 @@ from kruise.rollouts.rollout.conditions import set_condition
 from kruise.rollouts.rollout.finalise import finalise
 from kruise.rollouts.rollout.hashing import rollout_hash
 from kruise.rollouts.rollout.model import JSON, BatchView, Decision, Event, Observed, WorkloadInfo
+from kruise.rollouts.rollout.rolloutid import restart_in_batches, rollback_in_batch, sync_rollout_id
 from kruise.rollouts.rollout.steps import is_blue_green, steps_of, strategy_of
 from kruise.rollouts.rollout.timefmt import fmt_time, parse_time, seconds_since
 
@@ -173,7 +174,9 @@ def _progressing(
         return Decision(status)
     if reason == c.REASON_IN_ROLLING:
         # doProgressingInRolling's special cases, in upstream's order
-        if workload.in_rollback and canary_status.get("canaryRevision") != workload.canary_revision:
+        rolled_back = workload.in_rollback and canary_status.get("canaryRevision") != workload.canary_revision
+        in_batches = rollback_in_batch(rollout, workload)
+        if rolled_back and not in_batches:
             canary_status["canaryRevision"] = workload.canary_revision
             set_condition(status, c.COND_PROGRESSING, "True", c.REASON_CANCELLING, ROLLBACK_MESSAGE, now)
             status["message"] = ROLLBACK_MESSAGE
@@ -185,6 +188,10 @@ def _progressing(
             set_condition(status, c.COND_PROGRESSING, "True", c.REASON_PAUSED, PAUSED_MESSAGE, now)
             status["message"] = PAUSED_MESSAGE
             return Decision(status)
+        if rolled_back:  # rollouts.kruise.io/rollback-in-batch (rollout/rolloutid.py)
+            event = restart_in_batches(rollout, status, workload, now)
+            _mirror(status)
+            return Decision(status, requeue_after=0.0, events=(event,))
         if workload.canary_revision_aliases and canary_status.get("canaryRevision") in (
             workload.canary_revision_aliases
         ):  # a provisional Deployment revision became known (rollout/podtemplate.py)
@@ -234,7 +241,7 @@ def _progressing(
             canary_status["message"] = message
             canary_status["finalisingStep"] = ""
             return Decision(status, requeue_after=0.0, events=(Event("Warning", "AnalysisFailed", message),))
-        background = background_actions(rollout, status)
+        background = [*sync_rollout_id(obs.batch, workload), *background_actions(rollout, status)]
         decision = canary_step(rollout, status, obs, None if changed is None else changed[len(background) :])
         if background:
             decision = replace(decision, actions=(*background, *decision.actions))

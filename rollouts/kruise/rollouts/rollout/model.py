@@ -73,6 +73,8 @@ class BatchView:
     # ``releasePlan.batches[batchPartition].canaryReplicas`` (None when unset): what the plan in
     # force released, for recalculating the step after a plan change
     partition_replicas: int | str | None = None
+    # ``releasePlan.rolloutID`` (None: not known, nothing to keep in sync)
+    rollout_id: str | None = None
 
     @classmethod
     def absent(cls) -> BatchView:
@@ -104,6 +106,7 @@ class ActionKind(StrEnum):
     ENSURE_ANALYSIS_RUN = "EnsureAnalysisRun"
     TERMINATE_ANALYSIS_RUNS = "TerminateAnalysisRuns"
     REVERT_WORKLOAD = "RevertWorkload"
+    SYNC_BATCH_RELEASE_ID = "SyncBatchReleaseID"  # releasePlan.rolloutID := payload["rolloutID"]
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ CloneSet: revisions are the short hashes (the last ``-`` segment) of
 ``podTemplateHash``); the Service selector key is ``pod-template-hash``; it is in a
 rollout while it carries ``rollouts.kruise.io/in-progressing``, and rolling back when
 ``currentRevision == updateRevision`` but not every pod is updated. The status is
-only trusted once it observed the current generation.
+only trusted once it observed the current generation. The rollout-id is the
+``rollouts.kruise.io/rollout-id`` label, else the annotation (:mod:`.rolloutid`).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION, ROLLOUT_ID_LABEL
+from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION
 from kruise.rollouts.rollout.model import WorkloadInfo
+from kruise.rollouts.rollout.rolloutid import workload_rollout_id
 from kruise.workloads.cloneset.podstate import short_hash
 
 
@@ -45,7 +47,7 @@ def cloneset_info(cs: Mapping[str, Any]) -> WorkloadInfo:
         updated_replicas=int(status.get("updatedReplicas") or 0),
         updated_ready_replicas=int(status.get("updatedReadyReplicas") or 0),
         generation=int(meta.get("generation") or 0),
-        rollout_id=str(((meta.get("labels") or {}).get(ROLLOUT_ID_LABEL)) or ""),
+        rollout_id=workload_rollout_id(cs),
     )
 
 

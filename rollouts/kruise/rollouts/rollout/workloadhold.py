@@ -2,10 +2,11 @@
 
 Mirrors Kruise Rollouts' workload mutating webhook
 (``pkg/webhook/workload/mutating/workload_update_handler.go``) for CloneSet: on an
-UPDATE that changes the pod template (or the ``rollouts.kruise.io/rollout-id``
-label) of a CloneSet that an enabled Rollout in the same namespace references, set
-``updateStrategy.partition: "100%"`` (no pod moves until the Rollout releases a
-batch) and stamp ``rollouts.kruise.io/in-progressing: {"rolloutName": ...}``.
+UPDATE that changes the pod template (or the ``rollouts.kruise.io/rollout-id``:
+label, else annotation, see :mod:`.rolloutid`) of a CloneSet that an enabled Rollout
+in the same namespace references, set ``updateStrategy.partition: "100%"`` (no pod
+moves until the Rollout releases a batch) and stamp
+``rollouts.kruise.io/in-progressing: {"rolloutName": ...}``.
 
 Entry conditions as upstream: replicas > 0; with traffic routing the workload must be
 single-version (``status.replicas == status.updatedReplicas``), otherwise it silently
@@ -20,7 +21,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION, ROLLOUT_ID_LABEL
+from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION
+from kruise.rollouts.rollout.rolloutid import workload_rollout_id
 
 JSON = dict[str, Any]
 
@@ -51,9 +53,7 @@ def hold_cloneset(
     if int(new_spec.get("replicas", 1)) == 0:
         return None
     template_changed = new_spec.get("template") != old_spec.get("template")
-    new_labels = (new.get("metadata") or {}).get("labels") or {}
-    old_labels = (old.get("metadata") or {}).get("labels") or {}
-    id_changed = new_labels.get(ROLLOUT_ID_LABEL) != old_labels.get(ROLLOUT_ID_LABEL)
+    id_changed = workload_rollout_id(new) != workload_rollout_id(old)
     if not template_changed and not id_changed:
         return None
     annotations = (new.get("metadata") or {}).get("annotations") or {}
