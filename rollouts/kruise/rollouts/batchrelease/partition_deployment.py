@@ -4,7 +4,9 @@ Mirrors Kruise Rollouts' ``control/partitionstyle/deployment/control.go``; the p
 are moved by the advanced Deployment controller (:mod:`kruise.rollouts.advanceddeployment`):
 
 - **initialize** (the Deployment is not under rollout control: control annotation, ``Recreate``,
-  ``paused``): label ``rollouts.kruise.io/controlled-by-advanced-deployment-controller: "true"``,
+  ``paused``; or it is under the control of an earlier BatchRelease, which a continuous release
+  deletes without finalizing; upstream only checks that some control annotation is there):
+  label ``rollouts.kruise.io/controlled-by-advanced-deployment-controller: "true"``,
   annotations ``rollouts.kruise.io/deployment-strategy`` (``rollingStyle: Partition``, the
   Deployment's ``rollingUpdate`` or the one saved in the annotation, with defaults,
   ``partition: 0``, not paused) and ``batchrelease.rollouts.kruise.io/control-info``, and
@@ -174,7 +176,9 @@ def decide_deployment_partition(
         status.pop("message", None)
         return ControlDecision((), status)
 
-    if not under_rollout_control(deployment) or not strategy_of(deployment).partition_style:  # Initialize
+    owned_by_us = annotations.get(BATCH_RELEASE_CONTROL_ANNOTATION) == control_info(br)
+    if not (under_rollout_control(deployment) and owned_by_us and strategy_of(deployment).partition_style):
+        # Initialize
         body: JSON = {
             "metadata": {
                 "labels": {ADVANCED_DEPLOYMENT_CONTROL_LABEL: "true"},
