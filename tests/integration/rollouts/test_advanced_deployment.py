@@ -4,10 +4,11 @@ nginx Ingress.
 Upstream scenarios (``KR:test/e2e/rollout_test.go`` "Canary rollout with Ingress using advance
 deployment"): "advanced deployment rolling with traffic case", "advanced deployment continuous
 rolling case", "advanced deployment rollback case", "advanced deployment delete rollout case",
-"advanced deployment scaling case", with 5 replicas (maxSurge 1, maxUnavailable 0) and no
-``enableExtraWorkloadForCanary``: the Deployment keeps one set of ReplicaSets, kube's controller
-is kept out (``paused``, ``Recreate``) and Kruise's own ReplicaSet controller scales the new one up
-to the partition in ``rollouts.kruise.io/deployment-strategy``.
+"advanced deployment scaling case", "advanced deployment plan changed case", with 5 replicas
+(maxSurge 1, maxUnavailable 0) and no ``enableExtraWorkloadForCanary``: the Deployment keeps one
+set of ReplicaSets, kube's controller is kept out (``paused``, ``Recreate``) and Kruise's own
+ReplicaSet controller scales the new one up to the partition in
+``rollouts.kruise.io/deployment-strategy``.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from tests.integration.rollouts.workload_support import (
     conditions,
     deployment,
     gone,
+    pods_by_image,
     replicaset_hash,
     rollout,
     selector_hash,
@@ -174,7 +176,7 @@ async def test_advanced_deployment_continuous_rolling_case(kube: KubeClient, nam
         ro = await kube.get(ROLLOUTS, "web", namespace)
         cs = ro["status"].get("canaryStatus") or {}
         paused = (cs.get("currentStepIndex"), cs.get("currentStepState")) == (1, "StepPaused")
-        pods = await _pods(kube, namespace)
+        pods = await pods_by_image(kube, namespace)
         return ro if paused and pods.get(V3) == 1 else None
 
     ro = await eventually(restarted, timeout=60, what="release restarted on v3")
@@ -191,12 +193,6 @@ async def test_advanced_deployment_continuous_rolling_case(kube: KubeClient, nam
     assert conditions(ro)["Succeeded"]["status"] == "True"
     await wait_pods(kube, namespace, {V3: 5})
     await _wait_handed_back(kube, namespace)
-
-
-async def _pods(kube: KubeClient, namespace: str) -> dict[str, int]:
-    from tests.integration.rollouts.workload_support import pods_by_image
-
-    return await pods_by_image(kube, namespace)
 
 
 async def test_advanced_deployment_rollback_case(kube: KubeClient, namespace: str) -> None:
@@ -262,4 +258,31 @@ async def test_advanced_deployment_scaling_case(kube: KubeClient, namespace: str
     ro = await wait_phase(kube, namespace, "Healthy", timeout=60)
     assert conditions(ro)["Succeeded"]["status"] == "True"
     await wait_pods(kube, namespace, {V2: 8})
+    await _wait_handed_back(kube, namespace)
+
+
+async def test_advanced_deployment_plan_changed_case(kube: KubeClient, namespace: str) -> None:
+    ro = rollout(namespace, DEPLOYMENT_REF, canary_strategy(STEPS))
+    await start(kube, namespace, deployment(namespace), ro)
+    await set_image(kube, namespace, "Deployment", V2)
+    await wait_paused_at(kube, namespace, 1)
+    await approve(kube, namespace)
+    await wait_paused_at(kube, namespace, 2)
+    await wait_pods(kube, namespace, {V1: 2, V2: 3})
+
+    # step 2 now asks for 80%: the Rollout re-runs it and the partition moves up to 4 pods
+    current = await kube.get(ROLLOUTS, "web", namespace)
+    steps = current["spec"]["strategy"]["canary"]["steps"]
+    steps[1] = {**steps[1], "replicas": "80%", "traffic": "80%"}
+    await kube.replace(ROLLOUTS, current)
+    await wait_pods(kube, namespace, {V1: 1, V2: 4})
+    await wait_paused_at(kube, namespace, 2)
+    assert canary_weight(await kube.get(INGRESSES, "web-canary", namespace)) == "80"
+    strategy = json.loads(_annotations(await _deployment(kube, namespace))[STRATEGY])
+    assert strategy["partition"] == "80%"
+
+    await approve(kube, namespace)
+    ro = await wait_phase(kube, namespace, "Healthy", timeout=60)
+    assert conditions(ro)["Succeeded"]["status"] == "True"
+    await wait_pods(kube, namespace, {V2: 5})
     await _wait_handed_back(kube, namespace)

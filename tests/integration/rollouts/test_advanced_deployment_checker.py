@@ -19,7 +19,15 @@ import pytest
 
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import DEPLOYMENTS, PODS
-from tests.integration.rollouts.workload_support import V1, V2, V3, deployment, set_image, wait_pods
+from tests.integration.rollouts.workload_support import (
+    V1,
+    V2,
+    V3,
+    deployment,
+    pods_by_image,
+    set_image,
+    wait_pods,
+)
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
@@ -179,8 +187,6 @@ async def test_continuous_update(kube: KubeClient, namespace: str) -> None:
 
 
 async def _count(kube: KubeClient, namespace: str, image: str, want: int) -> bool:
-    from tests.integration.rollouts.workload_support import pods_by_image
-
     pods = await pods_by_image(kube, namespace)
     return pods.get(image) == want and sum(pods.values()) == 5
 
