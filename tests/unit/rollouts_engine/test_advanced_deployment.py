@@ -303,3 +303,14 @@ def test_status_and_extra_status_report_the_replicasets() -> None:
     settled = decide_rollout(d, [rs("web-a", "v1", 8), rs("web-b", "v2", 2, created="2")])
     assert settled.done and settled.scales == ()
     assert deployment_status(d, None, [])["updatedReplicas"] == 0
+
+
+def test_nothing_moves_while_a_replicaset_status_lags_its_spec() -> None:
+    d = deployment(partition=3)
+    old = rs("web-a", "v1", 9)
+    old["metadata"]["generation"] = 4
+    old["status"].update(observedGeneration=3, availableReplicas=10)  # still counts a deleted pod
+    decision = decide_rollout(d, [old, rs("web-b", "v2", 1, created="2")])
+    assert decision.create is None and decision.scales == () and not decision.done
+    old["status"].update(observedGeneration=4, availableReplicas=9)
+    assert sizes(decide_rollout(d, [old, rs("web-b", "v2", 1, created="2")])) == {"web-b": 2}

@@ -24,6 +24,10 @@ the rest.
      shrink, first their unhealthy pods (oldest ReplicaSet first), then by availability
      (``available > replicas - maxUnavailable``), least important ReplicaSet first (the stable
      revision is kept longest);
+- **wait** while a ReplicaSet's status has not observed its generation: right after a scale-down
+  its ``availableReplicas`` still counts the pods being deleted, and deciding on it would take
+  availability below ``replicas - maxUnavailable`` (kube's controller takes that risk; the
+  integration test of maxSurge 0 / maxUnavailable 1 caught it here);
 - **report**: the Deployment status (:func:`~.replicasets.deployment_status`) and the
   ``rollouts.kruise.io/deployment-extra-status`` annotation (``updatedReadyReplicas`` = ready pods
   of the new ReplicaSet, ``expectedUpdatedReplicas`` = the limit).
@@ -138,6 +142,14 @@ def _importance_order(olds: Sequence[Mapping[str, Any]], stable: str) -> list[Ma
     return sorted(by_newest, key=lambda r: _hash(r) != stable or not stable)
 
 
+def _observed(rs: Mapping[str, Any]) -> bool:
+    """The ReplicaSet's status reflects its current spec (no ``generation``: trusted)."""
+    generation = meta(rs).get("generation")
+    if generation is None:
+        return True
+    return int((rs.get("status") or {}).get("observedGeneration") or 0) >= int(generation)
+
+
 def _hash(rs: Mapping[str, Any]) -> str:
     return str((meta(rs).get("labels") or {}).get(POD_TEMPLATE_HASH_LABEL) or "")
 
@@ -219,6 +231,8 @@ def decide_rollout(
             done=done,
         )
 
+    if not all(_observed(r) for r in replicasets):
+        return report()
     if strategy.paused:  # sync: scale only, and only a lone active ReplicaSet
         active = [r for r in replicasets if spec_replicas(r) > 0]
         if len(active) == 1 and spec_replicas(active[0]) != d_replicas:
