@@ -5,6 +5,7 @@ with partition", "update with scale up", "update with scale down", "update with 
 MaxUnavailable=0", "update with MaxSurge=0, MaxUnavailable=1", "continuous update", "rollback".
 As there, no Rollout: the test takes the Deployment under control itself (control annotation,
 ``paused``, ``Recreate``, ``rollouts.kruise.io/deployment-strategy``) and moves the partition.
+Plus one case of ours: a ReplicaSet name collision bumps ``status.collisionCount``.
 "scale down old unhealthy first" is covered by the pure tables
 (``tests/unit/rollouts_engine/test_advanced_deployment.py``): KWOK makes every pod ready.
 """
@@ -18,7 +19,8 @@ from typing import Any
 import pytest
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import DEPLOYMENTS, PODS
+from kruise.core.kube.resources import DEPLOYMENTS, PODS, REPLICASETS
+from kruise.rollouts.advanceddeployment.replicasets import template_hash
 from tests.integration.rollouts.workload_support import (
     V1,
     V2,
@@ -200,3 +202,38 @@ async def test_rollback(kube: KubeClient, namespace: str) -> None:
     await _partition(kube, namespace, "100%")
     await wait_pods(kube, namespace, {V1: 5})
     await _status(kube, namespace, {"updatedReplicas": 5, "availableReplicas": 5})
+
+
+async def test_a_replicaset_name_collision_bumps_the_collision_count(
+    kube: KubeClient, namespace: str
+) -> None:
+    """Not an upstream case: kube's own collision handling, which the new ReplicaSet's naming needs."""
+    await kube.create(DEPLOYMENTS, deployment(namespace, 3), namespace)
+    await wait_pods(kube, namespace, {V1: 3})
+    hold = {"spec": {"paused": True, "strategy": {"type": "Recreate", "rollingUpdate": None}}}
+    await kube.patch(DEPLOYMENTS, "web", hold, namespace, patch_type="merge")
+    await set_image(kube, namespace, "Deployment", V2)
+    d = await kube.get(DEPLOYMENTS, "web", namespace)
+    taken = f"web-{template_hash(d['spec']['template'], None)}"
+    other = {"metadata": {"labels": {"app": "other"}}, "spec": {"containers": [{"name": "x", "image": V3}]}}
+    foreign = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": taken, "namespace": namespace},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "other"}}, "template": other},
+    }
+    await kube.create(REPLICASETS, foreign, namespace)
+    control = {
+        "metadata": {
+            "annotations": {
+                "batchrelease.rollouts.kruise.io/control-info": '{"kind":"BatchRelease","name":"test"}',
+                STRATEGY: _strategy(2, 1, 0),
+            }
+        }
+    }
+    await kube.patch(DEPLOYMENTS, "web", control, namespace, patch_type="merge")
+    await wait_pods(kube, namespace, {V1: 1, V2: 2})
+    d = await kube.get(DEPLOYMENTS, "web", namespace)
+    assert d["status"]["collisionCount"] == 1
+    untouched = (await kube.get(REPLICASETS, taken, namespace))["spec"]["template"]
+    assert untouched["spec"]["containers"][0]["image"] == V3

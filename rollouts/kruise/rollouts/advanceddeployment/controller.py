@@ -10,7 +10,8 @@ creates and scales the ReplicaSets itself, then writes the Deployment status and
   ``resourceVersion`` (a stale cache gets a conflict and a requeue, never a double scale); after
   a write the next decision waits until the cache shows the written ReplicaSets
   (:class:`~kruise.core.expectations.ResourceVersionExpectations`).
-- A new ReplicaSet has a deterministic name: ``AlreadyExists`` from a stale cache is harmless.
+- A new ReplicaSet has a deterministic name: ``AlreadyExists`` from a stale cache is harmless; a
+  ReplicaSet of that name with another template (a hash collision) bumps ``status.collisionCount``.
 - kube-controller-manager still ``sync``s the paused Deployment (status, revision annotations,
   scaling a lone active ReplicaSet); both compute the same values, see :mod:`.rolling`.
 """
@@ -21,7 +22,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from kruise.core.cache import CacheReady
+from kruise.core.cache import CacheReady, controller_ref
 from kruise.core.errors import AlreadyExistsError, ConflictError, NotFoundError
 from kruise.core.events import NORMAL, EventRecorder
 from kruise.core.expectations import ResourceVersionExpectations
@@ -30,6 +31,7 @@ from kruise.core.kube.resources import DEPLOYMENTS, REPLICASETS
 from kruise.core.workqueue import Result, WorkQueue
 from kruise.rollouts.advanceddeployment.rolling import RolloutDecision, decide_rollout, under_control
 from kruise.rollouts.advanceddeployment.strategy import DEPLOYMENT_EXTRA_STATUS_ANNOTATION
+from kruise.rollouts.rollout.podtemplate import equal_ignore_hash
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
@@ -109,6 +111,7 @@ class AdvancedDeploymentController:
             try:
                 created = await self.kube.create(REPLICASETS, body, ns)
             except AlreadyExistsError:
+                await self._on_name_taken(deployment, body)
                 return True
             self.expectations.expect(
                 str(created["metadata"]["uid"]), str(created["metadata"]["resourceVersion"])
@@ -131,6 +134,29 @@ class AdvancedDeploymentController:
                 deployment, f"Scaled {direction} replica set {scale.name} from {before} to {scale.replicas}"
             )
         return bool(decision.scales)
+
+    async def _on_name_taken(self, deployment: JSON, body: JSON) -> None:
+        """A ReplicaSet already has the new one's name: ours from a stale cache (fine), or a hash
+        collision, which bumps ``status.collisionCount`` so the next name differs (as kube does)."""
+        meta = deployment["metadata"]
+        ns = str(meta["namespace"])
+        existing = await self.kube.get_or_none(REPLICASETS, body["metadata"]["name"], ns)
+        if existing is None:
+            return
+        owner = controller_ref(existing)
+        same = equal_ignore_hash((existing.get("spec") or {}).get("template"), body["spec"]["template"])
+        if owner is not None and owner.get("uid") == meta.get("uid") and same:
+            return
+        count = int((deployment.get("status") or {}).get("collisionCount") or 0) + 1
+        log.info("Deployment %s/%s: ReplicaSet name collision, collisionCount -> %d", ns, meta["name"], count)
+        await self.kube.patch(
+            DEPLOYMENTS,
+            str(meta["name"]),
+            {"status": {"collisionCount": count}},
+            ns,
+            patch_type="merge",
+            subresource="status",
+        )
 
     async def _report(self, deployment: JSON, decision: RolloutDecision) -> None:
         """Extra-status annotation first (a plain merge patch: its value is computed from the
