@@ -2,12 +2,11 @@
 
 Upstream scenarios (``KR:test/e2e/deployment_test.go`` "Advanced Deployment Checker"): "update
 with partition", "update with scale up", "update with scale down", "update with MaxSurge=1,
-MaxUnavailable=0", "update with MaxSurge=0, MaxUnavailable=1", "continuous update", "rollback".
+MaxUnavailable=0", "update with MaxSurge=0, MaxUnavailable=1", "continuous update", "rollback",
+"scale down old unhealthy first" (unhealthy: a readiness gate KWOK honours, set False).
 As there, no Rollout: the test takes the Deployment under control itself (control annotation,
 ``paused``, ``Recreate``, ``rollouts.kruise.io/deployment-strategy``) and moves the partition.
 Plus one case of ours: a ReplicaSet name collision bumps ``status.collisionCount``.
-"scale down old unhealthy first" is covered by the pure tables
-(``tests/unit/rollouts_engine/test_advanced_deployment.py``): KWOK makes every pod ready.
 """
 
 from __future__ import annotations
@@ -237,3 +236,67 @@ async def test_a_replicaset_name_collision_bumps_the_collision_count(
     assert d["status"]["collisionCount"] == 1
     untouched = (await kube.get(REPLICASETS, taken, namespace))["spec"]["template"]
     assert untouched["spec"]["containers"][0]["image"] == V3
+
+
+GATE = "example.com/healthy"
+
+
+async def _gate(kube: KubeClient, namespace: str, pod: str, healthy: bool) -> None:
+    condition = {
+        "type": GATE,
+        "status": "True" if healthy else "False",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    body = {"status": {"conditions": [condition]}}
+    await kube.patch(PODS, pod, body, namespace, subresource="status", patch_type="strategic")
+
+
+async def _pods_of(kube: KubeClient, namespace: str) -> list[JSON]:
+    items = (await kube.list(PODS, namespace, label_selector="app=web"))["items"]
+    return [p for p in items if not p["metadata"].get("deletionTimestamp")]
+
+
+def _ready(pod: JSON) -> bool:
+    return any(
+        c["type"] == "Ready" and c["status"] == "True"
+        for c in (pod.get("status") or {}).get("conditions") or []
+    )
+
+
+async def test_scale_down_old_unhealthy_first(kube: KubeClient, namespace: str) -> None:
+    d = deployment(namespace)
+    d["spec"]["template"]["spec"]["readinessGates"] = [{"conditionType": GATE}]
+    await kube.create(DEPLOYMENTS, d, namespace)
+
+    async def five() -> list[JSON] | None:
+        pods = await _pods_of(kube, namespace)
+        return pods if len(pods) == 5 else None
+
+    pods = sorted(p["metadata"]["name"] for p in await eventually(five, timeout=40, what="5 pods"))
+    unhealthy = set(pods[:2])
+    for name in pods:
+        await _gate(kube, namespace, name, healthy=name not in unhealthy)
+
+    async def three_ready() -> bool:
+        return sum(_ready(p) for p in await _pods_of(kube, namespace)) == 3
+
+    await eventually(three_ready, timeout=30, what="3 ready pods, 2 unhealthy")
+    body = {
+        "metadata": {
+            "annotations": {
+                "batchrelease.rollouts.kruise.io/control-info": '{"kind":"BatchRelease","name":"test"}',
+                STRATEGY: _strategy(2, 1, 0),
+            }
+        },
+        "spec": {"paused": True, "strategy": {"type": "Recreate", "rollingUpdate": None}},
+    }
+    await kube.patch(DEPLOYMENTS, "web", body, namespace, patch_type="merge")
+    # v2 drops the gate, so its pods become ready by themselves
+    change = {
+        "spec": {"template": {"spec": {"containers": [{"name": "web", "image": V2}], "readinessGates": None}}}
+    }
+    await kube.patch(DEPLOYMENTS, "web", change, namespace, patch_type="strategic")
+    await wait_pods(kube, namespace, {V1: 3, V2: 2})
+    old = [p for p in await _pods_of(kube, namespace) if p["spec"]["containers"][0]["image"] == V1]
+    assert {p["metadata"]["name"] for p in old}.isdisjoint(unhealthy)  # the unhealthy ones went first
+    assert all(_ready(p) for p in old)
