@@ -9,7 +9,9 @@ the rest.
   control annotation, ``strategy.type: Recreate``, ``spec.paused: true``, so kube's own
   controller never rolls them) whose strategy annotation says ``rollingStyle: Partition``;
 - **strategy paused** (the webhook pauses it when the template changes mid-release): scale only,
-  no new ReplicaSet: a single active ReplicaSet follows ``spec.replicas``;
+  no new ReplicaSet: a single active ReplicaSet follows ``spec.replicas`` (upstream's ``sync``
+  also spreads a scaling event proportionally over several active ReplicaSets; here they wait
+  until the next BatchRelease unpauses the strategy);
 - **rolling**, one phase per round, each write ends the round:
 
   1. no new ReplicaSet: create it with ``NewRSNewReplicas`` pods (capped at the limit). When
