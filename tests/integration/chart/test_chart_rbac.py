@@ -4,9 +4,10 @@ A token of the chart's ``kruise-manager`` ServiceAccount (TokenRequest API) goes
 kubeconfig; the manager runs with it (same Lease ``kruise-system/kruise-manager`` and
 configuration namespace as in the chart; the chart's own manager pods are KWOK's and run
 nothing) and carries whole scenarios: a CloneSet scaled, updated in place and released by a
-canary Rollout over an HTTPRoute, and a Deployment released by a canary Rollout (extra canary
-Deployment) over an nginx Ingress. The manager logs at DEBUG (failed event posts are reported
-only there); a single 403 in its log fails the test that caused it.
+canary Rollout over an HTTPRoute, and a Deployment released by a canary Rollout over an nginx
+Ingress, in canary style (extra canary Deployment) and in partition style (the advanced Deployment
+controller). The manager logs at DEBUG (failed event posts are reported only there); a single 403
+in its log fails the test that caused it.
 
 The scenarios cannot walk every code path, so the rules are also checked against the code
 itself (:mod:`tests.integration.chart.rbac_audit`): every request the source makes is granted,
@@ -44,6 +45,11 @@ EXTRAS: dict[tuple[str, str, str], str] = {
     ("apps.kruise.io", "clonesets/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("rollouts.kruise.io", "rollouts/finalizers", "update"): "blockOwnerDeletion on BatchReleases",
     ("rollouts.kruise.io", "batchreleases/finalizers", "update"): "blockOwnerDeletion on canary Deployments",
+    (
+        "apps",
+        "deployments/finalizers",
+        "update",
+    ): "blockOwnerDeletion on the advanced Deployment's ReplicaSets",
     **{
         ("rollouts.kruise.io", kind, verb): "read-only until its controller lands"
         for kind in ("trafficroutings", "analysistemplates", "clusteranalysistemplates")
@@ -295,11 +301,12 @@ async def test_cloneset_scale_in_place_update_and_canary_rollout_with_the_charts
     assert_not_denied(sa_manager)
 
 
+@pytest.mark.parametrize("extra", [True, False], ids=["canary style", "partition style"])
 async def test_deployment_canary_rollout_over_ingress_with_the_charts_rbac(
-    sa_manager: ManagerProcess, admin: KubeClient
+    sa_manager: ManagerProcess, admin: KubeClient, extra: bool
 ) -> None:
     kube = admin
-    ns = await new_namespace(kube, "chart-rbac-deployment")
+    ns = await new_namespace(kube, "chart-rbac-deployment" if extra else "chart-rbac-partition-deployment")
     deployment: dict[str, Any] = {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -338,12 +345,13 @@ async def test_deployment_canary_rollout_over_ingress_with_the_charts_rbac(
     canary = {
         "steps": [
             {"replicas": "50%", "traffic": "50%", "pause": {"duration": 1}},
-            {"replicas": "100%", "traffic": "100%", "pause": {"duration": 0}},
+            # partition style: the chart's --partition-percent-limit (50) bars traffic above 50%
+            {"replicas": "100%", **({"traffic": "100%"} if extra else {}), "pause": {"duration": 0}},
         ],
         "trafficRoutings": [
             {"service": "web", "gracePeriodSeconds": 1, "ingress": {"classType": "nginx", "name": "web"}}
         ],
-        "enableExtraWorkloadForCanary": True,
+        "enableExtraWorkloadForCanary": extra,
     }
     ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
     await kube.create(ROLLOUTS, rollout(ns, ref, canary), ns)

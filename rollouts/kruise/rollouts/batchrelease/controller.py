@@ -33,12 +33,19 @@ class BatchReleaseCache(ReleaseCache, Protocol):
 class BatchReleaseController:
     name = "batchrelease-controller"
 
-    def __init__(self, kube: KubeClient, cache: BatchReleaseCache, *, workers: int = 3) -> None:
+    def __init__(
+        self,
+        kube: KubeClient,
+        cache: BatchReleaseCache,
+        *,
+        workers: int = 3,
+        advanced_deployment: bool = True,
+    ) -> None:
         self.kube = kube
         self.cache = cache
         self.workers = workers
         self.queue = WorkQueue()
-        self.releaser = WorkloadReleaser(kube, cache)
+        self.releaser = WorkloadReleaser(kube, cache, advanced_deployment=advanced_deployment)
 
     def enqueue(self, key: str) -> None:
         self.queue.add(key)

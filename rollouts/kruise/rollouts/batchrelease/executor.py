@@ -8,8 +8,10 @@ list in order and writes the status once.
 
 - A canary Deployment is created at most once per observation: after a create the
   BatchRelease waits (expectations) until the cache shows it.
-- ``rollingStyle: Partition`` on a Deployment needs Kruise Rollouts' "advanced deployment"
-  ReplicaSet controller, which this product does not implement: the BatchRelease reports
+- ``rollingStyle: Partition`` on a Deployment (:mod:`~kruise.rollouts.batchrelease.partition_deployment`)
+  writes the partition into the Deployment's strategy annotation; the advanced Deployment
+  controller (:mod:`kruise.rollouts.advanceddeployment`, feature gate ``AdvancedDeployment``)
+  moves the pods. With that gate off the BatchRelease reports
   :data:`PARTITION_DEPLOYMENT_MESSAGE` and changes nothing.
 """
 
@@ -28,6 +30,7 @@ from kruise.core.workqueue import Result
 from kruise.rollouts.batchrelease.bluegreen import decide_blue_green, needs_hpas
 from kruise.rollouts.batchrelease.deployment import decide_deployment_canary
 from kruise.rollouts.batchrelease.ops import ControlDecision, Op, OpKind, Target
+from kruise.rollouts.batchrelease.partition_deployment import decide_deployment_partition
 from kruise.rollouts.resources import BATCH_RELEASES, HPAS_V1, HPAS_V2
 from kruise.rollouts.rollout.observe import WorkloadCache, deployment_family
 
@@ -35,9 +38,9 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 
 PARTITION_DEPLOYMENT_MESSAGE = (
-    "partition-style release of an apps/v1 Deployment needs Kruise Rollouts' advanced deployment "
-    "controller, which is not implemented; set enableExtraWorkloadForCanary: true (canary style) "
-    "or use strategy.blueGreen"
+    "partition-style release of an apps/v1 Deployment needs the advanced deployment controller: "
+    "enable the feature gate AdvancedDeployment, or set enableExtraWorkloadForCanary: true "
+    "(canary style) or use strategy.blueGreen"
 )
 RESOURCES: dict[Target, Resource] = {
     Target.DEPLOYMENT: DEPLOYMENTS,
@@ -63,9 +66,17 @@ def handles(br: JSON) -> bool:
 class WorkloadReleaser:
     """Runs the Deployment and blue-green controls for BatchReleases."""
 
-    def __init__(self, kube: KubeClient, cache: ReleaseCache, *, expectation_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        kube: KubeClient,
+        cache: ReleaseCache,
+        *,
+        expectation_timeout: float = 30.0,
+        advanced_deployment: bool = True,
+    ) -> None:
         self.kube = kube
         self.cache = cache
+        self.advanced_deployment = advanced_deployment
         self.expectations = ScaleExpectations(timeout=expectation_timeout)
 
     async def reconcile(self, key: str, br: JSON) -> Result:
@@ -90,6 +101,10 @@ class WorkloadReleaser:
             elif style == "BlueGreen":
                 hpas = await self._hpas(ns) if needs_hpas(br, workload) else []
                 decision = decide_blue_green(br, workload, replicasets, hpas)
+            elif self.advanced_deployment:
+                if (br.get("metadata") or {}).get("deletionTimestamp"):
+                    return Result()
+                decision = decide_deployment_partition(br, workload, replicasets)
             else:
                 await self._write_status(
                     br, {**(br.get("status") or {}), "message": PARTITION_DEPLOYMENT_MESSAGE}

@@ -32,6 +32,8 @@ from kruise.core.kube import KubeClient
 from kruise.core.leader import LeaderElectionConfig, LeaderElector
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import ClientTarget, ensure_configurations, ensure_crd_conversion
+from kruise.rollouts.advanceddeployment import handlers as advanced_deployment_handlers
+from kruise.rollouts.advanceddeployment.controller import AdvancedDeploymentController
 from kruise.rollouts.batchrelease.controller import BatchReleaseController
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.manager.webhooks import register_webhooks, webhook_specs
@@ -243,8 +245,18 @@ class Manager:
             KubeTraffic(self.kube, opts.rollout_configuration_namespace),
             workers=opts.rollout_workers,
         )
-        batches = BatchReleaseController(self.kube, rollout_cache, workers=opts.batchrelease_workers)
+        batches = BatchReleaseController(
+            self.kube,
+            rollout_cache,
+            workers=opts.batchrelease_workers,
+            advanced_deployment=gates.get("AdvancedDeployment", True),
+        )
         rollout_handlers.register(registry, rollouts, batches, rollout_cache)
+        if gates.get("AdvancedDeployment", True):
+            advanced = AdvancedDeploymentController(
+                self.kube, rollout_cache, EventRecorder(self.kube, "advanced-deployment-controller")
+            )
+            advanced_deployment_handlers.register(registry, advanced, rollout_cache)
         analysis_cache = analysis_handlers.KopfAnalysisRunCache()
         analysis = AnalysisRunController(
             self.kube,

@@ -19,6 +19,9 @@ FEATURE_GATES: dict[str, bool] = {
     "InPlaceUpdateEnvFromMetadata": True,
     "ResourcesDeletionProtection": False,
     "TemplateNoDefaults": False,
+    # Kruise Rollouts' gate for partition-style Deployments (upstream's default is false; its
+    # helm chart sets AdvancedDeployment=true, and so does this manager by default).
+    "AdvancedDeployment": True,
 }
 
 

@@ -15,6 +15,11 @@ Mirrors ``handleDeployment`` of Kruise Rollouts' workload mutating webhook
   - blue-green (the BatchRelease saved ``rollouts.kruise.io/original-deployment-strategy``):
     another effective revision change (a rollback, or a continuous release that the Rollout
     refuses) pauses it again; ``strategy.type`` may not leave ``RollingUpdate``;
+  - partition style (the BatchRelease wrote ``rollouts.kruise.io/deployment-strategy`` with
+    ``rollingStyle: Partition``): it stays ``paused: true`` and ``strategy.type: Recreate`` (kube's
+    Deployment controller keeps out; the advanced Deployment controller rolls it); a
+    ``rollingUpdate`` in the update is moved into the annotation (it may change mid-release);
+    another effective revision change sets the annotation's ``paused: true``;
   - otherwise (canary style): it stays ``paused: true`` and may not switch to ``Recreate``
     (the whole old strategy is kept then).
 
@@ -28,6 +33,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kruise.rollouts.advanceddeployment.strategy import (
+    DEPLOYMENT_STRATEGY_ANNOTATION,
+    DeploymentStrategy,
+    dump_strategy,
+    strategy_of,
+)
 from kruise.rollouts.rollout.constants import (
     IN_PROGRESSING_ANNOTATION,
     ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
@@ -55,6 +66,45 @@ def effective_revision_change(old: Mapping[str, Any], new: Mapping[str, Any]) ->
 def _has_traffic_routing(rollout: Mapping[str, Any]) -> bool:
     strategy = (rollout.get("spec") or {}).get("strategy") or {}
     return bool((strategy.get("canary") or strategy.get("blueGreen") or {}).get("trafficRoutings"))
+
+
+def _hold_partition(held: JSON, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """The partition-style branch for a release in progress; edits ``held``, says if it did."""
+    spec = held["spec"]
+    modified = False
+    if not spec.get("paused"):
+        spec["paused"] = True
+        modified = True
+    saved = strategy_of(held)
+    strategy = dict(spec.get("strategy") or {})
+    if strategy.get("type", "RollingUpdate") == "RollingUpdate":
+        strategy["type"] = "Recreate"
+        modified = True
+    rolling = strategy.pop("rollingUpdate", None)
+    if rolling is not None:
+        modified = True
+        saved = DeploymentStrategy(
+            rolling_style=saved.rolling_style,
+            max_unavailable=rolling.get("maxUnavailable"),
+            max_surge=rolling.get("maxSurge"),
+            has_rolling_update=True,
+            paused=saved.paused,
+            partition=saved.partition,
+        )
+    spec["strategy"] = strategy
+    if effective_revision_change(old, new) and not saved.paused:
+        modified = True
+        saved = DeploymentStrategy(
+            rolling_style=saved.rolling_style,
+            max_unavailable=saved.max_unavailable,
+            max_surge=saved.max_surge,
+            has_rolling_update=saved.has_rolling_update,
+            paused=True,
+            partition=saved.partition,
+        )
+    if modified:
+        held["metadata"].setdefault("annotations", {})[DEPLOYMENT_STRATEGY_ANNOTATION] = dump_strategy(saved)
+    return modified
 
 
 def hold_deployment(
@@ -90,6 +140,8 @@ def hold_deployment(
                     "type", "RollingUpdate"
                 )
                 modified = True
+        elif strategy_of(held).partition_style:
+            modified = _hold_partition(held, old, new)
         else:  # canary style
             if not spec.get("paused"):
                 spec["paused"] = True

@@ -1,0 +1,224 @@
+"""Partition-style release of a native Deployment (pure).
+
+Mirrors Kruise Rollouts' ``control/partitionstyle/deployment/control.go``; the pods themselves
+are moved by the advanced Deployment controller (:mod:`kruise.rollouts.advanceddeployment`):
+
+- **initialize** (the Deployment is not under rollout control: control annotation, ``Recreate``,
+  ``paused``; or it is under the control of an earlier BatchRelease, which a continuous release
+  deletes without finalizing; upstream only checks that some control annotation is there):
+  label ``rollouts.kruise.io/controlled-by-advanced-deployment-controller: "true"``,
+  annotations ``rollouts.kruise.io/deployment-strategy`` (``rollingStyle: Partition``, the
+  Deployment's ``rollingUpdate`` or the one saved in the annotation, with defaults,
+  ``partition: 0``, not paused) and ``batchrelease.rollouts.kruise.io/control-info``, and
+  ``spec.paused: true``, ``spec.strategy: {type: Recreate}`` (kube's controller lets go);
+- **upgrade the batch**: the strategy's ``partition`` becomes the batch's ``canaryReplicas``
+  unless it already allows as many new pods (it never moves down);
+- **batch ready**: the batch-ready rule on ``status.updatedReplicas`` and the extra status'
+  ``updatedReadyReplicas`` against ``NewRSReplicasLimit(canaryReplicas)``, once the Deployment's
+  status observed its generation;
+- **finalize** (``batchPartition`` unset), only while the Deployment is still paused with the
+  control annotation: ``paused: false``, the strategy back to ``RollingUpdate`` with the saved
+  ``rollingUpdate``, the strategy and extra-status annotations and the stable-revision and control
+  labels removed; the control annotation always goes. ``WaitResume`` completes once every pod
+  runs the new template;
+- revisions: ``stableRevision`` is the ``rollouts.kruise.io/stable-revision`` label,
+  ``updateRevision`` the revision of the Deployment's template; a new update revision while
+  progressing (continuous release) is recorded and nothing is touched that round.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kruise.rollouts.advanceddeployment.strategy import (
+    ADVANCED_DEPLOYMENT_CONTROL_LABEL,
+    DEPLOYMENT_EXTRA_STATUS_ANNOTATION,
+    DEPLOYMENT_STRATEGY_ANNOTATION,
+    PARTITION_STYLE,
+    DeploymentStrategy,
+    dump_strategy,
+    new_rs_limit,
+    parse_extra_status,
+    strategy_of,
+    with_defaults,
+)
+from kruise.rollouts.batchrelease.decide import control_info
+from kruise.rollouts.batchrelease.ops import ControlDecision, Target, patch
+from kruise.rollouts.rollout.batchplan import batch_ready
+from kruise.rollouts.rollout.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
+from kruise.rollouts.rollout.deployment import owned_replicasets
+from kruise.rollouts.rollout.hashing import release_plan_hash
+from kruise.rollouts.rollout.podtemplate import template_revision
+
+JSON = dict[str, Any]
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _replicas(obj: Mapping[str, Any]) -> int:
+    value = (obj.get("spec") or {}).get("replicas")
+    return 1 if value is None else int(value)
+
+
+def under_rollout_control(deployment: Mapping[str, Any]) -> bool:
+    """``IsUnderRolloutControl``: control annotation, ``Recreate`` and paused."""
+    spec = deployment.get("spec") or {}
+    return (
+        bool((_meta(deployment).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION))
+        and (spec.get("strategy") or {}).get("type") == "Recreate"
+        and bool(spec.get("paused"))
+    )
+
+
+def initial_strategy(deployment: Mapping[str, Any]) -> DeploymentStrategy:
+    """The strategy annotation a release starts with (partition 0, not paused)."""
+    saved = strategy_of(deployment)
+    rolling = (deployment.get("spec") or {}).get("strategy", {}).get("rollingUpdate")
+    surge, unavailable, has = saved.max_surge, saved.max_unavailable, saved.has_rolling_update
+    if isinstance(rolling, dict):
+        surge, unavailable, has = rolling.get("maxSurge"), rolling.get("maxUnavailable"), True
+    return with_defaults(
+        DeploymentStrategy(
+            rolling_style=PARTITION_STYLE,
+            max_unavailable=unavailable,
+            max_surge=surge,
+            has_rolling_update=has,
+            paused=False,
+            partition=0,
+        )
+    )
+
+
+def _finalize_body(deployment: Mapping[str, Any]) -> JSON:
+    annotations = _meta(deployment).get("annotations") or {}
+    spec = deployment.get("spec") or {}
+    saved = strategy_of(deployment)
+    dropped: JSON = {BATCH_RELEASE_CONTROL_ANNOTATION: None}
+    for key in (DEPLOYMENT_STRATEGY_ANNOTATION, DEPLOYMENT_EXTRA_STATUS_ANNOTATION):
+        if key in annotations:
+            dropped[key] = None
+    body: JSON = {
+        "metadata": {
+            "annotations": dropped,
+            "labels": {STABLE_REVISION_LABEL: None, ADVANCED_DEPLOYMENT_CONTROL_LABEL: None},
+        },
+        "spec": {"paused": False},
+    }
+    if (spec.get("strategy") or {}).get("type") == "Recreate":
+        rolling: JSON | None = None
+        if saved.has_rolling_update:
+            rolling = {}
+            if saved.max_unavailable is not None:
+                rolling["maxUnavailable"] = saved.max_unavailable
+            if saved.max_surge is not None:
+                rolling["maxSurge"] = saved.max_surge
+        body["spec"]["strategy"] = {"type": "RollingUpdate", "rollingUpdate": rolling}
+    return body
+
+
+def decide_deployment_partition(
+    br: Mapping[str, Any], deployment: Mapping[str, Any] | None, replicasets: Sequence[Mapping[str, Any]] = ()
+) -> ControlDecision:
+    """One round of the partition-style control for ``br`` over ``deployment``.
+
+    ``replicasets``: the ReplicaSets of the namespace (those the Deployment controls are used).
+    """
+    status: JSON = copy.deepcopy(dict(br.get("status") or {}))
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    status["observedGeneration"] = int(_meta(br).get("generation") or 0)
+    status["observedReleasePlanHash"] = release_plan_hash(plan)
+    if deployment is None:
+        status["message"] = "workload not found"
+        return ControlDecision((), status, requeue_after=2.0)
+    d_status = deployment.get("status") or {}
+    spec = deployment.get("spec") or {}
+    replicas = _replicas(deployment)
+    consistent = int(d_status.get("observedGeneration") or -1) == int(
+        _meta(deployment).get("generation") or 0
+    )
+    observed_revision = str(status.get("updateRevision") or "")
+    owned = owned_replicasets(deployment, replicasets, active_only=False)
+    status["stableRevision"] = str((_meta(deployment).get("labels") or {}).get(STABLE_REVISION_LABEL) or "")
+    status["updateRevision"] = template_revision(spec.get("template"), owned)[0]
+    status["observedWorkloadReplicas"] = replicas
+    canary: JSON = status.setdefault("canaryStatus", {"currentBatch": 0})
+    canary.setdefault("currentBatch", 0)
+    canary["updatedReplicas"] = int(d_status.get("updatedReplicas") or 0)
+    canary["updatedReadyReplicas"] = parse_extra_status(deployment)[0]
+    index = plan.get("batchPartition")
+    if (
+        index is not None
+        and status.get("phase") == "Progressing"
+        and consistent
+        and observed_revision not in ("", status["updateRevision"])
+    ):  # isWorkloadRevisionChanged: a continuous release; the Rollout is about to reset
+        return ControlDecision((), status, requeue_after=2.0)
+
+    annotations = _meta(deployment).get("annotations") or {}
+    if index is None:  # Finalize
+        status["phase"] = "Finalizing"
+        if BATCH_RELEASE_CONTROL_ANNOTATION in annotations and spec.get("paused"):
+            finalize = _finalize_body(deployment)
+            return ControlDecision(
+                (patch(Target.DEPLOYMENT, deployment, finalize),), status, requeue_after=1.0
+            )
+        waiting = plan.get("finalizingPolicy") == "WaitResume" and not (
+            consistent
+            and int(d_status.get("updatedReplicas") or 0) == replicas == int(d_status.get("replicas") or 0)
+        )
+        if waiting:
+            return ControlDecision((), status, requeue_after=1.0)
+        status["phase"] = "Completed"
+        status.pop("message", None)
+        return ControlDecision((), status)
+
+    owned_by_us = annotations.get(BATCH_RELEASE_CONTROL_ANNOTATION) == control_info(br)
+    if not (under_rollout_control(deployment) and owned_by_us and strategy_of(deployment).partition_style):
+        # Initialize
+        body: JSON = {
+            "metadata": {
+                "labels": {ADVANCED_DEPLOYMENT_CONTROL_LABEL: "true"},
+                "annotations": {
+                    DEPLOYMENT_STRATEGY_ANNOTATION: dump_strategy(initial_strategy(deployment)),
+                    BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br),
+                },
+            },
+            "spec": {"paused": True, "strategy": {"type": "Recreate", "rollingUpdate": None}},
+        }
+        if status.get("phase") in (None, "", "Preparing"):
+            status["phase"] = "Preparing"
+        return ControlDecision((patch(Target.DEPLOYMENT, deployment, body),), status, requeue_after=0.5)
+
+    status["phase"] = "Progressing"
+    status.pop("message", None)
+    batches = plan.get("batches") or []
+    index = max(0, min(int(index), len(batches) - 1)) if batches else 0
+    if canary.get("currentBatch") != index:
+        canary["currentBatch"] = index
+        canary["batchState"] = "Upgrading"
+    wanted = batches[index].get("canaryReplicas", "100%") if batches else "100%"
+    current = strategy_of(deployment)
+    if new_rs_limit(current.partition, replicas) < new_rs_limit(wanted, replicas):  # UpgradeBatch
+        updated = DeploymentStrategy(
+            rolling_style=current.rolling_style,
+            max_unavailable=current.max_unavailable,
+            max_surge=current.max_surge,
+            has_rolling_update=current.has_rolling_update,
+            paused=current.paused,
+            partition=wanted,
+        )
+        body = {"metadata": {"annotations": {DEPLOYMENT_STRATEGY_ANNOTATION: dump_strategy(updated)}}}
+        canary["batchState"] = "Upgrading"
+        return ControlDecision((patch(Target.DEPLOYMENT, deployment, body),), status, requeue_after=1.0)
+    ready = consistent and batch_ready(
+        new_rs_limit(wanted, replicas),
+        canary["updatedReplicas"],
+        canary["updatedReadyReplicas"],
+        failure_threshold=plan.get("failureThreshold"),
+    )
+    canary["batchState"] = "Ready" if ready else "Upgrading"
+    return ControlDecision((), status, requeue_after=None if ready else 1.0)

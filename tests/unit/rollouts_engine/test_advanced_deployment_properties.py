@@ -1,0 +1,126 @@
+"""Properties of the advanced Deployment controller's decisions over a simulated cluster.
+
+Each round applies the decision (a scale-down removes unavailable pods first, new pods start
+unavailable), checks the invariants, then lets every pod become available. Invariants:
+
+- pods never exceed ``replicas + maxSurge`` (``+1`` when maxSurge is 0: the first pod of a new
+  ReplicaSet, upstream's guard against kube's own controller);
+- available pods never drop below ``replicas - maxUnavailable`` (everything starts available);
+- the new ReplicaSet never grows past the partition limit;
+- it converges: new = limit, old = replicas - limit, and deciding again changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kruise.rollouts.advanceddeployment.rolling import decide_rollout
+from kruise.rollouts.advanceddeployment.strategy import DeploymentStrategy, fenceposts, new_rs_limit
+from tests.unit.rollouts_engine.test_advanced_deployment import deployment, rs
+
+JSON = dict[str, Any]
+int_or_pct = st.one_of(st.integers(0, 6), st.sampled_from(["0%", "10%", "25%", "50%", "100%"]))
+
+
+def _sync_status(r: JSON, available: int) -> None:
+    r["status"] = {
+        "replicas": r["spec"]["replicas"],
+        "readyReplicas": available,
+        "availableReplicas": available,
+    }
+
+
+def _available(rss: list[JSON]) -> int:
+    return sum(r["status"]["availableReplicas"] for r in rss)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    replicas=st.integers(1, 12),
+    partition=st.one_of(st.integers(0, 14), st.sampled_from(["0%", "20%", "50%", "99%", "100%"])),
+    surge=int_or_pct,
+    unavailable=int_or_pct,
+    split=st.integers(0, 12),
+)
+def test_rolling_respects_surge_availability_and_partition(
+    replicas: int, partition: int | str, surge: int | str, unavailable: int | str, split: int
+) -> None:
+    d = deployment(replicas, partition, surge=surge, unavailable=unavailable)
+    max_surge, max_unavailable = fenceposts(DeploymentStrategy("Partition", unavailable, surge), replicas)
+    limit = new_rs_limit(partition, replicas)
+    older = min(split, replicas)
+    rss = [rs("web-a", "v1", replicas - older, created="1")]
+    if older:
+        rss.append(rs("web-z", "v0", older, created="0"))
+    ceiling = replicas + max(max_surge, 1)
+    for _ in range(80):
+        decision = decide_rollout(d, rss)
+        if decision.create is None and not decision.scales:
+            break
+        new_before = next(
+            (
+                r["spec"]["replicas"]
+                for r in rss
+                if r["metadata"]["name"].startswith("web-")
+                and r["spec"]["template"]["spec"]["containers"][0]["image"] == "v2"
+            ),
+            0,
+        )
+        if decision.create is not None:
+            body = decision.create
+            body["metadata"].update(
+                uid="uid-new", resourceVersion="1", creationTimestamp="2026-01-01T00:00:09Z"
+            )
+            _sync_status(body, 0)
+            rss.append(body)
+        by_name = {r["metadata"]["name"]: r for r in rss}
+        for scale in decision.scales:
+            target = by_name[scale.name]
+            kept = min(target["status"]["availableReplicas"], scale.replicas)
+            target["spec"]["replicas"] = scale.replicas
+            _sync_status(target, kept)
+        total = sum(r["spec"]["replicas"] for r in rss)
+        assert total <= ceiling
+        assert _available(rss) >= replicas - max_unavailable
+        new_now = next(
+            r["spec"]["replicas"]
+            for r in rss
+            if r["spec"]["template"]["spec"]["containers"][0]["image"] == "v2"
+        )
+        assert new_now <= max(limit, new_before)
+        for r in rss:  # the kubelet: every pod becomes available
+            _sync_status(r, r["spec"]["replicas"])
+    else:
+        raise AssertionError("did not converge")
+    new = [r for r in rss if r["spec"]["template"]["spec"]["containers"][0]["image"] == "v2"]
+    assert sum(r["spec"]["replicas"] for r in new) == limit
+    assert sum(r["spec"]["replicas"] for r in rss) == replicas
+    assert decide_rollout(d, rss).scales == ()
+
+
+@settings(max_examples=60, deadline=None)
+@given(replicas=st.integers(1, 10), grow=st.integers(-5, 8), partition=st.sampled_from([1, 3, "40%", "100%"]))
+def test_scaling_mid_release_converges_to_the_new_size(
+    replicas: int, grow: int, partition: int | str
+) -> None:
+    start = rs("web-a", "v1", replicas)
+    new = rs("web-b", "v2", 0, created="2")
+    rss = [start, new]
+    target = max(1, replicas + grow)
+    d = deployment(target, partition, surge=1, unavailable=1)
+    for _ in range(80):
+        decision = decide_rollout(d, rss)
+        if not decision.scales:
+            break
+        by_name = {r["metadata"]["name"]: r for r in rss}
+        for scale in decision.scales:
+            by_name[scale.name]["spec"]["replicas"] = scale.replicas
+        for r in rss:
+            _sync_status(r, r["spec"]["replicas"])
+    else:
+        raise AssertionError("did not converge")
+    assert sum(r["spec"]["replicas"] for r in rss) == target
+    assert new["spec"]["replicas"] == new_rs_limit(partition, target)
