@@ -8,7 +8,8 @@ delays for updates) and prints tables with ratios, side by side in one run:
 - image update of N pods (maxUnavailable 20%): CloneSet InPlaceIfPossible,
   CloneSet ReCreate, Deployment RollingUpdate, against the theoretical minimum
   ``ceil(N / maxUnavailable) x step`` where the step is KWOK's simulated in-place
-  restart or new-pod start;
+  restart or new-pod start, and against a raw client doing the same in-place steps
+  (``bench/baselines.py``);
 - peak RSS of the manager process.
 
     .venv/bin/python bench/cloneset.py --sizes 100,500,1000 --update-sizes 100
@@ -25,6 +26,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import baselines  # bench/baselines.py (this script's directory is on sys.path)
 from rich.console import Console
 from rich.table import Table
 
@@ -117,8 +119,8 @@ async def ready_pods(kube: KubeClient, ns: str) -> int:
 
 
 # ---------------------------------------------------------------------- scale
-async def scale_cloneset(kube: KubeClient, n: int) -> float:
-    ns = await fresh_namespace(kube, f"scale-cs-{n}")
+async def scale_cloneset(kube: KubeClient, n: int, ns_name: str = "") -> float:
+    ns = await fresh_namespace(kube, ns_name or f"scale-cs-{n}")
     t0 = time.monotonic()
     await kube.create(CLONESETS, cloneset("app", n), ns)
     await until(lambda: _eq(status_of(kube, CLONESETS, "app", ns), "readyReplicas", n))
@@ -127,8 +129,8 @@ async def scale_cloneset(kube: KubeClient, n: int) -> float:
     return elapsed
 
 
-async def scale_deployment(kube: KubeClient, n: int) -> float:
-    ns = await fresh_namespace(kube, f"scale-deploy-{n}")
+async def scale_deployment(kube: KubeClient, n: int, ns_name: str = "") -> float:
+    ns = await fresh_namespace(kube, ns_name or f"scale-deploy-{n}")
     t0 = time.monotonic()
     await kube.create(DEPLOYMENTS, deployment("app", n), ns)
     await until(lambda: _eq(status_of(kube, DEPLOYMENTS, "app", ns), "readyReplicas", n))
@@ -139,29 +141,17 @@ async def scale_deployment(kube: KubeClient, n: int) -> float:
 
 async def scale_raw(kube: KubeClient, n: int) -> float:
     ns = await fresh_namespace(kube, f"scale-raw-{n}")
-    sem = asyncio.Semaphore(64)
-
-    async def create(i: int) -> None:
-        async with sem:
-            tmpl = template("raw")
-            body = {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": f"raw-{i}", **tmpl["metadata"]},
-                "spec": tmpl["spec"],
-            }
-            await kube.create(PODS, body, ns)
-
-    t0 = time.monotonic()
-    await asyncio.gather(*(create(i) for i in range(n)))
-
-    async def all_ready() -> bool:
-        return await ready_pods(kube, ns) == n
-
-    await until(all_ready, interval=0.5)
-    elapsed = time.monotonic() - t0
+    elapsed = await baselines.scale_raw(kube, ns, n, template("raw"))
     await drop_namespace(kube, ns)
     return elapsed
+
+
+async def warm_up(kube: KubeClient) -> None:
+    """One small CloneSet, Deployment and raw pod first, so no row pays a first-use cost
+    (the webhook's first TLS connection, the manager's first reconcile, kcm's first sync)."""
+    await scale_cloneset(kube, 2, "warmup-cs")
+    await scale_deployment(kube, 2, "warmup-deploy")
+    await scale_raw(kube, 2)
 
 
 async def _eq(status: Awaitable[dict[str, Any]], key: str, want: int) -> bool:
@@ -250,11 +240,12 @@ async def run_phase(
 
 async def main(sizes: list[int], update_sizes: list[int], start_ms: int, restart_ms: int) -> None:
     scale_rows: list[tuple[int, float, float, float]] = []
-    update_rows: list[tuple[int, float, float, float, float, float]] = []
+    update_rows: list[tuple[int, float, float, float, float, float, float]] = []
     rss: list[float] = []
     with tempfile.TemporaryDirectory(prefix="kruise-bench-") as tmp:
 
         async def scale_work(kube: KubeClient) -> None:
+            await warm_up(kube)
             for n in sizes:
                 cs = await scale_cloneset(kube, n)
                 dep = await scale_deployment(kube, n)
@@ -269,13 +260,17 @@ async def main(sizes: list[int], update_sizes: list[int], start_ms: int, restart
             for n in update_sizes:
                 batches = math.ceil(n / max(1, math.ceil(n * 0.2)))
                 inplace = await update_cloneset(kube, n, "InPlaceIfPossible")
+                raw_ns = await fresh_namespace(kube, f"upd-raw-{n}")
+                raw = await baselines.update_raw_inplace(kube, raw_ns, n, template("raw"), IMAGE_V2)
+                await drop_namespace(kube, raw_ns)
                 recreate = await update_cloneset(kube, n, "ReCreate")
                 dep = await update_deployment(kube, n)
                 update_rows.append(
-                    (n, inplace, batches * restart_ms / 1000, recreate, dep, batches * start_ms / 1000)
+                    (n, inplace, batches * restart_ms / 1000, raw, recreate, dep, batches * start_ms / 1000)
                 )
                 console.print(
-                    f"update {n}: in-place {inplace:.1f}s, recreate {recreate:.1f}s, Deployment {dep:.1f}s"
+                    f"update {n}: in-place {inplace:.1f}s (raw client {raw:.1f}s), recreate {recreate:.1f}s, "
+                    f"Deployment {dep:.1f}s"
                 )
 
         if update_sizes:
@@ -291,14 +286,26 @@ async def main(sizes: list[int], update_sizes: list[int], start_ms: int, restart
     table = Table(
         title=f"Image update, maxUnavailable 20% (new pod {start_ms} ms, in-place restart {restart_ms} ms)"
     )
-    for col in ("N", "in-place", "in-place min", "ratio", "ReCreate", "Deployment", "recreate min"):
+    for col in (
+        "N",
+        "in-place",
+        "in-place min",
+        "ratio",
+        "raw in-place",
+        "ratio to raw",
+        "ReCreate",
+        "Deployment",
+        "recreate min",
+    ):
         table.add_column(col, justify="right")
-    for n, inplace, inplace_min, recreate, dep, recreate_min in update_rows:
+    for n, inplace, inplace_min, raw, recreate, dep, recreate_min in update_rows:
         table.add_row(
             str(n),
             f"{inplace:.1f}",
             f"{inplace_min:.1f}",
             f"{inplace / inplace_min:.2f}x",
+            f"{raw:.1f}",
+            f"{inplace / raw:.2f}x",
             f"{recreate:.1f}",
             f"{dep:.1f}",
             f"{recreate_min:.1f}",
