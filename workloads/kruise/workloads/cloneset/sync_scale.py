@@ -10,10 +10,11 @@ Every create and delete is recorded in the controller's scale expectations
 cache that does not show the result yet cannot act twice.
 
 A new pod carries the ``InPlaceUpdateReady`` readiness gate; upstream sets that condition True
-in the next sync's ``Refresh``, once the cache shows the pod. Here the creating call sets it
-right away (``pods/status``, the same condition Refresh would write, recorded in the
-resourceVersion expectations), so a new pod's readiness no longer waits for the whole
-scale-up to reach the cache. If that write fails, Refresh writes it as before.
+in the next sync's ``Refresh``, once the cache shows the pod. Here the scale round sets it
+right after each create, alongside the next slow-start batch (``pods/status``, the same
+condition Refresh would write, recorded in the resourceVersion expectations), so a new pod's
+readiness no longer waits for the whole scale-up to reach the cache. If that write fails,
+Refresh writes it as before.
 """
 
 from __future__ import annotations
@@ -202,22 +203,29 @@ class Scaler:
             for i, instance_id in enumerate(ids)
         ]
         existing_pvcs = {name(c) for c in pvcs}
-        start = 0
-        for size in slow_start_batches(len(planned)):
-            batch = planned[start : start + size]
-            start += size
-            results = await asyncio.gather(
-                *(self._create_one(cs, key, pod, existing_pvcs) for pod in batch), return_exceptions=True
-            )
-            failures = [r for r in results if isinstance(r, BaseException)]
-            out.modified = True
-            if failures:
-                out.errors.extend(str(f) for f in failures)
-                return  # slow start: stop at the first failing batch
+        marks: list[asyncio.Task[None]] = []  # InPlaceUpdateReady writes, off the slow-start path
+        try:
+            start = 0
+            for size in slow_start_batches(len(planned)):
+                batch = planned[start : start + size]
+                start += size
+                results = await asyncio.gather(
+                    *(self._create_one(cs, key, pod, existing_pvcs) for pod in batch), return_exceptions=True
+                )
+                created = [r for r in results if isinstance(r, dict)]
+                marks.extend(asyncio.create_task(self._mark_ready(pod)) for pod in created)
+                failures = [r for r in results if isinstance(r, BaseException)]
+                out.modified = True
+                if failures:
+                    out.errors.extend(str(f) for f in failures)
+                    return  # slow start: stop at the first failing batch
+        finally:
+            await asyncio.gather(*marks, return_exceptions=True)
 
     async def _create_one(
         self, cs: KubeObject, key: str, pod: dict[str, Any], existing_pvcs: set[str]
-    ) -> None:
+    ) -> KubeObject:
+        """Create the pod (and its missing PVCs); returns the created pod."""
         ns = namespace(cs)
         for pvc in new_pvcs(cs, instance_id_of(pod)):
             if name(pvc) in existing_pvcs:
@@ -233,7 +241,7 @@ class Scaler:
             self.recorder.event(cs, WARNING, FAILED_CREATE, f"failed to create pod: {err}")
             raise
         self.recorder.event(cs, NORMAL, SUCCESSFUL_CREATE, f"succeed to create pod {pod_name}")
-        await self._mark_ready(created)
+        return created
 
     async def _mark_ready(self, pod: KubeObject) -> None:
         """Set a just-created pod's ``InPlaceUpdateReady`` condition (what Refresh would do)."""
