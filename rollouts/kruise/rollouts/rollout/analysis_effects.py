@@ -8,21 +8,21 @@
   the same mistakes as ``InvalidSpec``; here the step keeps waiting, so applying the missing
   template later, as a GitOps sync may, lets the release go on).
 - ``terminate_runs``: at the end of a release, terminate the Rollout's runs still going.
-- ``observe``: run name -> phase for the Rollout's runs.
+- ``phases``: run name -> phase for the Rollout's runs (from the informer cache).
 - ``revert_cloneset``: put the stable revision's template back into the CloneSet.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kruise.analysis.api import AnalysisTemplateSpec, Argument
 from kruise.analysis.resources import ANALYSIS_RUNS, ANALYSIS_TEMPLATES, CLUSTER_ANALYSIS_TEMPLATES
 from kruise.analysis.templates import TERMINATE_PATCH, build_run, run_phase
 from kruise.core.api import OwnerReference
-from kruise.core.errors import AlreadyExistsError, InvalidError, KruiseError, NotFoundError, PermanentError
+from kruise.core.errors import AlreadyExistsError, InvalidError, NotFoundError, PermanentError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS
 from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
@@ -87,15 +87,9 @@ async def ensure_run(kube: KubeClient, rollout: Mapping[str, Any], request: Mapp
     return True
 
 
-async def observe(kube: KubeClient, rollout: Mapping[str, Any]) -> dict[str, str]:
-    meta = rollout["metadata"]
-    try:
-        runs = await kube.list(
-            ANALYSIS_RUNS, meta["namespace"], label_selector=f"{ROLLOUT_LABEL}={meta['name']}"
-        )
-    except KruiseError:
-        return {}
-    return {r["metadata"]["name"]: str(run_phase(r)) for r in runs["items"]}
+def phases(runs: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Run name -> phase (``Pending`` until the controller wrote one) of a Rollout's runs."""
+    return {str(r["metadata"]["name"]): str(run_phase(r)) for r in runs}
 
 
 async def terminate_runs(kube: KubeClient, rollout: Mapping[str, Any]) -> bool:

@@ -59,6 +59,8 @@ class RolloutCache(Protocol):
 
     def replicasets_of(self, namespace: str, owner_uid: str) -> list[JSON]: ...
 
+    def analysis_runs(self, key: str) -> list[JSON]: ...
+
 
 def batch_view(br: JSON | None) -> BatchView:
     if br is None:
@@ -133,7 +135,7 @@ class RolloutController:
             workload=info,
             batch=batch_view(self.cache.batch_release(key)),
             deleting=deleting,
-            analysis=await analysis_effects.observe(self.kube, rollout) if has_analysis(rollout) else {},
+            analysis=analysis_effects.phases(self.cache.analysis_runs(key)) if has_analysis(rollout) else {},
         )
         first = decide(rollout, obs)
         changed: list[bool] = []

@@ -4,7 +4,9 @@ Indices: Rollouts and BatchReleases by ``namespace/name`` (a BatchRelease has it
 Rollout's name), CloneSets and Deployments by ``namespace/name`` (the workloads they steer),
 canary Deployments by the stable Deployment they copy, ReplicaSets by their controller's uid,
 and Rollouts by the workload they reference, so a workload event (or one of its ReplicaSets
-or canary Deployments) wakes its Rollout and BatchRelease. The BatchRelease reads a CloneSet's
+or canary Deployments) wakes its Rollout and BatchRelease. AnalysisRuns by the Rollout named in
+their ``rollouts.kruise.io/rollout`` label: a run's progress wakes its Rollout, whose analysis
+gates read the phases from this index. The BatchRelease reads a CloneSet's
 pods from the CloneSet controller's index (``cloneset_pods_by_owner``, same registry).
 kopf invokes no handler before every index is listed, so no decision is made on a
 half-filled cache. No change-detecting handlers: kopf writes nothing onto objects.
@@ -19,8 +21,11 @@ from typing import Any
 
 import kopf
 
+from kruise.analysis.api import GROUP as ANALYSIS_GROUP
+from kruise.analysis.api import V1ALPHA1 as ANALYSIS_VERSION
 from kruise.core.cache import CacheReady, IndexView, controller_ref
 from kruise.rollouts.batchrelease.controller import BatchReleaseController
+from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
 from kruise.rollouts.rollout.constants import CANARY_DEPLOYMENT_LABEL
 from kruise.rollouts.rollout.controller import RolloutController
 
@@ -41,6 +46,7 @@ class KopfRolloutCache:
         self.replicasets = IndexView("rollout_replicaset_by_owner")
         # the CloneSet controller's index of pods by owner uid (same registry): no second pod index
         self.pods = IndexView("cloneset_pods_by_owner")
+        self.analysis_runs_by_rollout = IndexView("rollout_analysisruns_by_rollout")
         self.ready = CacheReady()
 
     def views(self) -> list[IndexView]:
@@ -53,6 +59,7 @@ class KopfRolloutCache:
             self.canary_deployments_by_stable,
             self.replicasets,
             self.pods,
+            self.analysis_runs_by_rollout,
         ]
 
     def bind(self, indices: Mapping[str, Any]) -> None:
@@ -85,6 +92,10 @@ class KopfRolloutCache:
     def pods_of(self, owner_uid: str) -> list[JSON]:
         """Pods whose controller is the CloneSet with ``owner_uid``."""
         return self.pods.values(owner_uid)
+
+    def analysis_runs(self, key: str) -> list[JSON]:
+        """AnalysisRuns labelled ``rollouts.kruise.io/rollout=<name>`` in the Rollout's namespace."""
+        return self.analysis_runs_by_rollout.values(key)
 
     def rollouts_of_workload(self, key: str) -> list[str]:
         return [str(v.get("key")) for v in self.by_workload.values(key)]
@@ -172,6 +183,38 @@ def register(
         owner = controller_ref(kwargs["body"], ("Deployment",))
         if owner is not None:
             wake_deployment(kwargs["namespace"], str(owner.get("name")))
+
+    def _run_owner(body: Mapping[str, Any], namespace: str | None) -> str | None:
+        rollout = ((body.get("metadata") or {}).get("labels") or {}).get(ROLLOUT_LABEL)
+        return f"{namespace}/{rollout}" if rollout else None
+
+    @kopf.index(
+        ANALYSIS_GROUP,
+        ANALYSIS_VERSION,
+        "analysisruns",
+        registry=registry,
+        id="rollout_analysisruns_by_rollout",
+    )
+    async def analysisruns_by_rollout(**kwargs: Any) -> dict[str, JSON] | None:
+        owner = _run_owner(kwargs["body"], kwargs["namespace"])
+        return {owner: dict(kwargs["body"])} if owner else None
+
+    def is_rollout_run(**kwargs: Any) -> bool:
+        return _run_owner(kwargs["body"], kwargs["namespace"]) is not None
+
+    @kopf.on.event(
+        ANALYSIS_GROUP,
+        ANALYSIS_VERSION,
+        "analysisruns",
+        registry=registry,
+        id="rollout_analysisrun_event",
+        when=is_rollout_run,
+    )
+    async def on_analysis_run(**kwargs: Any) -> None:
+        cache.bind(kwargs)
+        owner = _run_owner(kwargs["body"], kwargs["namespace"])
+        if owner is not None:
+            rollouts.enqueue(owner)
 
     tasks: list[asyncio.Task[None]] = []
 
