@@ -52,6 +52,9 @@ async def _settled(
     d["spec"]["strategy"]["rollingUpdate"] = {"maxSurge": surge, "maxUnavailable": unavailable}
     await kube.create(DEPLOYMENTS, d, namespace)
     await wait_pods(kube, namespace, {V1: replicas})
+    # settled means every pod Ready too: the fenceposts' sampler counts ready pods from the start,
+    # and on a loaded machine KWOK may still be reporting the last pods Ready here
+    await _status(kube, namespace, {"readyReplicas": replicas, "availableReplicas": replicas})
     body = {
         "metadata": {
             "annotations": {
