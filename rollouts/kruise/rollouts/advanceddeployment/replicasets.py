@@ -25,6 +25,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kruise.rollouts.objects import meta, spec_replicas
 from kruise.rollouts.rollout.constants import DEPLOYMENT_REVISION_ANNOTATION, POD_TEMPLATE_HASH_LABEL
 from kruise.rollouts.rollout.podtemplate import (
     equal_ignore_hash,
@@ -47,15 +48,6 @@ _SKIPPED_ANNOTATIONS = frozenset(
         "deprecated.deployment.rollback.to",
     }
 )
-
-
-def meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return (obj or {}).get("metadata") or {}
-
-
-def spec_replicas(obj: Mapping[str, Any]) -> int:
-    value = (obj.get("spec") or {}).get("replicas")
-    return 1 if value is None else int(value)
 
 
 def status_int(obj: Mapping[str, Any], field: str) -> int:

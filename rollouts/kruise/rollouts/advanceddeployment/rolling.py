@@ -44,9 +44,7 @@ from typing import Any
 from kruise.rollouts.advanceddeployment.replicasets import (
     created,
     deployment_status,
-    meta,
     new_replicaset_body,
-    spec_replicas,
     split_new_old,
     status_int,
 )
@@ -58,6 +56,7 @@ from kruise.rollouts.advanceddeployment.strategy import (
     strategy_of,
     with_defaults,
 )
+from kruise.rollouts.objects import meta, spec_replicas
 from kruise.rollouts.rollout.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
     POD_TEMPLATE_HASH_LABEL,

@@ -38,6 +38,8 @@ from typing import Any
 from kruise.rollouts.batchrelease.decide import control_info
 from kruise.rollouts.batchrelease.deployment import max_unavailable
 from kruise.rollouts.batchrelease.ops import ControlDecision, Op, Target, patch
+from kruise.rollouts.objects import meta as meta_of
+from kruise.rollouts.objects import observed_current, spec_replicas
 from kruise.rollouts.rollout.batchplan import IntOrStr, batch_ready, scaled
 from kruise.rollouts.rollout.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
@@ -54,31 +56,16 @@ from kruise.rollouts.rollout.podtemplate import pod_template_hash
 JSON = dict[str, Any]
 
 
-def _meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return (obj or {}).get("metadata") or {}
-
-
-def _replicas(obj: Mapping[str, Any]) -> int:
-    value = (obj.get("spec") or {}).get("replicas")
-    return 1 if value is None else int(value)
-
-
-def _consistent(obj: Mapping[str, Any]) -> bool:
-    return int(_meta(obj).get("generation") or 0) == int(
-        (obj.get("status") or {}).get("observedGeneration") or -1
-    )
-
-
 def is_deployment(workload: Mapping[str, Any]) -> bool:
     return workload.get("kind") == "Deployment"
 
 
 def is_controlled(br: Mapping[str, Any], obj: Mapping[str, Any]) -> bool:
     """``IsControlledByBatchRelease``: owned by, or carrying the control-info of, ``br``."""
-    uid = _meta(br).get("uid")
-    if any(r.get("controller") and r.get("uid") == uid for r in _meta(obj).get("ownerReferences") or []):
+    uid = meta_of(br).get("uid")
+    if any(r.get("controller") and r.get("uid") == uid for r in meta_of(obj).get("ownerReferences") or []):
         return True
-    raw = (_meta(obj).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION)
+    raw = (meta_of(obj).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION)
     if not raw:
         return False
     try:
@@ -91,7 +78,7 @@ def is_controlled(br: Mapping[str, Any], obj: Mapping[str, Any]) -> bool:
 def saved_setting(workload: Mapping[str, Any]) -> JSON:
     """``GetOriginalSetting``: the settings saved in the annotation (``{}`` when absent).
     Raises ``ValueError`` on an unreadable annotation."""
-    raw = (_meta(workload).get("annotations") or {}).get(ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION)
+    raw = (meta_of(workload).get("annotations") or {}).get(ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION)
     setting = json.loads(raw) if raw else {}
     if not isinstance(setting, dict):
         raise ValueError("original-deployment-strategy is not an object")
@@ -151,7 +138,7 @@ def hpa_op(
         if (
             ref.get("apiVersion") != workload.get("apiVersion")
             or ref.get("kind") != workload.get("kind")
-            or _strip_suffix(name) != _meta(workload).get("name")
+            or _strip_suffix(name) != meta_of(workload).get("name")
         ):
             continue
         disabled = name.endswith(HPA_DISABLE_SUFFIX)
@@ -175,7 +162,7 @@ def hpa_op(
 def validate_ready(workload: Mapping[str, Any]) -> str | None:
     """``ValidateReadyForBlueGreenRelease``: None, or why the batch cannot be upgraded."""
     spec = workload.get("spec") or {}
-    if not (_meta(workload).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION):
+    if not (meta_of(workload).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION):
         return "workload has no control info annotation"
     if is_deployment(workload):
         strategy = spec.get("strategy") or {}
@@ -231,7 +218,7 @@ def _updated_counts(workload: Mapping[str, Any], replicasets: Sequence[Mapping[s
 
 def _all_updated_and_ready(workload: Mapping[str, Any]) -> bool:
     status = workload.get("status") or {}
-    if not _consistent(workload):
+    if not observed_current(workload):
         return False
     if not is_deployment(workload):
         return int(status.get("readyReplicas") or 0) == int(status.get("updatedReadyReplicas") or 0)
@@ -349,18 +336,20 @@ def decide_blue_green(
     (only needed when :func:`needs_hpas`).
     """
     status: JSON = copy.deepcopy(dict(br.get("status") or {}))
-    meta = _meta(br)
+    meta = meta_of(br)
     plan = (br.get("spec") or {}).get("releasePlan") or {}
     status["observedGeneration"] = int(meta.get("generation") or 0)
     status["observedReleasePlanHash"] = release_plan_hash(plan)
     if workload is None:
         status["message"] = "workload not found"
         return ControlDecision((), status, requeue_after=2.0)
-    replicas = _replicas(workload)
+    replicas = spec_replicas(workload)
     wl_status = workload.get("status") or {}
     status["observedWorkloadReplicas"] = replicas
     if is_deployment(workload):
-        status["stableRevision"] = str((_meta(workload).get("labels") or {}).get(STABLE_REVISION_LABEL) or "")
+        status["stableRevision"] = str(
+            (meta_of(workload).get("labels") or {}).get(STABLE_REVISION_LABEL) or ""
+        )
         new_rs, _ = new_and_stable(owned_replicasets(workload, replicasets), workload)
         if new_rs is not None:
             status["updateRevision"] = pod_template_hash(new_rs)
@@ -379,9 +368,9 @@ def decide_blue_green(
         if index is not None:  # continuous release: not supported for blue-green, nothing to undo
             status["phase"] = "Completed"
             return ControlDecision((), status)
-        if (_meta(workload).get("annotations") or {}).get(
+        if (meta_of(workload).get("annotations") or {}).get(
             ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION
-        ) and not _meta(workload).get("deletionTimestamp"):
+        ) and not meta_of(workload).get("deletionTimestamp"):
             return ControlDecision((_restore(workload),), status, requeue_after=1.0)
         if not _all_updated_and_ready(workload):
             status["message"] = "wait all pods updated and ready"
@@ -401,8 +390,8 @@ def decide_blue_green(
             kind = "deployment" if is_deployment(workload) else "cloneset"
             _with_condition(
                 status,
-                f"cannot get original setting for {kind} {_meta(workload).get('namespace')}/"
-                f"{_meta(workload).get('name')}: {err} from annotation",
+                f"cannot get original setting for {kind} {meta_of(workload).get('namespace')}/"
+                f"{meta_of(workload).get('name')}: {err} from annotation",
             )
             return ControlDecision((), status, requeue_after=2.0)
         return ControlDecision(tuple(ops), status, requeue_after=0.5)
@@ -417,7 +406,7 @@ def decide_blue_green(
     problem = validate_ready(workload)
     if problem is not None:
         kind = "deployment" if is_deployment(workload) else "cloneset"
-        name = f"{_meta(workload).get('namespace')}/{_meta(workload).get('name')}"
+        name = f"{meta_of(workload).get('namespace')}/{meta_of(workload).get('name')}"
         _with_condition(
             status, f"cannot upgrade batch, because {kind} {name} doesn't satisfy conditions: {problem}"
         )
@@ -442,7 +431,7 @@ def decide_blue_green(
         batch["batchState"] = "Upgrading"
         return ControlDecision((patch(_target(workload), workload, body),), status, requeue_after=1.0)
     planned = new_rs_replicas_limit(desired_surge, replicas) if is_deployment(workload) else desired
-    ready = _consistent(workload) and batch_ready(
+    ready = observed_current(workload) and batch_ready(
         planned, updated, updated_ready, failure_threshold=plan.get("failureThreshold")
     )
     batch["batchState"] = "Ready" if ready else "Upgrading"

@@ -32,6 +32,8 @@ from typing import Any
 
 from kruise.rollouts.batchrelease.decide import control_info
 from kruise.rollouts.batchrelease.ops import ControlDecision, Op, OpKind, Target, patch
+from kruise.rollouts.objects import meta as meta_of
+from kruise.rollouts.objects import observed_current, spec_replicas
 from kruise.rollouts.rollout.batchplan import batch_ready, planned_canary, scaled
 from kruise.rollouts.rollout.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
@@ -46,27 +48,12 @@ from kruise.rollouts.rollout.podtemplate import equal_ignore_hash, pod_template_
 JSON = dict[str, Any]
 
 
-def _meta(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return (obj or {}).get("metadata") or {}
-
-
-def _replicas(obj: Mapping[str, Any]) -> int:
-    value = (obj.get("spec") or {}).get("replicas")
-    return 1 if value is None else int(value)
-
-
-def _consistent(obj: Mapping[str, Any]) -> bool:
-    return int(_meta(obj).get("generation") or 0) == int(
-        (obj.get("status") or {}).get("observedGeneration") or -1
-    )
-
-
 def owner_reference(br: Mapping[str, Any]) -> JSON:
     return {
         "apiVersion": br.get("apiVersion", "rollouts.kruise.io/v1beta1"),
         "kind": "BatchRelease",
-        "name": _meta(br).get("name"),
-        "uid": _meta(br).get("uid"),
+        "name": meta_of(br).get("name"),
+        "uid": meta_of(br).get("uid"),
         "controller": True,
         "blockOwnerDeletion": True,
     }
@@ -91,13 +78,13 @@ def canary_deployment_body(br: Mapping[str, Any], stable: Mapping[str, Any]) -> 
     spec["template"] = canary_template(stable, plan)
     spec["replicas"] = 0
     spec["paused"] = False
-    name = str(_meta(stable).get("name"))
+    name = str(meta_of(stable).get("name"))
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {
             "generateName": f"{name}-",
-            "namespace": _meta(stable).get("namespace"),
+            "namespace": meta_of(stable).get("namespace"),
             "labels": {CANARY_DEPLOYMENT_LABEL: name},
             "annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)},
             "finalizers": [BATCH_RELEASE_FINALIZER],
@@ -110,11 +97,11 @@ def canary_deployment_body(br: Mapping[str, Any], stable: Mapping[str, Any]) -> 
 def owned_canaries(
     br: Mapping[str, Any], deployments: Sequence[Mapping[str, Any]]
 ) -> list[Mapping[str, Any]]:
-    uid = _meta(br).get("uid")
+    uid = meta_of(br).get("uid")
     return [
         d
         for d in deployments
-        if any(r.get("controller") and r.get("uid") == uid for r in _meta(d).get("ownerReferences") or [])
+        if any(r.get("controller") and r.get("uid") == uid for r in meta_of(d).get("ownerReferences") or [])
     ]
 
 
@@ -125,9 +112,9 @@ def current_canary(
     plan = (br.get("spec") or {}).get("releasePlan") or {}
     want = canary_template(stable, plan)
     live: list[Mapping[str, Any]] = [
-        d for d in owned_canaries(br, deployments) if not _meta(d).get("deletionTimestamp")
+        d for d in owned_canaries(br, deployments) if not meta_of(d).get("deletionTimestamp")
     ]
-    live.sort(key=lambda d: (str(_meta(d).get("creationTimestamp") or ""), str(_meta(d).get("name"))))
+    live.sort(key=lambda d: (str(meta_of(d).get("creationTimestamp") or ""), str(meta_of(d).get("name"))))
     matching = [c for c in live if equal_ignore_hash((c.get("spec") or {}).get("template"), want)]
     return matching[-1] if matching else None
 
@@ -136,7 +123,7 @@ def max_unavailable(deployment: Mapping[str, Any]) -> int:
     """``deploymentutil.MaxUnavailable``: 0 unless RollingUpdate; fenceposts (0/0 means 1)."""
     spec = deployment.get("spec") or {}
     strategy = spec.get("strategy") or {}
-    replicas = _replicas(deployment)
+    replicas = spec_replicas(deployment)
     if strategy.get("type", "RollingUpdate") != "RollingUpdate" or replicas == 0:
         return 0
     rolling = strategy.get("rollingUpdate") or {}
@@ -151,7 +138,7 @@ def all_updated_and_ready(deployment: Mapping[str, Any]) -> bool:
     """``waitAllUpdatedAndReady`` of the canary style: resumed, every pod updated, and enough
     available within ``maxUnavailable``."""
     status = deployment.get("status") or {}
-    if (deployment.get("spec") or {}).get("paused") or not _consistent(deployment):
+    if (deployment.get("spec") or {}).get("paused") or not observed_current(deployment):
         return False
     created = int(status.get("replicas") or 0)
     if created != int(status.get("updatedReplicas") or 0):
@@ -160,7 +147,7 @@ def all_updated_and_ready(deployment: Mapping[str, Any]) -> bool:
 
 
 def _finalizers(obj: Mapping[str, Any]) -> list[str]:
-    return list(_meta(obj).get("finalizers") or [])
+    return list(meta_of(obj).get("finalizers") or [])
 
 
 def decide_deployment_canary(
@@ -175,7 +162,7 @@ def decide_deployment_canary(
     ``replicasets``: ReplicaSets of the namespace (for the revisions it reports).
     """
     status: JSON = copy.deepcopy(dict(br.get("status") or {}))
-    meta = _meta(br)
+    meta = meta_of(br)
     plan = (br.get("spec") or {}).get("releasePlan") or {}
     status["observedGeneration"] = int(meta.get("generation") or 0)
     status["observedReleasePlanHash"] = release_plan_hash(plan)
@@ -196,13 +183,13 @@ def decide_deployment_canary(
 
     canaries = owned_canaries(br, deployments)
     canary = current_canary(br, stable, deployments)
-    stable_annotations = _meta(stable).get("annotations") or {}
+    stable_annotations = meta_of(stable).get("annotations") or {}
     stable_rs = stable_replicaset(stable, replicasets)
     status["stableRevision"] = pod_template_hash(stable_rs) if stable_rs is not None else ""
     canary_rs = stable_replicaset(canary, replicasets) if canary is not None else None
     if canary_rs is not None:
         status["updateRevision"] = pod_template_hash(canary_rs)
-    status["observedWorkloadReplicas"] = _replicas(stable)
+    status["observedWorkloadReplicas"] = spec_replicas(stable)
     batch: JSON = status.setdefault("canaryStatus", {"currentBatch": 0})
     batch.setdefault("currentBatch", 0)
     canary_status = (canary or {}).get("status") or {}
@@ -226,7 +213,7 @@ def decide_deployment_canary(
                     Op(
                         OpKind.REMOVE_FINALIZER,
                         Target.DEPLOYMENT,
-                        str(_meta(d).get("name")),
+                        str(meta_of(d).get("name")),
                         {"finalizer": BATCH_RELEASE_FINALIZER},
                     )
                 )
@@ -280,17 +267,17 @@ def decide_deployment_canary(
         batch["batchState"] = "Upgrading"
     if canary is None:  # the template changed under the release: the Rollout restarts or rolls back
         batch["batchState"] = "Upgrading"
-        status["message"] = f"no canary Deployment of {_meta(stable).get('name')} with the current template"
+        status["message"] = f"no canary Deployment of {meta_of(stable).get('name')} with the current template"
         return ControlDecision((), status, requeue_after=2.0)
     status.pop("message", None)
-    replicas = _replicas(stable)
+    replicas = spec_replicas(stable)
     desired = planned_canary(batches[index].get("canaryReplicas", "100%") if batches else "100%", replicas)
-    if replicas > 0 and _replicas(canary) < desired:  # UpgradeBatch only scales up
+    if replicas > 0 and spec_replicas(canary) < desired:  # UpgradeBatch only scales up
         batch["batchState"] = "Upgrading"
         return ControlDecision(
             (patch(Target.DEPLOYMENT, canary, {"spec": {"replicas": desired}}),), status, requeue_after=1.0
         )
-    ready = _consistent(canary) and batch_ready(
+    ready = observed_current(canary) and batch_ready(
         desired,
         batch["updatedReplicas"],
         batch["updatedReadyReplicas"],

@@ -46,6 +46,8 @@ from kruise.rollouts.advanceddeployment.strategy import (
 )
 from kruise.rollouts.batchrelease.decide import control_info
 from kruise.rollouts.batchrelease.ops import ControlDecision, Target, patch
+from kruise.rollouts.objects import meta as meta_of
+from kruise.rollouts.objects import spec_replicas
 from kruise.rollouts.rollout.batchplan import batch_ready
 from kruise.rollouts.rollout.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
 from kruise.rollouts.rollout.deployment import owned_replicasets
@@ -55,20 +57,11 @@ from kruise.rollouts.rollout.podtemplate import template_revision
 JSON = dict[str, Any]
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
-
-
-def _replicas(obj: Mapping[str, Any]) -> int:
-    value = (obj.get("spec") or {}).get("replicas")
-    return 1 if value is None else int(value)
-
-
 def under_rollout_control(deployment: Mapping[str, Any]) -> bool:
     """``IsUnderRolloutControl``: control annotation, ``Recreate`` and paused."""
     spec = deployment.get("spec") or {}
     return (
-        bool((_meta(deployment).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION))
+        bool((meta_of(deployment).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION))
         and (spec.get("strategy") or {}).get("type") == "Recreate"
         and bool(spec.get("paused"))
     )
@@ -94,7 +87,7 @@ def initial_strategy(deployment: Mapping[str, Any]) -> DeploymentStrategy:
 
 
 def _finalize_body(deployment: Mapping[str, Any]) -> JSON:
-    annotations = _meta(deployment).get("annotations") or {}
+    annotations = meta_of(deployment).get("annotations") or {}
     spec = deployment.get("spec") or {}
     saved = strategy_of(deployment)
     dropped: JSON = {BATCH_RELEASE_CONTROL_ANNOTATION: None}
@@ -129,20 +122,20 @@ def decide_deployment_partition(
     """
     status: JSON = copy.deepcopy(dict(br.get("status") or {}))
     plan = (br.get("spec") or {}).get("releasePlan") or {}
-    status["observedGeneration"] = int(_meta(br).get("generation") or 0)
+    status["observedGeneration"] = int(meta_of(br).get("generation") or 0)
     status["observedReleasePlanHash"] = release_plan_hash(plan)
     if deployment is None:
         status["message"] = "workload not found"
         return ControlDecision((), status, requeue_after=2.0)
     d_status = deployment.get("status") or {}
     spec = deployment.get("spec") or {}
-    replicas = _replicas(deployment)
+    replicas = spec_replicas(deployment)
     consistent = int(d_status.get("observedGeneration") or -1) == int(
-        _meta(deployment).get("generation") or 0
+        meta_of(deployment).get("generation") or 0
     )
     observed_revision = str(status.get("updateRevision") or "")
     owned = owned_replicasets(deployment, replicasets, active_only=False)
-    status["stableRevision"] = str((_meta(deployment).get("labels") or {}).get(STABLE_REVISION_LABEL) or "")
+    status["stableRevision"] = str((meta_of(deployment).get("labels") or {}).get(STABLE_REVISION_LABEL) or "")
     status["updateRevision"] = template_revision(spec.get("template"), owned)[0]
     status["observedWorkloadReplicas"] = replicas
     canary: JSON = status.setdefault("canaryStatus", {"currentBatch": 0})
@@ -158,7 +151,7 @@ def decide_deployment_partition(
     ):  # isWorkloadRevisionChanged: a continuous release; the Rollout is about to reset
         return ControlDecision((), status, requeue_after=2.0)
 
-    annotations = _meta(deployment).get("annotations") or {}
+    annotations = meta_of(deployment).get("annotations") or {}
     if index is None:  # Finalize
         status["phase"] = "Finalizing"
         if BATCH_RELEASE_CONTROL_ANNOTATION in annotations and spec.get("paused"):

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace as _replace
 from typing import Any
 
+from kruise.rollouts.objects import meta as meta_of
+from kruise.rollouts.objects import spec_replicas
 from kruise.rollouts.rollout.constants import (
     CANARY_DEPLOYMENT_LABEL,
     DEPLOYMENT_REVISION_ANNOTATION,
@@ -37,20 +39,11 @@ from kruise.rollouts.rollout.podtemplate import equal_ignore_hash, pod_template_
 JSON = dict[str, Any]
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
-
-
 def _controller_uid(obj: Mapping[str, Any]) -> str:
-    for ref in _meta(obj).get("ownerReferences") or []:
+    for ref in meta_of(obj).get("ownerReferences") or []:
         if ref.get("controller"):
             return str(ref.get("uid") or "")
     return ""
-
-
-def _replicas(obj: Mapping[str, Any]) -> int:
-    value = (obj.get("spec") or {}).get("replicas")
-    return 1 if value is None else int(value)
 
 
 def owned_replicasets(
@@ -58,19 +51,19 @@ def owned_replicasets(
 ) -> list[Mapping[str, Any]]:
     """ReplicaSets controlled by ``deployment`` and not being deleted (``GetReplicaSetsForDeployment``:
     only those with ``replicas > 0`` when ``active_only``)."""
-    uid = str(_meta(deployment).get("uid") or "")
+    uid = str(meta_of(deployment).get("uid") or "")
     return [
         rs
         for rs in replicasets
         if uid
         and _controller_uid(rs) == uid
-        and not _meta(rs).get("deletionTimestamp")
-        and (not active_only or _replicas(rs) > 0)
+        and not meta_of(rs).get("deletionTimestamp")
+        and (not active_only or spec_replicas(rs) > 0)
     ]
 
 
 def _created(obj: Mapping[str, Any]) -> tuple[str, str]:
-    return str(_meta(obj).get("creationTimestamp") or ""), str(_meta(obj).get("name") or "")
+    return str(meta_of(obj).get("creationTimestamp") or ""), str(meta_of(obj).get("name") or "")
 
 
 def stable_replicaset(
@@ -82,7 +75,7 @@ def stable_replicaset(
 
 
 def _revision_number(rs: Mapping[str, Any]) -> int | None:
-    raw = (_meta(rs).get("annotations") or {}).get(DEPLOYMENT_REVISION_ANNOTATION)
+    raw = (meta_of(rs).get("annotations") or {}).get(DEPLOYMENT_REVISION_ANNOTATION)
     try:
         return int(raw) if raw is not None else None
     except ValueError:
@@ -105,7 +98,7 @@ def new_and_stable(
     for rs in sorted(replicasets, key=order):
         if equal_ignore_hash((rs.get("spec") or {}).get("template"), template):
             new = rs
-        elif stable is None and _replicas(rs) > 0:
+        elif stable is None and spec_replicas(rs) > 0:
             stable = rs
     return new, stable
 
@@ -115,14 +108,14 @@ def latest_canary_deployment(
 ) -> Mapping[str, Any] | None:
     """``getLatestCanaryDeployment``: the newest live Deployment labelled
     ``rollouts.kruise.io/canary-deployment=<name>`` in the same namespace."""
-    name = _meta(deployment).get("name")
-    ns = _meta(deployment).get("namespace")
+    name = meta_of(deployment).get("name")
+    ns = meta_of(deployment).get("namespace")
     canaries = [
         d
         for d in deployments
-        if (_meta(d).get("labels") or {}).get(CANARY_DEPLOYMENT_LABEL) == name
-        and _meta(d).get("namespace") == ns
-        and not _meta(d).get("deletionTimestamp")
+        if (meta_of(d).get("labels") or {}).get(CANARY_DEPLOYMENT_LABEL) == name
+        and meta_of(d).get("namespace") == ns
+        and not meta_of(d).get("deletionTimestamp")
     ]
     return max(canaries, key=_created) if canaries else None
 
@@ -148,7 +141,7 @@ def deployment_info(
     ``replicasets``: the ReplicaSets of the namespace (at least those of the Deployment and of
     its canary Deployments); ``canaries``: the Deployments labelled as its canaries.
     """
-    meta = _meta(deployment)
+    meta = meta_of(deployment)
     spec = deployment.get("spec") or {}
     status = deployment.get("status") or {}
     annotations = meta.get("annotations") or {}
@@ -167,7 +160,7 @@ def deployment_info(
         name=str(meta.get("name")),
         namespace=str(meta.get("namespace")),
         uid=str(meta.get("uid") or ""),
-        replicas=_replicas(deployment),
+        replicas=spec_replicas(deployment),
         stable_revision="",
         canary_revision=revision,
         pod_template_hash="",
