@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, NAMESPACES, PODS
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, NAMESPACES
 from kruise.core.localcluster import LocalCluster
 from kruise.core.localcluster.stages import StageDelays
 from kruise.rollouts.crds import write_crds
@@ -103,19 +103,6 @@ async def drop_namespace(kube: KubeClient, ns: str) -> None:
         return await kube.get_or_none(NAMESPACES, ns) is None
 
     await until(gone, timeout=600, interval=1)
-
-
-async def ready_pods(kube: KubeClient, ns: str) -> int:
-    items = (await kube.list(PODS, ns))["items"]
-    return sum(
-        1
-        for p in items
-        if not p["metadata"].get("deletionTimestamp")
-        and any(
-            c["type"] == "Ready" and c["status"] == "True"
-            for c in p.get("status", {}).get("conditions") or []
-        )
-    )
 
 
 # ---------------------------------------------------------------------- scale

@@ -49,7 +49,7 @@ from kruise.workloads.cloneset.newpods import (
     pvcs_of_instance,
     slow_start_batches,
 )
-from kruise.workloads.cloneset.objects import KubeObject, mapping, metadata, name, namespace, spec, uid
+from kruise.workloads.cloneset.objects import KubeObject, mapping, name, namespace, spec
 from kruise.workloads.cloneset.podstate import (
     LifecycleState,
     equal_to_revision_hash,
@@ -57,6 +57,7 @@ from kruise.workloads.cloneset.podstate import (
     lifecycle_state,
 )
 from kruise.workloads.cloneset.sorting import choose_pods_to_delete, topology_keys_of
+from kruise.workloads.cloneset.sync_update import mark_ready_patch, patch_pod_status
 
 log = logging.getLogger(__name__)
 
@@ -249,19 +250,9 @@ class Scaler:
         if decision.kind != RefreshKind.MARK_READY or decision.condition is None:
             return
         try:
-            result = await self.kube.patch(
-                PODS,
-                name(pod),
-                {"status": {"conditions": [decision.condition]}},
-                namespace(pod),
-                patch_type="strategic",
-                subresource="status",
-            )
+            await patch_pod_status(self.kube, self.rv_expectations, pod, mark_ready_patch(decision.condition))
         except KruiseError as err:  # Refresh retries once the cache shows the pod
             log.debug("mark %s InPlaceUpdateReady: %s", name(pod), err)
-            return
-        if self.rv_expectations is not None:
-            self.rv_expectations.expect(uid(pod), str(metadata(result).get("resourceVersion")))
 
     # ------------------------------------------------------------------ delete
     async def _delete_or_hook(

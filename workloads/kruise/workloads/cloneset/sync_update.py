@@ -91,9 +91,7 @@ class Updater:
                 await self._patch(pod, pod_patch(pod, decision.pod), out)
                 return
             elif decision.kind == RefreshKind.MARK_READY and decision.condition is not None:
-                # null clears a leftover reason/message (e.g. StartInPlaceUpdate) in a strategic merge
-                condition = {"reason": None, "message": None, **decision.condition}
-                await self._patch_status(pod, {"status": {"conditions": [condition]}}, out)
+                await self._patch_status(pod, mark_ready_patch(decision.condition), out)
             elif decision.kind == RefreshKind.ERROR:
                 out.errors.append(str(decision.error))
             transition = refresh_transition(
@@ -227,16 +225,35 @@ class Updater:
     async def _patch_status(self, pod: KubeObject, patch: dict[str, Any], out: UpdateOutcome) -> str | None:
         """Patch ``pods/status``; returns the new resourceVersion (None on failure)."""
         try:
-            result = await self.kube.patch(
-                PODS, name(pod), patch, namespace(pod), patch_type="strategic", subresource="status"
-            )
+            rv = await patch_pod_status(self.kube, self.rv_expectations, pod, patch)
         except KruiseError as err:
             out.errors.append(f"patch pod {name(pod)} status: {err}")
             return None
-        rv = str(result["metadata"]["resourceVersion"])
-        self.rv_expectations.expect(uid(pod), rv)
         out.modified = True
         return rv
+
+
+def mark_ready_patch(condition: dict[str, Any]) -> dict[str, Any]:
+    """The ``pods/status`` strategic merge patch setting ``condition`` (``InPlaceUpdateReady=True``);
+    null clears a leftover reason/message (e.g. ``StartInPlaceUpdate``)."""
+    return {"status": {"conditions": [{"reason": None, "message": None, **condition}]}}
+
+
+async def patch_pod_status(
+    kube: KubeClient,
+    rv_expectations: ResourceVersionExpectations | None,
+    pod: KubeObject,
+    patch: dict[str, Any],
+) -> str:
+    """Strategic-merge ``patch`` into ``pods/status``, expect the new resourceVersion in the cache;
+    returns it. Raises :class:`KruiseError` as the client does."""
+    result = await kube.patch(
+        PODS, name(pod), patch, namespace(pod), patch_type="strategic", subresource="status"
+    )
+    rv = str(result["metadata"]["resourceVersion"])
+    if rv_expectations is not None:
+        rv_expectations.expect(uid(pod), rv)
+    return rv
 
 
 ROUND_CONCURRENCY = 32
