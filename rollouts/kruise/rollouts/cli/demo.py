@@ -150,8 +150,10 @@ def _fmt(value: str) -> str:
 
 
 async def _release(kube: KubeClient, image: str, title: str, timeout: float = 240) -> dict[str, Any]:
-    patch = {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": image}]}}}}
-    await kube.patch(CLONESETS, "web", patch, NAMESPACE, patch_type="merge")
+    # a JSON patch of the image alone: a merge patch would replace the whole containers list (and
+    # drop the container's ports), a change the CloneSet can only make by recreating the pods
+    patch = [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": image}]
+    await kube.patch(CLONESETS, "web", patch, NAMESPACE, patch_type="json")
     start = time.monotonic()
     seen_progress = False
     with Live(console=console, refresh_per_second=4) as live:
