@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ _PATCH_CONTENT_TYPES = {
     "apply": "application/apply-patch+yaml",
 }
 FIELD_MANAGER = "kruise-manager"
+writes_log = logging.getLogger("kruise.core.kube.writes")
+"""Every write this client sends, at DEBUG (``sent PATCH /api/v1/...``), after the write guard."""
 
 
 @dataclass(frozen=True)
@@ -128,8 +131,10 @@ class KubeClient:
         if body is not None:
             headers["Content-Type"] = content_type
             data = orjson.dumps(body)
-        if self.write_guard is not None and method not in _READS and not (params and "dryRun" in params):
-            self.write_guard()
+        if method not in _READS:
+            if self.write_guard is not None and not (params and "dryRun" in params):
+                self.write_guard()
+            writes_log.debug("sent %s %s", method, path)
         try:
             async with self._sess().request(
                 method,
