@@ -123,7 +123,7 @@ class AnalysisRunController:
         self.providers = providers or default_registry(clock=clock)
         self.workers = workers
         self.clock = clock
-        self.queue = WorkQueue()
+        self.queue = WorkQueue(name="analysisrun-controller")
 
     def enqueue(self, key: str) -> None:
         """Reconcile ``namespace/name`` soon (deduplicated)."""

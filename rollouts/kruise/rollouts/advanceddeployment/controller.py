@@ -62,7 +62,7 @@ class AdvancedDeploymentController:
         self.cache = cache
         self.recorder = recorder
         self.workers = workers
-        self.queue = WorkQueue()
+        self.queue = WorkQueue(name="advanced-deployment-controller")
         self.expectations = ResourceVersionExpectations(timeout=expectation_timeout)
 
     def enqueue(self, key: str) -> None:

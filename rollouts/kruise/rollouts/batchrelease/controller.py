@@ -44,7 +44,7 @@ class BatchReleaseController:
         self.kube = kube
         self.cache = cache
         self.workers = workers
-        self.queue = WorkQueue()
+        self.queue = WorkQueue(name="batchrelease-controller")
         self.releaser = WorkloadReleaser(kube, cache, advanced_deployment=advanced_deployment)
 
     def enqueue(self, key: str) -> None:

@@ -107,7 +107,7 @@ class RolloutController:
         self.cache = cache
         self.effects = Effects(kube, traffic)
         self.workers = workers
-        self.queue = WorkQueue()
+        self.queue = WorkQueue(name="rollout-controller")
 
     def enqueue(self, key: str) -> None:
         self.queue.add(key)

@@ -105,7 +105,7 @@ class CloneSetController:
         self.options = options
         # a reconcile walks every pod of the CloneSet and pod events come in bursts: pace each
         # key by its own reconcile time so a 1000-pod CloneSet cannot starve the event loop
-        self.queue = WorkQueue(pace=RECONCILE_PACE, max_pace=RECONCILE_MAX_PACE)
+        self.queue = WorkQueue(name="cloneset-controller", pace=RECONCILE_PACE, max_pace=RECONCILE_MAX_PACE)
         self.scale_expectations = ScaleExpectations(timeout=options.expectation_timeout)
         self.rv_expectations = ResourceVersionExpectations(timeout=options.expectation_timeout)
         self.scaler = Scaler(
