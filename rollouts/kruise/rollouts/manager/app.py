@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import kopf
-import prometheus_client
 from aiohttp import web
 
 from kruise.analysis import handlers as analysis_handlers
@@ -35,6 +34,7 @@ from kruise.core.webhook.configuration import ClientTarget, ensure_configuration
 from kruise.rollouts.advanceddeployment import handlers as advanced_deployment_handlers
 from kruise.rollouts.advanceddeployment.controller import AdvancedDeploymentController
 from kruise.rollouts.batchrelease.controller import BatchReleaseController
+from kruise.rollouts.manager import metrics
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.manager.webhooks import register_webhooks, webhook_specs
 from kruise.rollouts.rollout import handlers as rollout_handlers
@@ -110,6 +110,7 @@ class Manager:
         self.kube: KubeClient | None = None
         self.leading = asyncio.Event()
         self.stop = asyncio.Event()
+        self.metric_sources = metrics.StateSources()
 
     async def run(self) -> int:
         opts = self.options
@@ -118,6 +119,8 @@ class Manager:
         )
         runners: list[web.AppRunner] = []
         webhook = None
+        collectors = self.metric_sources.collectors()
+        metrics.register(collectors)
         try:
             cert, key, ca = ensure_webhook_certs(
                 opts.webhook_cert_dir, opts.webhook_service_name, opts.webhook_service_namespace
@@ -149,6 +152,7 @@ class Manager:
                 await runner.cleanup()
             if webhook is not None:
                 await webhook.stop()
+            metrics.unregister(collectors)
             await self.kube.close()
 
     async def _lead_and_run(self) -> int:
@@ -265,6 +269,11 @@ class Manager:
             workers=opts.analysisrun_workers,
         )
         analysis_handlers.register(registry, analysis, analysis_cache)
+        sources = self.metric_sources  # what /metrics' state collectors read from now on
+        sources.clonesets = lambda: metrics.index_objects(cache.clonesets)
+        sources.rollouts = lambda: metrics.index_objects(rollout_cache.rollouts)
+        sources.analysis_runs = lambda: metrics.index_objects(analysis_cache.runs)
+        sources.workload = lambda ns, ref: _workload(rollout_cache, ns, ref)
         await kopf.operator(registry=registry, settings=settings, clusterwide=True, standalone=True)
 
     async def _serve_probes(self) -> web.AppRunner:
@@ -277,12 +286,18 @@ class Manager:
         return await _start(app, self.options.health_probe_addr)
 
     async def _serve_metrics(self) -> web.AppRunner:
-        async def metrics(_: web.Request) -> web.Response:
-            return web.Response(body=prometheus_client.generate_latest(), content_type="text/plain")
-
         app = web.Application()
-        app.router.add_get("/metrics", metrics)
+        app.router.add_get("/metrics", metrics.serve_metrics)
         return await _start(app, self.options.metrics_addr)
+
+
+def _workload(cache: rollout_handlers.KopfRolloutCache, namespace: str, ref: Any) -> dict[str, Any] | None:
+    """The CloneSet or Deployment a Rollout's ``workloadRef`` names, from the Rollout cache."""
+    key = f"{namespace}/{ref.get('name')}"
+    kind = ref.get("kind")
+    return (
+        cache.cloneset(key) if kind == "CloneSet" else cache.deployment(key) if kind == "Deployment" else None
+    )
 
 
 async def _start(app: web.Application, addr: str) -> web.AppRunner:
