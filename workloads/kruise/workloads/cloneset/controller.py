@@ -28,6 +28,7 @@ from kruise.core.events import WARNING, EventRecorder
 from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, PVCS
+from kruise.core.metrics import forget_cloneset
 from kruise.core.workqueue import Result, WorkQueue
 from kruise.workloads.cloneset.diffs import Diffs, calculate_diffs
 from kruise.workloads.cloneset.newpods import plan_pvc_cleanup, pvc_reown_patch
@@ -144,6 +145,7 @@ class CloneSetController:
         cs = self.cache.cloneset(key)
         if cs is None:
             self.scale_expectations.delete(key)
+            forget_cloneset(*key.split("/", 1))  # its update counters go with it
             return Result()
         if metadata(cs).get("deletionTimestamp"):
             return Result()
