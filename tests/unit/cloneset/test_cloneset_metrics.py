@@ -8,10 +8,15 @@ from typing import Any
 
 import pytest
 from cloneset_builders import NOW, ts
-from prometheus_client import CollectorRegistry
+from prometheus_client import REGISTRY, CollectorRegistry
 
+from kruise.core.metrics import forget_cloneset
 from kruise.workloads.cloneset.inplace import STATE_KEY
-from kruise.workloads.cloneset.metrics import CloneSetStateCollector, in_place_update_seconds
+from kruise.workloads.cloneset.metrics import (
+    CloneSetStateCollector,
+    count_in_place_update,
+    in_place_update_seconds,
+)
 
 JSON = dict[str, Any]
 
@@ -64,6 +69,7 @@ def test_status_and_spec_numbers_are_kruise_state_metrics() -> None:
         "kruise_cloneset_status_replicas_updated_ready": 2,
         "kruise_cloneset_status_observed_generation": 3,
         "kruise_cloneset_status_expected_updated_replicas": 4,
+        "kruise_cloneset_spec_strategy_paused": 0,
         "kruise_cloneset_spec_strategy_rollingupdate_max_unavailable": 2,  # 25% of 10, down
         "kruise_cloneset_spec_strategy_rollingupdate_max_surge": 2,  # 15% of 10, up
         "kruise_cloneset_labels": 1,
@@ -159,3 +165,18 @@ def _updating_pod(started: str | None, ready: str) -> JSON:
 )
 def test_in_place_update_duration(pod: JSON, seconds: float | None) -> None:
     assert in_place_update_seconds(pod, NOW) == seconds
+
+
+def test_a_paused_update_reads_1() -> None:
+    assert value(scrape(web(paused=True)), "kruise_cloneset_spec_strategy_paused") == 1
+
+
+def test_a_deleted_clonesets_counters_are_dropped() -> None:
+    gone = {"metadata": {"namespace": "shop", "name": "gone"}}
+    labels = {"namespace": "shop", "cloneset": "gone"}
+    sample = "kruise_cloneset_pods_updated_in_place_total"
+    count_in_place_update(gone)
+    assert REGISTRY.get_sample_value(sample, labels) == 1
+    forget_cloneset("shop", "gone")
+    assert REGISTRY.get_sample_value(sample, labels) is None
+    forget_cloneset("shop", "gone")  # twice is harmless

@@ -16,7 +16,8 @@ labels (``namespace``, ``cloneset``), so its Grafana dashboards work against ``k
   allow-listed keys into labels; nothing is allow-listed here).
 
 Ours, for the partition-stall alert: ``kruise_cloneset_status_expected_updated_replicas``
-(``status.expectedUpdatedReplicas`` = replicas - partition).
+(``status.expectedUpdatedReplicas`` = replicas - partition) and
+``kruise_cloneset_spec_strategy_paused`` (1 while ``spec.updateStrategy.paused``).
 
 The update path calls :func:`count_in_place_update`, :func:`count_recreate` and
 :func:`observe_in_place_completed` (counters and histogram in :mod:`kruise.core.metrics`).
@@ -130,6 +131,11 @@ NUMBERS: tuple[tuple[str, str, Number], ...] = (
         "kruise_cloneset_status_expected_updated_replicas",
         "The number of pods the update strategy expects at the update revision (replicas - partition).",
         _status("expectedUpdatedReplicas"),
+    ),
+    (
+        "kruise_cloneset_spec_strategy_paused",
+        "Whether the update of a cloneset is paused (spec.updateStrategy.paused), 1 or 0.",
+        lambda spec, _, __: float(bool(mapping(spec.get("updateStrategy")).get("paused"))),
     ),
 )
 
