@@ -1,0 +1,301 @@
+"""The chart's optional PrometheusRule: rendered by helm, checked and unit-tested by promtool.
+
+The rules are taken from ``helm template`` output (``prometheusRule.enabled``) and written as a
+Prometheus rule file. ``promtool check rules`` validates them; ``promtool test rules`` replays
+synthetic series (one per case, on a 1-minute grid from t=0) and asserts which alerts fire,
+with their labels and rendered annotations: each alert has series that must fire and series
+that must not. The last test applies the rendered object to an API server that has the
+Prometheus Operator's PrometheusRule CRD (vendored under ``tests/data/prometheus-operator``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.integration.chart.support import CHART, JSON, NS, find, helm_run, render, values_file
+from tests.support.cluster import TestCluster
+
+PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
+PROMETHEUSRULE_CRD = (
+    Path(__file__).resolve().parents[2]
+    / "data"
+    / "prometheus-operator"
+    / "monitoring.coreos.com_prometheusrules.yaml"
+)
+STALLED = (
+    "CloneSet {ns}/{name} has {value} updated and ready pods, fewer than its partition expects, "
+    "and none updated or became ready for 15 minutes."
+)
+
+
+def promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    if not Path(PROMTOOL).exists():
+        pytest.skip("promtool not installed (Debian package prometheus)")
+    return subprocess.run([PROMTOOL, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+
+
+@pytest.fixture
+def rule_object(helm: str, tmp_path: Path) -> JSON:
+    docs = render(helm, values=values_file(tmp_path, {"prometheusRule": {"enabled": True}}))
+    return find(docs, "PrometheusRule", "kruise-manager")
+
+
+@pytest.fixture
+def rules_file(rule_object: JSON, tmp_path: Path) -> Path:
+    path = tmp_path / "kruise-rules.yaml"
+    path.write_text(yaml.safe_dump({"groups": rule_object["spec"]["groups"]}))
+    return path
+
+
+def series(name: str, labels: dict[str, str], values: list[float] | str) -> JSON:
+    text = values if isinstance(values, str) else " ".join(str(v) for v in values)
+    selector = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    return {"series": f"{name}{{{selector}}}", "values": text}
+
+
+def cloneset(
+    name: str, *, expected: int, updated_ready: list[int] | str, updated: list[int] | str, paused: int = 0
+) -> list[JSON]:
+    labels = {"namespace": "shop", "cloneset": name}
+    return [
+        series("kruise_cloneset_status_expected_updated_replicas", labels, f"{expected}x60"),
+        series("kruise_cloneset_status_replicas_updated_ready", labels, updated_ready),
+        series("kruise_cloneset_status_replicas_updated", labels, updated),
+        series("kruise_cloneset_spec_strategy_paused", labels, f"{paused}x60"),
+    ]
+
+
+def stalled(name: str, value: int) -> JSON:
+    return {
+        "exp_labels": {"severity": "warning", "namespace": "shop", "cloneset": name},
+        "exp_annotations": {
+            "summary": "CloneSet update stalled",
+            "description": STALLED.format(ns="shop", name=name, value=value),
+        },
+    }
+
+
+def cloneset_case() -> JSON:
+    slow = [minute // 10 for minute in range(61)]  # one more pod ready every 10 minutes
+    resumed = [1] * 20 + [2] * 41  # stuck 20 minutes, then one more pod
+    return {
+        "interval": "1m",
+        "input_series": [
+            *cloneset("stuck", expected=4, updated_ready="2x60", updated="3x60"),
+            *cloneset("slow-but-moving", expected=10, updated_ready=slow, updated=slow),
+            *cloneset("paused", expected=4, updated_ready="2x60", updated="2x60", paused=1),
+            *cloneset("done", expected=4, updated_ready="4x60", updated="4x60"),
+            *cloneset("resumed", expected=4, updated_ready=resumed, updated=resumed),
+        ],
+        "alert_rule_test": [
+            # the `for` window: nothing has been stuck 15 minutes yet at 14m
+            {"eval_time": "14m", "alertname": "KruiseCloneSetUpdateStalled", "exp_alerts": []},
+            {
+                "eval_time": "16m",
+                "alertname": "KruiseCloneSetUpdateStalled",
+                "exp_alerts": [stalled("stuck", 2), stalled("resumed", 1)],
+            },
+            # at 25m "resumed" moved 5 minutes ago: its stall alert is gone, "stuck" still fires
+            {
+                "eval_time": "25m",
+                "alertname": "KruiseCloneSetUpdateStalled",
+                "exp_alerts": [stalled("stuck", 2)],
+            },
+            {
+                "eval_time": "50m",
+                "alertname": "KruiseCloneSetUpdateStalled",
+                "exp_alerts": [stalled("stuck", 2), stalled("resumed", 2)],
+            },
+        ],
+    }
+
+
+def rollout_case() -> JSON:
+    def entered(name: str, step: str, state: str, at_seconds: int) -> JSON:
+        labels = {"namespace": "shop", "name": name, "step": step, "step_state": state}
+        return series("kruise_rollout_step_state_timestamp_seconds", labels, f"{at_seconds}x60")
+
+    return {
+        "interval": "1m",
+        "input_series": [
+            entered("web", "2", "StepPaused", 0),  # paused since t=0
+            entered("api", "1", "StepUpgrade", 600),  # upgrading since t=10m
+        ],
+        "alert_rule_test": [
+            {"eval_time": "29m", "alertname": "KruiseRolloutStepStuck", "exp_alerts": []},
+            {
+                "eval_time": "31m",
+                "alertname": "KruiseRolloutStepStuck",
+                "exp_alerts": [
+                    {
+                        "exp_labels": {
+                            "severity": "warning",
+                            "namespace": "shop",
+                            "name": "web",
+                            "step": "2",
+                            "step_state": "StepPaused",
+                        },
+                        "exp_annotations": {
+                            "summary": "Rollout stuck in one step",
+                            "description": (
+                                "Rollout shop/web has been in step 2 (StepPaused) for 31m 0s, "
+                                "more than 30 minutes."
+                            ),
+                        },
+                    }
+                ],
+            },
+        ],
+    }
+
+
+def reconcile_case() -> JSON:
+    def errors(controller: str, values: str) -> JSON:
+        return series(
+            "controller_runtime_reconcile_errors_total", {"controller": controller, "pod": "m-1"}, values
+        )
+
+    return {
+        "interval": "1m",
+        "input_series": [
+            errors("cloneset-controller", "0+6x60"),  # an error every 10 s, continuously
+            errors("rollout-controller", "0 0 0 0 0 3x55"),  # three errors once, at 5m
+        ],
+        "alert_rule_test": [
+            {"eval_time": "12m", "alertname": "KruiseReconcileErrors", "exp_alerts": []},
+            {
+                "eval_time": "25m",
+                "alertname": "KruiseReconcileErrors",
+                "exp_alerts": [
+                    {
+                        "exp_labels": {"severity": "warning", "controller": "cloneset-controller"},
+                        "exp_annotations": {
+                            "summary": "kruise controller reconcile errors",
+                            "description": (
+                                "The cloneset-controller has been failing reconciles for 15 minutes "
+                                "(0.10 errors per second)."
+                            ),
+                        },
+                    }
+                ],
+            },
+        ],
+    }
+
+
+def workqueue_case() -> JSON:
+    def depth(queue: str, values: str) -> JSON:
+        return series("workqueue_depth", {"name": queue, "controller": queue}, values)
+
+    return {
+        "interval": "1m",
+        "input_series": [
+            depth("cloneset-controller", "0+1x60"),  # grows by one key a minute
+            depth("rollout-controller", "50x60"),  # deep but steady
+            depth("batchrelease-controller", "0+0.1x60"),  # growing, but below minDepth
+        ],
+        "alert_rule_test": [
+            {"eval_time": "20m", "alertname": "KruiseWorkQueueGrowing", "exp_alerts": []},
+            {
+                "eval_time": "35m",
+                "alertname": "KruiseWorkQueueGrowing",
+                "exp_alerts": [
+                    {
+                        "exp_labels": {
+                            "severity": "warning",
+                            "name": "cloneset-controller",
+                            "controller": "cloneset-controller",
+                        },
+                        "exp_annotations": {
+                            "summary": "kruise work queue growing",
+                            "description": (
+                                "The work queue of cloneset-controller holds 35 keys and has been growing "
+                                "for 15 minutes: the controller falls behind its events."
+                            ),
+                        },
+                    }
+                ],
+            },
+        ],
+    }
+
+
+def test_rules_pass_promtool_check(rules_file: Path) -> None:
+    out = promtool("check", "rules", rules_file.name, cwd=rules_file.parent)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "SUCCESS: 4 rules found" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "case", [cloneset_case, rollout_case, reconcile_case, workqueue_case], ids=lambda c: c.__name__
+)
+def test_alerts_fire_exactly_on_their_series(rules_file: Path, case: Any) -> None:
+    tests = {"rule_files": [rules_file.name], "evaluation_interval": "1m", "tests": [case()]}
+    test_file = rules_file.parent / "kruise-rules-test.yaml"
+    test_file.write_text(yaml.safe_dump(tests))
+    out = promtool("test", "rules", test_file.name, cwd=rules_file.parent)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_chart_lints_with_the_rule_on(helm: str, tmp_path: Path) -> None:
+    values = values_file(tmp_path, {"prometheusRule": {"enabled": True}})
+    out = helm_run(helm, "lint", "--strict", str(CHART), "-f", str(values))
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_rule_is_off_by_default_and_thresholds_come_from_values(helm: str, tmp_path: Path) -> None:
+    assert not [d for d in render(helm) if d["kind"] == "PrometheusRule"]
+    values = {
+        "prometheusRule": {
+            "enabled": True,
+            "labels": {"release": "prom"},
+            "rolloutStepStuck": {"minutes": 90, "severity": "critical"},
+        }
+    }
+    rule = find(render(helm, values=values_file(tmp_path, values)), "PrometheusRule", "kruise-manager")
+    assert rule["metadata"]["labels"]["release"] == "prom"
+    assert rule["metadata"]["namespace"] == NS
+    by_name = {r["alert"]: r for r in rule["spec"]["groups"][0]["rules"]}
+    assert "> 5400" in by_name["KruiseRolloutStepStuck"]["expr"]
+    assert by_name["KruiseRolloutStepStuck"]["labels"] == {"severity": "critical"}
+    assert by_name["KruiseReconcileErrors"]["for"] == "15m", "the other alerts keep their defaults"
+
+
+def test_a_window_below_one_minute_fails_at_render_time(helm: str, tmp_path: Path) -> None:
+    values = {"prometheusRule": {"enabled": True, "workQueueGrowing": {"minutes": 0}}}
+    out = helm_run(helm, "template", "kruise", str(CHART), "-f", str(values_file(tmp_path, values)))
+    assert out.returncode != 0
+    assert "prometheusRule.workQueueGrowing.minutes must be a number of minutes >= 1" in out.stderr
+
+
+def test_rendered_rule_is_accepted_by_the_prometheusrule_crd(
+    rule_object: JSON, chart_cluster: TestCluster, tmp_path: Path
+) -> None:
+    """The Prometheus Operator's CRD schema (server-side dry run) accepts the rendered object."""
+    chart_cluster.kubectl("apply", "--server-side", "-f", str(PROMETHEUSRULE_CRD))
+    chart_cluster.kubectl(
+        "wait", "--for=condition=Established", "crd/prometheusrules.monitoring.coreos.com", "--timeout=60s"
+    )
+    chart_cluster.kubectl("create", "namespace", NS, check=False)
+    manifest = tmp_path / "rule.yaml"
+    manifest.write_text(yaml.safe_dump(rule_object))
+    done = chart_cluster.kubectl("apply", "--server-side", "--dry-run=server", "-f", str(manifest))
+    assert (
+        "prometheusrule.monitoring.coreos.com/kruise-manager serverside-applied (server dry run)"
+        in done.stdout
+    )
+    broken = yaml.safe_load(yaml.safe_dump(rule_object))
+    broken["spec"]["groups"][0]["rules"][0]["for"] = "fifteen minutes"
+    manifest.write_text(yaml.safe_dump(broken))
+    rejected = chart_cluster.kubectl(
+        "apply", "--server-side", "--dry-run=server", "-f", str(manifest), check=False
+    )
+    assert rejected.returncode != 0 and "spec.groups[0].rules[0].for" in rejected.stderr, (
+        "the schema must bite"
+    )
