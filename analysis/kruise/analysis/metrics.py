@@ -22,14 +22,13 @@ cache here).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
-from prometheus_client.registry import Collector
 
-from kruise.core.metrics import ObjectProvider, object_key, read_objects
+from kruise.core.metrics import StateCollector, object_key
 
 PHASES = ("Pending", "Error", "Failed", "Successful", "Running", "Inconclusive")
 """The order Argo exports the per-phase series in."""
@@ -80,19 +79,12 @@ def _results(status: Mapping[str, Any]) -> dict[str, str]:
     return {str(r.get("name")): str(r.get("phase") or "") for r in results}
 
 
-class AnalysisRunCollector(Collector):
+class AnalysisRunCollector(StateCollector):
     """Argo Rollouts' AnalysisRun families over ``runs()`` (read at every scrape)."""
 
-    def __init__(self, runs: ObjectProvider) -> None:
-        self.runs = runs
+    kind = "AnalysisRuns"
 
-    def describe(self) -> list[Metric]:
-        return self._families([])
-
-    def collect(self) -> Iterator[Metric]:
-        return iter(self._families(read_objects(self.runs, "AnalysisRuns")))
-
-    def _families(self, runs: list[Mapping[str, Any]]) -> list[Metric]:
+    def families(self, runs: list[Mapping[str, Any]]) -> list[Metric]:
         labels = ("namespace", "name")
         info = GaugeMetricFamily(
             "analysis_run_info", "Information about analysis run.", labels=(*labels, "phase")

@@ -28,12 +28,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 
 prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
 log = logging.getLogger(__name__)
@@ -304,6 +306,29 @@ def read_objects(provider: ObjectProvider, kind: str) -> list[Mapping[str, Any]]
     except Exception:
         log.warning("metrics: listing %s for a scrape failed", kind, exc_info=True)
         return []
+
+
+class StateCollector(Collector):
+    """Gauge families computed from objects read at scrape time (kube-state-metrics' way).
+
+    Subclasses name the ``kind`` (for the log line of a failing source) and build their
+    families in :meth:`families`; registering calls :meth:`describe`, which reads nothing.
+    """
+
+    kind = "objects"
+
+    def __init__(self, objects: ObjectProvider) -> None:
+        self.objects = objects
+
+    def describe(self) -> list[Metric]:
+        return self.families([])
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self.families(read_objects(self.objects, self.kind)))
+
+    def families(self, objects: list[Mapping[str, Any]]) -> list[Metric]:
+        """The families (with one sample set per object); empty families for no objects."""
+        raise NotImplementedError
 
 
 def object_key(obj: Mapping[str, Any]) -> tuple[str, str]:

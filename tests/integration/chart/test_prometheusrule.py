@@ -71,19 +71,28 @@ def cloneset(
     ]
 
 
-def stalled(name: str, value: int) -> JSON:
+def fired(summary: str, description: str, **labels: str) -> JSON:
+    """One expected alert: its labels (severity included) and rendered annotations."""
     return {
-        "exp_labels": {"severity": "warning", "namespace": "shop", "cloneset": name},
-        "exp_annotations": {
-            "summary": "CloneSet update stalled",
-            "description": STALLED.format(ns="shop", name=name, value=value),
-        },
+        "exp_labels": {"severity": "warning", **labels},
+        "exp_annotations": {"summary": summary, "description": description},
     }
+
+
+def at(alertname: str, eval_time: str, *alerts: JSON) -> JSON:
+    """Exactly ``alerts`` (none: nothing) of ``alertname`` fire at ``eval_time``."""
+    return {"eval_time": eval_time, "alertname": alertname, "exp_alerts": list(alerts)}
+
+
+def stalled(name: str, value: int) -> JSON:
+    description = STALLED.format(ns="shop", name=name, value=value)
+    return fired("CloneSet update stalled", description, namespace="shop", cloneset=name)
 
 
 def cloneset_case() -> JSON:
     slow = [minute // 10 for minute in range(61)]  # one more pod ready every 10 minutes
     resumed = [1] * 20 + [2] * 41  # stuck 20 minutes, then one more pod
+    alert = "KruiseCloneSetUpdateStalled"
     return {
         "interval": "1m",
         "input_series": [
@@ -94,24 +103,10 @@ def cloneset_case() -> JSON:
             *cloneset("resumed", expected=4, updated_ready=resumed, updated=resumed),
         ],
         "alert_rule_test": [
-            # the `for` window: nothing has been stuck 15 minutes yet at 14m
-            {"eval_time": "14m", "alertname": "KruiseCloneSetUpdateStalled", "exp_alerts": []},
-            {
-                "eval_time": "16m",
-                "alertname": "KruiseCloneSetUpdateStalled",
-                "exp_alerts": [stalled("stuck", 2), stalled("resumed", 1)],
-            },
-            # at 25m "resumed" moved 5 minutes ago: its stall alert is gone, "stuck" still fires
-            {
-                "eval_time": "25m",
-                "alertname": "KruiseCloneSetUpdateStalled",
-                "exp_alerts": [stalled("stuck", 2)],
-            },
-            {
-                "eval_time": "50m",
-                "alertname": "KruiseCloneSetUpdateStalled",
-                "exp_alerts": [stalled("stuck", 2), stalled("resumed", 2)],
-            },
+            at(alert, "14m"),  # the `for` window: nothing has been stuck 15 minutes yet
+            at(alert, "16m", stalled("stuck", 2), stalled("resumed", 1)),
+            at(alert, "25m", stalled("stuck", 2)),  # "resumed" moved 5 minutes ago
+            at(alert, "50m", stalled("stuck", 2), stalled("resumed", 2)),
         ],
     }
 
@@ -121,6 +116,8 @@ def rollout_case() -> JSON:
         labels = {"namespace": "shop", "name": name, "step": step, "step_state": state}
         return series("kruise_rollout_step_state_timestamp_seconds", labels, f"{at_seconds}x60")
 
+    web = "Rollout shop/web has been in step 2 (StepPaused) for 31m 0s, more than 30 minutes."
+    labels = {"namespace": "shop", "name": "web", "step": "2", "step_state": "StepPaused"}
     return {
         "interval": "1m",
         "input_series": [
@@ -128,39 +125,19 @@ def rollout_case() -> JSON:
             entered("api", "1", "StepUpgrade", 600),  # upgrading since t=10m
         ],
         "alert_rule_test": [
-            {"eval_time": "29m", "alertname": "KruiseRolloutStepStuck", "exp_alerts": []},
-            {
-                "eval_time": "31m",
-                "alertname": "KruiseRolloutStepStuck",
-                "exp_alerts": [
-                    {
-                        "exp_labels": {
-                            "severity": "warning",
-                            "namespace": "shop",
-                            "name": "web",
-                            "step": "2",
-                            "step_state": "StepPaused",
-                        },
-                        "exp_annotations": {
-                            "summary": "Rollout stuck in one step",
-                            "description": (
-                                "Rollout shop/web has been in step 2 (StepPaused) for 31m 0s, "
-                                "more than 30 minutes."
-                            ),
-                        },
-                    }
-                ],
-            },
+            at("KruiseRolloutStepStuck", "29m"),
+            at("KruiseRolloutStepStuck", "31m", fired("Rollout stuck in one step", web, **labels)),
         ],
     }
 
 
 def reconcile_case() -> JSON:
     def errors(controller: str, values: str) -> JSON:
-        return series(
-            "controller_runtime_reconcile_errors_total", {"controller": controller, "pod": "m-1"}, values
-        )
+        labels = {"controller": controller, "pod": "m-1"}
+        return series("controller_runtime_reconcile_errors_total", labels, values)
 
+    failing = "The cloneset-controller has been failing reconciles for 15 minutes (0.10 errors per second)."
+    summary = "kruise controller reconcile errors"
     return {
         "interval": "1m",
         "input_series": [
@@ -168,23 +145,8 @@ def reconcile_case() -> JSON:
             errors("rollout-controller", "0 0 0 0 0 3x55"),  # three errors once, at 5m
         ],
         "alert_rule_test": [
-            {"eval_time": "12m", "alertname": "KruiseReconcileErrors", "exp_alerts": []},
-            {
-                "eval_time": "25m",
-                "alertname": "KruiseReconcileErrors",
-                "exp_alerts": [
-                    {
-                        "exp_labels": {"severity": "warning", "controller": "cloneset-controller"},
-                        "exp_annotations": {
-                            "summary": "kruise controller reconcile errors",
-                            "description": (
-                                "The cloneset-controller has been failing reconciles for 15 minutes "
-                                "(0.10 errors per second)."
-                            ),
-                        },
-                    }
-                ],
-            },
+            at("KruiseReconcileErrors", "12m"),
+            at("KruiseReconcileErrors", "25m", fired(summary, failing, controller="cloneset-controller")),
         ],
     }
 
@@ -193,6 +155,11 @@ def workqueue_case() -> JSON:
     def depth(queue: str, values: str) -> JSON:
         return series("workqueue_depth", {"name": queue, "controller": queue}, values)
 
+    growing = (
+        "The work queue of cloneset-controller holds 35 keys and has been growing for 15 minutes: "
+        "the controller falls behind its events."
+    )
+    queue = {"name": "cloneset-controller", "controller": "cloneset-controller"}
     return {
         "interval": "1m",
         "input_series": [
@@ -201,27 +168,8 @@ def workqueue_case() -> JSON:
             depth("batchrelease-controller", "0+0.1x60"),  # growing, but below minDepth
         ],
         "alert_rule_test": [
-            {"eval_time": "20m", "alertname": "KruiseWorkQueueGrowing", "exp_alerts": []},
-            {
-                "eval_time": "35m",
-                "alertname": "KruiseWorkQueueGrowing",
-                "exp_alerts": [
-                    {
-                        "exp_labels": {
-                            "severity": "warning",
-                            "name": "cloneset-controller",
-                            "controller": "cloneset-controller",
-                        },
-                        "exp_annotations": {
-                            "summary": "kruise work queue growing",
-                            "description": (
-                                "The work queue of cloneset-controller holds 35 keys and has been growing "
-                                "for 15 minutes: the controller falls behind its events."
-                            ),
-                        },
-                    }
-                ],
-            },
+            at("KruiseWorkQueueGrowing", "20m"),
+            at("KruiseWorkQueueGrowing", "35m", fired("kruise work queue growing", growing, **queue)),
         ],
     }
 

@@ -6,8 +6,9 @@ caches once it leads (before that, and on replicas that do not lead, they export
 The sources are plain callables, so moving the controllers onto another cache only changes the
 few lines that assign them.
 
-The endpoint serves the text format with ``text/plain; version=0.0.4`` and generates it on the
-event loop, so collectors read the caches between two events, never during one.
+The endpoint serves the classic text format, ``text/plain; version=0.0.4`` as the Go client does
+(every Prometheus parses it), and generates it on the event loop, so collectors read the caches
+between two events, never during one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import prometheus_client
 from aiohttp import web
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.registry import Collector
 
 from kruise.analysis.metrics import AnalysisRunCollector
@@ -79,5 +81,5 @@ async def serve_metrics(_: web.Request) -> web.Response:
     """``GET /metrics``: the default registry in Prometheus' text format."""
     return web.Response(
         body=prometheus_client.generate_latest(),
-        headers={"Content-Type": prometheus_client.CONTENT_TYPE_LATEST},
+        headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4},
     )

@@ -32,14 +32,13 @@ Ours, while a release is in progress (``status.phase`` Progressing and a step st
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
-from prometheus_client.registry import Collector
 
-from kruise.core.metrics import ObjectProvider, object_key, read_objects, unix_seconds
+from kruise.core.metrics import ObjectProvider, StateCollector, object_key, unix_seconds
 from kruise.rollouts.rollout import constants as c
 
 PHASES = ("Completed", "Progressing", "Paused", "Timeout", "Error", "Abort")
@@ -97,20 +96,16 @@ def strategy_and_router(rollout: Mapping[str, Any]) -> tuple[str, str]:
     return strategy, ""
 
 
-class RolloutCollector(Collector):
+class RolloutCollector(StateCollector):
     """Argo Rollouts' Rollout families and our step gauges over ``rollouts()`` (every scrape)."""
 
+    kind = "Rollouts"
+
     def __init__(self, rollouts: ObjectProvider, workload: WorkloadLookup | None = None) -> None:
-        self.rollouts = rollouts
+        super().__init__(rollouts)
         self.workload = workload
 
-    def describe(self) -> list[Metric]:
-        return self._families([])
-
-    def collect(self) -> Iterator[Metric]:
-        return iter(self._families(read_objects(self.rollouts, "Rollouts")))
-
-    def _families(self, rollouts: list[Mapping[str, Any]]) -> list[Metric]:
+    def families(self, rollouts: list[Mapping[str, Any]]) -> list[Metric]:
         labels = ("namespace", "name")
         info = GaugeMetricFamily(
             "rollout_info",

@@ -26,21 +26,19 @@ The update path calls :func:`count_in_place_update`, :func:`count_recreate` and
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
-from prometheus_client.registry import Collector
 
 from kruise.core.metrics import (
     CLONESET_IN_PLACE_UPDATE_DURATION,
     CLONESET_PODS_RECREATED,
     CLONESET_PODS_UPDATED_IN_PLACE,
-    ObjectProvider,
+    StateCollector,
     object_key,
-    read_objects,
     unix_seconds,
 )
 from kruise.workloads.cloneset.arith import IntOrPercentError, legacy_scaled_value
@@ -140,19 +138,12 @@ NUMBERS: tuple[tuple[str, str, Number], ...] = (
 )
 
 
-class CloneSetStateCollector(Collector):
+class CloneSetStateCollector(StateCollector):
     """kruise-state-metrics' CloneSet gauges over ``clonesets()`` (read at every scrape)."""
 
-    def __init__(self, clonesets: ObjectProvider) -> None:
-        self.clonesets = clonesets
+    kind = "CloneSets"
 
-    def describe(self) -> list[Metric]:
-        return list(self._families([]))
-
-    def collect(self) -> Iterator[Metric]:
-        return iter(self._families(read_objects(self.clonesets, "CloneSets")))
-
-    def _families(self, clonesets: list[Mapping[str, Any]]) -> list[Metric]:
+    def families(self, clonesets: list[Mapping[str, Any]]) -> list[Metric]:
         created = GaugeMetricFamily("kruise_cloneset_created", "Unix creation timestamp", labels=LABELS)
         generation = GaugeMetricFamily(
             "kruise_cloneset_metadata_generation",
