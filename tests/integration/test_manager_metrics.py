@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import urllib.request
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -17,6 +18,7 @@ from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS
 from kruise.rollouts.manager.process import ManagerProcess
 from tests.integration.cloneset.helpers import IMAGE, NEW_IMAGE, create, new_cloneset, set_image
+from tests.integration.rollouts import helpers as rollouts
 from tests.support.wait import eventually
 
 CR = "controller-runtime"
@@ -274,3 +276,31 @@ async def test_a_cloneset_update_moves_the_managers_metrics(
     assert after.value("kruise_cloneset_spec_replicas", **key) == 4
     assert after.value("kruise_cloneset_spec_strategy_type", **key, strategy_type="InPlaceIfPossible") == 1
     assert after.value("kruise_cloneset_status_expected_updated_replicas", **key) == 4
+
+
+async def test_a_paused_release_shows_in_the_rollout_gauges(
+    kube: KubeClient, namespace: str, manager: ManagerProcess
+) -> None:
+    """A canary step waiting for approval: Argo's phase Paused, our step gauges, the workload's replicas."""
+    steps = [{"replicas": "20%", "pause": {}}, {"replicas": "100%"}]
+    await rollouts.start(kube, namespace, rollouts.rollout(namespace, steps), replicas=5)
+    await rollouts.set_image(kube, namespace, rollouts.V2)
+    ro = await rollouts.wait_paused_at(kube, namespace, 1)
+    entered = ro["status"]["canaryStatus"]["lastUpdateTime"]
+    key = {"namespace": namespace, "name": "web"}
+
+    async def shown() -> Scrape | None:
+        now = scrape(manager)
+        return now if now.value("rollout_info", **key, phase="Paused") == 1 else None
+
+    after = await eventually(shown, timeout=30, what="rollout_info phase Paused")
+    assert after.value("rollout_info", **key, strategy="canary", traffic_router="") == 1
+    assert after.value("rollout_phase", **key, phase="Paused") == 1
+    assert after.value("rollout_phase", **key) == 1, "exactly one phase is 1"
+    assert after.value("rollout_info_replicas_desired", **key) == 5
+    assert after.value("rollout_info_replicas_updated", **key) == 1  # 20% of 5
+    assert after.value("kruise_rollout_step_index", **key) == 1
+    since = after.value(
+        "kruise_rollout_step_state_timestamp_seconds", **key, step="1", step_state="StepPaused"
+    )
+    assert since == datetime.fromisoformat(entered.replace("Z", "+00:00")).timestamp()
