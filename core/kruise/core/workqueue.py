@@ -60,8 +60,8 @@ Reconcile = Callable[[str], Awaitable[Result | None]]
 class WorkQueue:
     """An asyncio work queue of string keys (``namespace/name``).
 
-    ``name`` (the controller's, e.g. ``cloneset``) labels the queue's metrics; without one the
-    queue exports none.
+    ``name`` (the controller's, e.g. ``cloneset-controller``) labels the queue's metrics; without
+    one the queue exports none (as client-go's unnamed queues).
     """
 
     def __init__(
@@ -100,16 +100,16 @@ class WorkQueue:
         """Keys being processed right now (one per busy worker)."""
         return len(self._processing)
 
+    # the two below run in the scrape's thread: list() copies the values in one step
     def unfinished_work_seconds(self) -> float:
         """Seconds the keys being processed have been processed, summed."""
         now = time.monotonic()
-        return sum(now - started for started in self._processing.values())
+        return sum(now - started for started in list(self._processing.values()))
 
     def longest_running_processor_seconds(self) -> float:
         """Seconds the longest-processed key has been processed (0 when idle)."""
-        if not self._processing:
-            return 0.0
-        return time.monotonic() - min(self._processing.values())
+        started = list(self._processing.values())
+        return time.monotonic() - min(started) if started else 0.0
 
     # ------------------------------------------------------------------ queue
     def add(self, key: str) -> None:

@@ -287,7 +287,7 @@ class Manager:
 
     async def _serve_metrics(self) -> web.AppRunner:
         app = web.Application()
-        app.router.add_get("/metrics", metrics.serve_metrics)
+        app.router.add_get("/metrics", metrics.metrics_handler(self.metric_sources))
         return await _start(app, self.options.metrics_addr)
 
 
