@@ -1,10 +1,10 @@
 """The manager's ``/metrics``: the default registry plus the scrape-time state collectors.
 
 The state collectors (kruise-state-metrics' CloneSet gauges, Argo Rollouts' Rollout and
-AnalysisRun gauges) read objects through :class:`StateSources`, which the manager points at its
-caches once it leads (before that, and on replicas that do not lead, they export no series).
-The sources are plain callables, so moving the controllers onto another cache only changes the
-few lines that assign them.
+AnalysisRun gauges) read objects through :class:`StateSources`, which the manager points at the
+runtime's shared informers (:func:`read_informers`) while it leads. Standby replicas keep warm
+informers too, but export no state series, so a Prometheus scraping every replica sees each
+object once.
 
 The endpoint serves the classic text format, ``text/plain; version=0.0.4`` as the Go client does
 (every Prometheus parses it), from a snapshot of the sources taken on the event loop and
@@ -24,7 +24,11 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.registry import Collector
 
 from kruise.analysis.metrics import AnalysisRunCollector
+from kruise.analysis.resources import ANALYSIS_RUNS
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
 from kruise.core.metrics import ObjectProvider, object_key, read_objects
+from kruise.core.runtime import Informers
+from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.metrics import RolloutCollector, WorkloadLookup
 from kruise.workloads.cloneset.metrics import CloneSetStateCollector
 
@@ -90,6 +94,11 @@ class StateSources:
     def thaw(self) -> None:
         self._snapshot = None
 
+    def clear(self) -> None:
+        """Read nothing again (the caches are going away)."""
+        self.clonesets = self.rollouts = self.analysis_runs = _nothing
+        self.workload = None
+
     def _read(self, kind: str) -> list[Mapping[str, Any]]:
         snapshot = self._snapshot
         if snapshot is not None:
@@ -111,16 +120,23 @@ class StateSources:
             return None  # a broken lookup costs the replica gauges, not the scrape
 
 
-def index_objects(view: object) -> list[Mapping[str, Any]]:
-    """Every object held by a kopf index view (key -> store of objects); none while unbound.
+def read_informers(sources: StateSources, informers: Informers) -> None:
+    """Point ``sources`` at the runtime's shared informers (CloneSets, Rollouts, AnalysisRuns;
+    a Rollout's CloneSet or Deployment). A kind no informer serves reads as none."""
+    sources.clonesets = lambda: informers.list(CLONESETS)
+    sources.rollouts = lambda: informers.list(ROLLOUTS)
+    sources.analysis_runs = lambda: informers.list(ANALYSIS_RUNS)
 
-    A stop-gap over ``kruise.core.cache.IndexView`` until the informer's store replaces it.
-    """
-    index = getattr(view, "_index", None)
-    if index is None:
-        return []
-    stores: Iterable[Iterable[Any]] = index.values()
-    return [obj for store in stores for obj in store if isinstance(obj, Mapping)]
+    def workload(namespace: str, ref: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        resource = _WORKLOADS.get(str(ref.get("kind")))
+        if resource is None or resource not in informers:
+            return None
+        return informers.get(resource, f"{namespace}/{ref.get('name')}")
+
+    sources.workload = workload
+
+
+_WORKLOADS = {"CloneSet": CLONESETS, "Deployment": DEPLOYMENTS}
 
 
 def register(collectors: Iterable[Collector]) -> None:
