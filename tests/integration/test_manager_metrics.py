@@ -69,6 +69,12 @@ EXPECTED: dict[str, tuple[str, str]] = {
         "histogram",
         "Request latency in seconds. Broken down by verb and host.",
     ),
+    # client-go leader election
+    "leader_election_master_status": (
+        "gauge",
+        "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates "
+        "master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    ),
     # controller-runtime webhooks
     "controller_runtime_webhook_requests_total": (
         "counter",
@@ -244,6 +250,8 @@ async def test_a_cloneset_update_moves_the_managers_metrics(
     assert {n: (after.type[n], after.help[n]) for n in EXPECTED} == EXPECTED
     series_names = {line.split("{")[0].split(" ")[0] for line in after.text.splitlines() if line[:1] != "#"}
     assert {n for n in series_names if n.endswith("_created")} == {"kruise_cloneset_created"}, "no *_created"
+
+    assert after.value("leader_election_master_status", name="kruise-manager") == 1
 
     # reconciles and the work queue of the CloneSet controller
     ctl = {"controller": "cloneset-controller"}

@@ -12,6 +12,8 @@ unchanged:
 - ``rest_client_*``: client-go's REST client metrics as controller-runtime registers them
   (``rest_client_requests_total`` is always on upstream, ``rest_client_request_duration_seconds`` is
   one of its opt-in histograms, on here).
+- ``leader_election_master_status{name}``: client-go's leader-election gauge (1 on the replica
+  holding the Lease ``name``, 0 on the standbys), as controller-runtime registers it.
 - ``kruise_cloneset_*`` counters and histogram: ours (pods updated in place vs recreated).
 
 Everything lives in prometheus_client's default registry, which ``kruise manager`` serves on
@@ -162,6 +164,14 @@ WEBHOOK_IN_FLIGHT = Gauge(
     "controller_runtime_webhook_requests_in_flight",
     "Current number of admission requests being served.",
     ["webhook"],
+)
+
+# ----------------------------------------------------------------- controller-runtime: leader election
+LEADER_ELECTION_STATUS = Gauge(
+    "leader_election_master_status",
+    "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 "
+    "indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    ["name"],
 )
 
 # ----------------------------------------------------------------- ours: CloneSet updates

@@ -152,24 +152,47 @@ def reconcile_case() -> JSON:
 
 
 def workqueue_case() -> JSON:
-    def depth(queue: str, values: str) -> JSON:
-        return series("workqueue_depth", {"name": queue, "controller": queue}, values)
+    def depth(queue: str, values: str, instance: str = "leader:8080") -> JSON:
+        labels = {"name": queue, "controller": queue, "job": "kruise", "instance": instance}
+        return series("workqueue_depth", labels, values)
+
+    def leader(instance: str, value: int) -> JSON:
+        labels = {"name": "kruise-manager", "job": "kruise", "instance": instance}
+        return series("leader_election_master_status", labels, f"{value}x60")
 
     growing = (
         "The work queue of cloneset-controller holds 35 keys and has been growing for 15 minutes: "
         "the controller falls behind its events."
     )
-    queue = {"name": "cloneset-controller", "controller": "cloneset-controller"}
+    queue = {"name": "cloneset-controller", "controller": "cloneset-controller", "job": "kruise"}
     return {
         "interval": "1m",
         "input_series": [
             depth("cloneset-controller", "0+1x60"),  # grows by one key a minute
             depth("rollout-controller", "50x60"),  # deep but steady
             depth("batchrelease-controller", "0+0.1x60"),  # growing, but below minDepth
+            leader("leader:8080", 1),
+            # the standby's queue fills with keys for a takeover: not an alert
+            depth("cloneset-controller", "0+1x60", instance="standby:8080"),
+            leader("standby:8080", 0),
+            # a manager without leader election exports no leader gauge: still watched
+            depth("rollout-controller", "0+2x60", instance="single:8080"),
         ],
         "alert_rule_test": [
             at("KruiseWorkQueueGrowing", "20m"),
-            at("KruiseWorkQueueGrowing", "35m", fired("kruise work queue growing", growing, **queue)),
+            at(
+                "KruiseWorkQueueGrowing",
+                "35m",
+                fired("kruise work queue growing", growing, **queue, instance="leader:8080"),
+                fired(
+                    "kruise work queue growing",
+                    growing.replace("cloneset-controller holds 35", "rollout-controller holds 70"),
+                    name="rollout-controller",
+                    controller="rollout-controller",
+                    job="kruise",
+                    instance="single:8080",
+                ),
+            ),
         ],
     }
 

@@ -9,7 +9,15 @@ from prometheus_client import REGISTRY
 from kruise.rollouts.manager.metrics import StateSources
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "metrics.md"
-OURS = ("controller_runtime_", "workqueue_", "rest_client_", "kruise_", "rollout_", "analysis_run_")
+OURS = (
+    "controller_runtime_",
+    "workqueue_",
+    "rest_client_",
+    "leader_election_",
+    "kruise_",
+    "rollout_",
+    "analysis_run_",
+)
 
 
 def exposed_names() -> set[str]:

@@ -23,6 +23,7 @@ from aiohttp import web
 from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
 from kruise.core.kube import KubeClient
 from kruise.core.leader import LeaderElectionConfig, LeaderElector
+from kruise.core.metrics import LEADER_ELECTION_STATUS
 from kruise.core.runtime import Runtime
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import ClientTarget, ensure_configurations, ensure_crd_conversion
@@ -143,14 +144,21 @@ class Manager:
         writer = KubeClient(self.kube.config, write_guard=elector.fence.check if elector else None)
         runtime = build_runtime(writer, opts, runtime=Runtime(self.kube))
         runtime.start_informers()
+        leader = LEADER_ELECTION_STATUS.labels(opts.leader_election_name) if elector is not None else None
         try:
+            if leader is not None:
+                leader.set(0)
             if elector is not None and not await self._acquire(elector):
                 return 0
             self.leading.set()
             log.info("%s leads; starting controllers", self.identity)
+            if leader is not None:
+                leader.set(1)
             metrics.read_informers(self.metric_sources, runtime.informers)  # state gauges: leader only
             return await self._run_controllers(runtime, elector)
         finally:
+            if leader is not None:
+                leader.set(0)
             self.metric_sources.clear()
             await runtime.stop()
             await writer.close()
