@@ -26,13 +26,14 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from kruise.core.informer import Informer  # noqa: E402
-from kruise.core.kube import KubeClient  # noqa: E402
-from kruise.core.kube.config import KubeConfig  # noqa: E402
-from kruise.core.kube.resources import CLONESETS, PODS  # noqa: E402
-from kruise.core.runtime import OWNER_UID, index_by_owner_uid, owner_key  # noqa: E402
-from kruise.core.workqueue import WorkQueue  # noqa: E402
-from tests.support.podfixture import pod  # noqa: E402
+from tests.support.podfixture import pod
+
+from kruise.core.informer import Informer
+from kruise.core.kube import KubeClient
+from kruise.core.kube.config import KubeConfig
+from kruise.core.kube.resources import CLONESETS, PODS
+from kruise.core.runtime import OWNER_UID, index_by_owner_uid, owner_key
+from kruise.core.workqueue import WorkQueue
 
 JSON = dict[str, Any]
 
@@ -138,7 +139,11 @@ async def main() -> None:
     base = best["floor (read + decode)"][2]
     for name, wall, cpu in best.values():
         table.add_row(
-            name, f"{wall:.3f}", f"{cpu:.3f}", f"{args.events / wall:,.0f}", f"{cpu / args.events * 1e6:.1f}",
+            name,
+            f"{wall:.3f}",
+            f"{cpu:.3f}",
+            f"{args.events / wall:,.0f}",
+            f"{cpu / args.events * 1e6:.1f}",
             f"{cpu / base:.2f}x",
         )
     Console().print(table)
