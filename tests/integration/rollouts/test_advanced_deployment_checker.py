@@ -130,6 +130,7 @@ async def test_update_with_partition(kube: KubeClient, namespace: str) -> None:
     await _status(
         kube, namespace, {"replicas": 5, "updatedReplicas": 3, "readyReplicas": 5, "availableReplicas": 5}
     )
+
     # kube-controller-manager writes the Deployment status and the advanced Deployment controller
     # the extra-status annotation, both on the same ReplicaSet event: either may land first
     async def extra_status() -> JSON:
