@@ -56,6 +56,7 @@ def test_socket_paths_stay_short_whatever_the_cluster_dir() -> None:
     deep = Path("/" + "/".join(["a-very-long-directory-name"] * 12))
     (plan,) = plan_nodes(deep, 1)
     assert len(str(plan.containerd_socket)) + len(".ttrpc") < 108
+    assert len(str(plan.kubelet_dir / "pod-resources" / "kubelet.sock")) < 100
     assert run_dir_for(deep) != run_dir_for(CLUSTER)
 
 

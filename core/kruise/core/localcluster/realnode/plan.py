@@ -4,9 +4,10 @@ A real node is a kubelet plus its own containerd, both run by the cluster from f
 under ``<cluster>/<node>/``. Its node IP is the address of a bridge the cluster makes
 (``kruisebr<i>``, ``10.201.<i>.1/24``), which is also the pods' subnet: the kubelet
 refuses loopback node IPs (``validateNodeIP``), and a bridge without a gateway route,
-masquerading or IP forwarding keeps every packet on this machine. Unix sockets live
-under ``/run/kruise/<hash of the cluster dir>/`` because a socket path must stay under
-108 bytes whatever the cluster directory is.
+masquerading or IP forwarding keeps every packet on this machine. Unix sockets (containerd's,
+and the kubelet's root dir, which holds sockets) live under ``/run/kruise/<hash of the
+cluster dir>/`` because a socket path must stay under 108 bytes whatever the cluster
+directory is.
 """
 
 from __future__ import annotations
@@ -85,8 +86,9 @@ class NodePlan:
 
     @property
     def kubelet_dir(self) -> Path:
-        """The kubelet's ``--root-dir`` (pod volumes; the kubelet bind-mounts it on itself)."""
-        return self.dir / "kubelet"
+        """The kubelet's ``--root-dir`` (pod volumes, plugin and pod-resources sockets; the
+        kubelet bind-mounts it on itself): under the short run dir, for its sockets."""
+        return self.run_dir / self.name / "kubelet"
 
     @property
     def pod_logs_dir(self) -> Path:
