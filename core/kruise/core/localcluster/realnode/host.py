@@ -35,7 +35,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -121,12 +121,15 @@ def _flock() -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def acquire(owner: Path, run_dir: Path) -> HostRecord:
+def acquire(
+    owner: Path, run_dir: Path, teardown_stale: Callable[[HostRecord], None] | None = None
+) -> HostRecord:
     """Take the machine for the real nodes of the cluster in ``owner``.
 
     Returns the existing record when ``owner`` already holds it. Raises
     :class:`RealNodeError` when not root, :class:`RealNodesBusyError` when another live
-    cluster holds it; undoes a dead owner's changes first.
+    cluster holds it. A dead owner's pods are removed by ``teardown_stale(record)`` (its
+    containerd, started once more) and its changes undone first.
     """
     if os.geteuid() != 0:
         raise RealNodeError("real nodes need root: the kubelet manages cgroups, mounts and a bridge")
@@ -141,6 +144,8 @@ def acquire(owner: Path, run_dir: Path) -> HostRecord:
                 f"`kruise cluster down --dir {record.owner}` or start this one with --real-nodes 0"
             )
         if record is not None:
+            if teardown_stale is not None:
+                teardown_stale(record)
             undo(record)
         record = HostRecord(
             owner=str(owner),
@@ -183,6 +188,10 @@ def undo(record: HostRecord) -> list[str]:
         problems += delete_bridge(plan.bridge)
         remove_cni_results(plan.network_name)
     remove_log_links(Path(record.owner))
+    if "/run/netns" in record.created_dirs:  # made by our containerd: every namespace there is ours
+        problems += unmount_under([Path("/run/netns")])
+        for netns in Path("/run/netns").glob("cni-*"):
+            netns.unlink(missing_ok=True)
     for created in record.created_dirs:
         prune(Path(created))
     for name, value in record.sysctls.items():

@@ -101,7 +101,7 @@ class RealNodes:
         except Exception as err:
             raise RealNodeError(str(err)) from err
         new = plan_nodes(self.cluster_dir, count, start=self.count + 1)
-        record = host.acquire(self.cluster_dir, run_dir_for(self.cluster_dir))
+        record = host.acquire(self.cluster_dir, run_dir_for(self.cluster_dir), teardown_stale)
         record.nodes = sorted({*record.nodes, *(p.index for p in new)})
         record.save()
         self.count += count
@@ -305,3 +305,12 @@ class RealNodes:
         if record is not None and record.owner == str(self.cluster_dir):
             record.pids = {k: v for k, v in self.pids.items() if k == REGISTRY or "/" in k}
             record.save()
+
+
+def teardown_stale(record: host.HostRecord) -> None:
+    """Remove the pods of a dead owner's real nodes through their own containerd (started once
+    more from the config left in their directories), so containerd itself releases the network
+    namespaces, shm and rootfs mounts; :func:`host.undo` then kills and unmounts the rest."""
+    stale = RealNodes(Path(record.owner), {}, attached=False)
+    for plan in record.plans():
+        stale._remove_pods(plan)
