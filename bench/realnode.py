@@ -33,34 +33,13 @@ from rich.table import Table
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, NAMESPACES, PODS
 from kruise.core.localcluster import LocalCluster
-from kruise.core.localcluster.realnode import busybox, pod_placement
+from kruise.core.localcluster.realnode import busybox
 from kruise.rollouts.crds import write_crds
+from kruise.rollouts.demo.realnode import cloneset
 from kruise.rollouts.manager.process import ManagerProcess
 
 console = Console()
 JSON = dict[str, Any]
-
-
-def cloneset(n: int, strategy: str) -> JSON:
-    container = {
-        "name": "app",
-        "image": busybox("v1"),
-        "readinessProbe": {"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1, "failureThreshold": 1},
-    }
-    return {
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "CloneSet",
-        "metadata": {"name": "app"},
-        "spec": {
-            "replicas": n,
-            "selector": {"matchLabels": {"app": "app"}},
-            "template": {
-                "metadata": {"labels": {"app": "app"}},
-                "spec": {**pod_placement(), "terminationGracePeriodSeconds": 5, "containers": [container]},
-            },
-            "updateStrategy": {"type": strategy, "maxUnavailable": "20%"},
-        },
-    }
 
 
 def condition(pod: JSON, ctype: str) -> str | None:
@@ -159,7 +138,7 @@ async def one_update(kube: KubeClient, n: int, strategy: str, cluster: LocalClus
     timeline = Timeline()
     watcher = asyncio.create_task(watch(kube, ns, timeline))
     t0 = time.monotonic()
-    await kube.create(CLONESETS, cloneset(n, strategy), ns)
+    await kube.create(CLONESETS, cloneset("app", n, strategy, "20%"), ns)
     start = await settled(kube, ns, n)
     t1 = time.monotonic()
     patch = [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": busybox("v2")}]

@@ -29,6 +29,7 @@ from tests.integration.realnode.conftest import (
     real_pod_spec,
     web_container,
 )
+from tests.integration.rollouts.helpers import wait_settled
 from tests.support.cluster import TestCluster
 from tests.support.wait import eventually
 
@@ -55,22 +56,9 @@ def real_cloneset(replicas: int, **strategy: Any) -> JSON:
     }
 
 
-async def settled(kube: KubeClient, namespace: str, replicas: int, timeout: float = 90) -> JSON:
-    """The CloneSet with every pod on the update revision and Ready."""
-
-    async def probe() -> JSON | None:
-        cs = await kube.get(CLONESETS, "web", namespace)
-        st = cs.get("status") or {}
-        done = (
-            st.get("observedGeneration") == cs["metadata"]["generation"]
-            and st.get("replicas") == replicas
-            and st.get("updatedReadyReplicas") == replicas
-            and st.get("readyReplicas") == replicas
-            and st.get("currentRevision") == st.get("updateRevision")
-        )
-        return cs if done else None
-
-    return await eventually(probe, timeout=timeout, what=f"{replicas} updated Ready pods")
+async def settled(kube: KubeClient, namespace: str, replicas: int) -> JSON:
+    """Every pod updated and Ready (Ready counts the InPlaceUpdateReady gate)."""
+    return await wait_settled(kube, namespace, replicas, timeout=90)
 
 
 async def web_pods(kube: KubeClient, namespace: str) -> list[JSON]:

@@ -40,6 +40,7 @@ from kruise.core.localcluster.processes import (
     pid_alive,
     spawn,
     terminate,
+    wait_for,
 )
 from kruise.core.localcluster.realnode.nodes import REGISTRY, RealNodes
 from kruise.core.localcluster.realnode.plan import NodePlan
@@ -322,15 +323,8 @@ class LocalCluster:
         )
 
     def _wait(self, name: str, probe: Any, *, timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            proc = self._procs.get(name)
-            if proc is not None and proc.poll() is not None:
-                raise ClusterError(f"{name} exited with {proc.returncode}:\n{self.log_tail(name)}")
-            if probe():
-                return
-            time.sleep(0.1)
-        raise ClusterError(f"timed out after {timeout}s waiting for {what}:\n{self.log_tail(name)}")
+        log = self.directory / "logs" / f"{name}.log"
+        wait_for(name, self._procs.get(name), probe, timeout=timeout, what=what, log=log, error=ClusterError)
 
     def log_tail(self, name: str, lines: int = 30) -> str:
         return log_tail(self.directory / "logs" / f"{name}.log", lines)

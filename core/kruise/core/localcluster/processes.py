@@ -22,7 +22,7 @@ import ssl
 import subprocess
 import time
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 
@@ -118,6 +118,28 @@ def terminate(pid: int, proc: subprocess.Popen[bytes] | None, timeout: float) ->
         deadline = time.monotonic() + 5
         while pid_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
+
+
+def wait_for(
+    name: str,
+    proc: subprocess.Popen[bytes] | None,
+    probe: Callable[[], bool],
+    *,
+    timeout: float,
+    what: str,
+    log: Path,
+    error: type[Exception],
+) -> None:
+    """Poll ``probe()`` every 0.1 s until it is true; raise ``error`` with ``log``'s tail when
+    ``proc`` exits first or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise error(f"{name} exited with {proc.returncode}:\n{log_tail(log)}")
+        if probe():
+            return
+        time.sleep(0.1)
+    raise error(f"timed out after {timeout}s waiting for {what}:\n{log_tail(log)}")
 
 
 def http_ok(url: str, ctx: ssl.SSLContext | None) -> bool:

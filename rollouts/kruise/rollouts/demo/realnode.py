@@ -26,24 +26,31 @@ JSON = dict[str, Any]
 Crictl = Callable[..., str]
 
 
-def cloneset() -> JSON:
+def cloneset(
+    name: str = NAME,
+    replicas: int = REPLICAS,
+    strategy: str = "InPlaceIfPossible",
+    max_unavailable: int | str = 1,
+) -> JSON:
+    """A CloneSet of busybox v1 pods on the real node (container ``web``, Ready once it serves
+    HTTP on 8080, probed every second); also what ``bench/realnode.py`` updates."""
     container = {
         "name": "web",
         "image": busybox("v1"),
-        "readinessProbe": {"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1},
+        "readinessProbe": {"httpGet": {"path": "/", "port": 8080}, "periodSeconds": 1, "failureThreshold": 1},
     }
     return {
         "apiVersion": "apps.kruise.io/v1alpha1",
         "kind": "CloneSet",
-        "metadata": {"name": NAME},
+        "metadata": {"name": name},
         "spec": {
-            "replicas": REPLICAS,
-            "selector": {"matchLabels": {"app": NAME}},
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": name}},
             "template": {
-                "metadata": {"labels": {"app": NAME}},
+                "metadata": {"labels": {"app": name}},
                 "spec": {**pod_placement(), "terminationGracePeriodSeconds": 5, "containers": [container]},
             },
-            "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": 1},
+            "updateStrategy": {"type": strategy, "maxUnavailable": max_unavailable},
         },
     }
 

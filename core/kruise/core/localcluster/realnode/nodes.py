@@ -27,7 +27,7 @@ from kruise.core.certs import CertificateAuthority
 from kruise.core.localcluster.binaries import REAL_NODE as REAL_NODE_BINARIES
 from kruise.core.localcluster.binaries import SYSTEM, find_bin_dir, missing_system_tools
 from kruise.core.localcluster.errors import RealNodeError
-from kruise.core.localcluster.processes import free_port, http_ok, log_tail, pid_alive, spawn, terminate
+from kruise.core.localcluster.processes import free_port, http_ok, pid_alive, spawn, terminate, wait_for
 from kruise.core.localcluster.realnode import host
 from kruise.core.localcluster.realnode.configs import (
     kubelet_config,
@@ -291,15 +291,8 @@ class RealNodes:
             terminate(pid, self._procs.pop(key, None), timeout)
 
     def _wait(self, key: str, probe: Callable[[], bool], timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            proc = self._procs.get(key)
-            if proc is not None and proc.poll() is not None:
-                raise RealNodeError(f"{key} exited with {proc.returncode}:\n{log_tail(self.log_path(key))}")
-            if probe():
-                return
-            time.sleep(0.1)
-        raise RealNodeError(f"timed out after {timeout}s waiting for {what}:\n{log_tail(self.log_path(key))}")
+        proc = self._procs.get(key)
+        wait_for(key, proc, probe, timeout=timeout, what=what, log=self.log_path(key), error=RealNodeError)
 
     def _record_pids(self, record: host.HostRecord | None) -> None:
         if record is not None and record.owner == str(self.cluster_dir):
