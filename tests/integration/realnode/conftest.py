@@ -24,6 +24,7 @@ from tests.support.cluster import TestCluster
 from tests.support.wait import eventually
 
 JSON = dict[str, Any]
+HOST_WAIT_SECONDS = 900
 
 
 @dataclass
@@ -55,7 +56,8 @@ def real_node(cluster: TestCluster) -> Iterator[RealNode]:
     if cluster.local is None:
         pytest.fail("the real-node group needs the embedded cluster (it starts a kubelet on this machine)")
     t0 = time.monotonic()
-    (name,) = cluster.local.add_real_nodes(1)
+    # another test session on this machine may hold the real nodes for a while: take turns
+    (name,) = cluster.local.add_real_nodes(1, wait_for_host=HOST_WAIT_SECONDS)
     (plan,) = cluster.local.real_node_plans()
     timings = cluster.local.state.real_node_timings if cluster.local.state else {}
     print(f"\n[kruise] real node {name} Ready after {time.monotonic() - t0:.1f}s ({timings})")

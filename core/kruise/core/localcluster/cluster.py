@@ -160,7 +160,7 @@ class LocalCluster:
             bin_dir=str(bin_dir),
             etcd_data=etcd_data,
         )
-        self.real = RealNodes(self.directory, {}, attached=self.attached)
+        self.real = RealNodes(self.directory, {}, attached=self.attached, log=self._log)
         pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="real-nodes")
         prepared = pool.submit(self.real.prepare, self.real_nodes) if self.real_nodes else None
         try:
@@ -371,15 +371,17 @@ class LocalCluster:
         return names
 
     # ------------------------------------------------------------------ real nodes
-    def add_real_nodes(self, count: int = 1) -> list[str]:
+    def add_real_nodes(self, count: int = 1, *, wait_for_host: float = 0.0) -> list[str]:
         """Start ``count`` more real nodes in this running cluster; returns their names.
 
-        Raises :class:`~kruise.core.localcluster.errors.RealNodeError` (the cluster keeps
-        running; what the failed nodes started is stopped again)."""
+        ``wait_for_host``: seconds to wait while another cluster holds the machine's real
+        nodes (test sessions sharing a machine). Raises
+        :class:`~kruise.core.localcluster.errors.RealNodeError` (the cluster keeps running;
+        what the failed nodes started is stopped again)."""
         assert self.state is not None, "start() or attach() first"
         real = self._real_nodes(self.state)
         try:
-            plans = real.prepare(count)
+            plans = real.prepare(count, wait_for_host=wait_for_host)
             self._adopt_real_nodes()
             self._join(plans)
         except BaseException:
@@ -437,6 +439,7 @@ class LocalCluster:
                 attached=self.attached,
                 registry_port=state.registry_port,
                 count=state.real_nodes,
+                log=self._log,
             )
         return self.real
 

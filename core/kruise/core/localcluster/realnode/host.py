@@ -159,6 +159,30 @@ def acquire(
         return record
 
 
+def acquire_waiting(
+    owner: Path,
+    run_dir: Path,
+    teardown_stale: Callable[[HostRecord], None] | None = None,
+    *,
+    wait: float = 0.0,
+    log: Callable[[str], None] = lambda msg: None,
+) -> HostRecord:
+    """:func:`acquire`, retried every 2 s for up to ``wait`` seconds while another live cluster
+    holds the machine (test sessions sharing a machine take turns; ``cluster up`` does not wait)."""
+    deadline = time.monotonic() + wait
+    told = False
+    while True:
+        try:
+            return acquire(owner, run_dir, teardown_stale)
+        except RealNodesBusyError as err:
+            if time.monotonic() >= deadline:
+                raise
+            if not told:
+                log(f"waiting up to {wait:.0f}s for the machine: {err}")
+                told = True
+            time.sleep(2)
+
+
 def release(record: HostRecord) -> list[str]:
     """Undo ``record`` and free the machine; returns what could not be undone."""
     with _flock():

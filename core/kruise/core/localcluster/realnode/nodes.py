@@ -63,6 +63,7 @@ class RealNodes:
         attached: bool,
         registry_port: int = 0,
         count: int = 0,
+        log: Callable[[str], None] = lambda msg: None,
     ) -> None:
         self.cluster_dir = cluster_dir
         self.pids = pids
@@ -70,6 +71,7 @@ class RealNodes:
         self.registry_port = registry_port
         self.count = count
         self.timings: dict[str, float] = {}
+        self.log = log
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self._bin_dir: Path | None = None
 
@@ -84,11 +86,12 @@ class RealNodes:
         return self.cluster_dir / "logs" / f"{key.replace('/', '-')}.log"
 
     # ------------------------------------------------------------------ start
-    def prepare(self, count: int) -> list[NodePlan]:
+    def prepare(self, count: int, *, wait_for_host: float = 0.0) -> list[NodePlan]:
         """Everything but the kubelets for ``count`` more nodes; returns their plans.
 
         Raises :class:`RealNodeError` (missing packages or binaries, not root, another
-        cluster's real nodes, a component that does not start)."""
+        cluster's real nodes still there after ``wait_for_host`` seconds, a component that
+        does not start)."""
         t0 = time.monotonic()
         missing = missing_system_tools()
         if missing:
@@ -101,7 +104,9 @@ class RealNodes:
         except Exception as err:
             raise RealNodeError(str(err)) from err
         new = plan_nodes(self.cluster_dir, count, start=self.count + 1)
-        record = host.acquire(self.cluster_dir, run_dir_for(self.cluster_dir), teardown_stale)
+        record = host.acquire_waiting(
+            self.cluster_dir, run_dir_for(self.cluster_dir), teardown_stale, wait=wait_for_host, log=self.log
+        )
         record.nodes = sorted({*record.nodes, *(p.index for p in new)})
         record.save()
         self.count += count
