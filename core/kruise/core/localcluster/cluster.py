@@ -31,6 +31,14 @@ from typing import Any
 import yaml
 
 from kruise.core.localcluster.binaries import find_bin_dir
+from kruise.core.localcluster.components import (
+    FAKE_NODE_ANNOTATION,
+    apiserver_args,
+    controller_manager_args,
+    etcd_args,
+    kwok_args,
+    scheduler_args,
+)
 from kruise.core.localcluster.errors import ClusterError
 from kruise.core.localcluster.pki import write_pki
 from kruise.core.localcluster.processes import (
@@ -48,16 +56,8 @@ from kruise.core.localcluster.stages import StageDelays, write_stages
 
 __all__ = ["ClusterError", "ClusterState", "LocalCluster", "default_cluster_dir", "free_port"]
 
-SERVICE_CIDR = "10.96.0.0/16"
-POD_CIDR = "10.244.0.0/16"
 NODE_PREFIX = "kwok-node-"
 STOP_ORDER = ("kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
-KCM_CONTROLLERS = (
-    "garbage-collector-controller",
-    "namespace-controller",
-    "deployment-controller",
-    "replicaset-controller",
-)
 
 
 def default_cluster_dir() -> Path:
@@ -210,62 +210,15 @@ class LocalCluster:
 
     def _start_etcd(self) -> None:
         assert self.state is not None
-        peer = free_port()
-        url = f"http://127.0.0.1:{self.state.etcd_port}"
-        self._spawn(
-            "etcd",
-            [
-                "--name=node0",
-                f"--data-dir={self.state.etcd_data}",
-                f"--listen-client-urls={url}",
-                f"--advertise-client-urls={url}",
-                f"--listen-peer-urls=http://127.0.0.1:{peer}",
-                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
-                f"--initial-cluster=node0=http://127.0.0.1:{peer}",
-                "--unsafe-no-fsync=true",
-                "--quota-backend-bytes=8589934592",
-                "--auto-compaction-retention=1",
-                "--log-level=warn",
-            ],
-        )
-        self._wait("etcd", lambda: http_ok(f"{url}/health", None), timeout=30, what="etcd to answer /health")
+        self._spawn("etcd", etcd_args(self.state.etcd_data, self.state.etcd_port, free_port()))
+        url = f"http://127.0.0.1:{self.state.etcd_port}/health"
+        self._wait("etcd", lambda: http_ok(url, None), timeout=30, what="etcd to answer /health")
 
     def _start_apiserver(self) -> None:
         assert self.state is not None
-        pki = self.directory / "pki"
         self._spawn(
             "kube-apiserver",
-            [
-                f"--etcd-servers=http://127.0.0.1:{self.state.etcd_port}",
-                "--advertise-address=127.0.0.1",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={self.state.api_port}",
-                f"--tls-cert-file={pki / 'apiserver.crt'}",
-                f"--tls-private-key-file={pki / 'apiserver.key'}",
-                f"--client-ca-file={pki / 'ca.crt'}",
-                # logs/exec/port-forward on real nodes: dial the kubelet's InternalIP, present a
-                # client certificate it trusts, and check its serving certificate
-                f"--kubelet-client-certificate={pki / 'apiserver-kubelet-client.crt'}",
-                f"--kubelet-client-key={pki / 'apiserver-kubelet-client.key'}",
-                f"--kubelet-certificate-authority={pki / 'ca.crt'}",
-                "--kubelet-preferred-address-types=InternalIP,Hostname",
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-                f"--service-account-key-file={pki / 'sa.key'}",
-                f"--service-account-signing-key-file={pki / 'sa.key'}",
-                f"--service-cluster-ip-range={SERVICE_CIDR}",
-                "--authorization-mode=Node,RBAC",
-                # TaintNodesByCondition would add node.kubernetes.io/not-ready on create, which only the
-                # node-lifecycle controller (left out on purpose) removes.
-                "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
-                "--allow-privileged=true",
-                "--endpoint-reconciler-type=none",
-                # no client-side throttling of our own tests and benchmarks (all three together)
-                "--max-requests-inflight=0",
-                "--max-mutating-requests-inflight=0",
-                "--enable-priority-and-fairness=false",
-                "--profiling=false",
-                "--v=1",
-            ],
+            apiserver_args(self.directory / "pki", self.state.etcd_port, self.state.api_port),
         )
         ctx = self.ssl_context()
         self._wait(
@@ -278,49 +231,9 @@ class LocalCluster:
     def _start_controllers(self) -> None:
         assert self.state is not None
         kc = self.state.kubeconfig
-        common = [
-            "--bind-address=127.0.0.1",
-            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-        ]
-        self._spawn(
-            "kube-controller-manager",
-            [
-                f"--kubeconfig={kc}",
-                f"--authentication-kubeconfig={kc}",
-                f"--authorization-kubeconfig={kc}",
-                "--leader-elect=false",
-                f"--controllers={','.join(KCM_CONTROLLERS)}",
-                f"--secure-port={free_port()}",
-                "--kube-api-qps=1000",
-                "--kube-api-burst=2000",
-                "--v=1",
-                *common,
-            ],
-        )
-        self._spawn(
-            "kube-scheduler",
-            [
-                f"--config={self.directory / 'scheduler.yaml'}",
-                f"--authentication-kubeconfig={kc}",
-                f"--authorization-kubeconfig={kc}",
-                f"--secure-port={free_port()}",
-                "--v=1",
-                *common,
-            ],
-        )
-        self._spawn(
-            "kwok",
-            [
-                f"--kubeconfig={kc}",
-                f"--config={self.directory / 'kwok-stages.yaml'}",
-                # only our fake nodes: a real node and its pods belong to their kubelet
-                "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-                f"--cidr={POD_CIDR}",
-                "--node-ip=10.240.0.1",
-                "--node-lease-duration-seconds=40",
-                "--v=WARN",
-            ],
-        )
+        self._spawn("kube-controller-manager", controller_manager_args(kc, free_port()))
+        self._spawn("kube-scheduler", scheduler_args(self.directory / "scheduler.yaml", kc, free_port()))
+        self._spawn("kwok", kwok_args(kc, self.directory / "kwok-stages.yaml"))
 
     def _wait(self, name: str, probe: Any, *, timeout: float, what: str) -> None:
         log = self.directory / "logs" / f"{name}.log"
@@ -507,7 +420,10 @@ def _node(name: str) -> dict[str, Any]:
         "kind": "Node",
         "metadata": {
             "name": name,
-            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake"},
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                FAKE_NODE_ANNOTATION[0]: FAKE_NODE_ANNOTATION[1],
+            },
             "labels": {
                 "beta.kubernetes.io/arch": "amd64",
                 "beta.kubernetes.io/os": "linux",
