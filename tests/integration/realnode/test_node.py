@@ -92,3 +92,7 @@ async def test_pod_runs_real_containers_with_logs_and_exec(
     assert logs.stdout.strip() == "hello from v1"
     version = cluster.kubectl("exec", "-n", namespace, "real", "-c", "web", "--", "cat", "/VERSION")
     assert version.stdout.strip() == "v1"
+    # the pod reaches its subnet only: no default route, so nothing leaves the machine
+    routes = cluster.kubectl("exec", "-n", namespace, "real", "-c", "web", "--", "cat", "/proc/net/route")
+    destinations = [line.split()[1] for line in routes.stdout.splitlines()[1:]]
+    assert destinations and "00000000" not in destinations
