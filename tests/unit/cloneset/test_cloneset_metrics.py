@@ -11,12 +11,12 @@ from cloneset_builders import NOW, ts
 from prometheus_client import REGISTRY, CollectorRegistry
 
 from kruise.core.metrics import forget_cloneset
-from kruise.workloads.cloneset.inplace import STATE_KEY
 from kruise.workloads.cloneset.metrics import (
     CloneSetStateCollector,
     count_in_place_update,
     in_place_update_seconds,
 )
+from kruise.workloads.inplace import STATE_KEY
 
 JSON = dict[str, Any]
 

@@ -35,8 +35,8 @@ from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
 from kruise.rollouts.rollout.steps import plan as plan_steps
 from kruise.rollouts.rollout.steps import steps_of
-from kruise.workloads.cloneset.inplace import calculate_in_place_update_spec
-from kruise.workloads.cloneset.revision import sort_revisions, template_of_revision
+from kruise.workloads.inplace import calculate_in_place_update_spec
+from kruise.workloads.revisions import sort_revisions, template_of_revision
 
 app = typer.Typer(help="Manage Rollouts and the workloads they steer.", no_args_is_help=True)
 console = Console()

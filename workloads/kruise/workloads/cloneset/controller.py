@@ -32,8 +32,11 @@ from kruise.core.metrics import forget_cloneset
 from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, owned, owner_key, primary
 from kruise.core.workqueue import Result
 from kruise.workloads.cloneset.diffs import Diffs, calculate_diffs
-from kruise.workloads.cloneset.newpods import plan_pvc_cleanup, pvc_reown_patch
-from kruise.workloads.cloneset.objects import (
+from kruise.workloads.cloneset.newpods import CLONESET_KIND, plan_pvc_cleanup, pvc_reown_patch
+from kruise.workloads.cloneset.status import calculate_status, seconds_until_available, status_to_write
+from kruise.workloads.cloneset.sync_scale import Scaler
+from kruise.workloads.cloneset.sync_update import Updater
+from kruise.workloads.objects import (
     KubeObject,
     mapping,
     metadata,
@@ -43,17 +46,14 @@ from kruise.workloads.cloneset.objects import (
     status,
     uid,
 )
-from kruise.workloads.cloneset.podstate import is_active
-from kruise.workloads.cloneset.revision import (
+from kruise.workloads.pods import is_active
+from kruise.workloads.revisions import (
     equal_revisions,
     new_revision,
     plan_revisions,
     revisions_to_delete,
     sort_revisions,
 )
-from kruise.workloads.cloneset.status import calculate_status, seconds_until_available, status_to_write
-from kruise.workloads.cloneset.sync_scale import Scaler
-from kruise.workloads.cloneset.sync_update import Updater
 
 log = logging.getLogger(__name__)
 RECONCILE_PACE = 1.0
@@ -171,7 +171,7 @@ class CloneSetController:
         update_rev, collision = await self._ensure_update_revision(cs, revisions)
         if update_rev is None:
             return Result(requeue_after=0.5)
-        plan = plan_revisions(cs, revisions)
+        plan = plan_revisions(cs, revisions, controller=CLONESET_KIND)
         current_name = plan.current_revision_name if revisions else name(update_rev)
         by_name = {name(r): r for r in revisions}
         by_name.setdefault(name(update_rev), update_rev)
@@ -258,7 +258,7 @@ class CloneSetController:
         self, cs: KubeObject, revisions: Sequence[KubeObject]
     ) -> tuple[JSON | None, int]:
         """The update revision (created or bumped if needed) and the collision count used."""
-        plan = plan_revisions(cs, revisions)
+        plan = plan_revisions(cs, revisions, controller=CLONESET_KIND)
         collision = plan.collision_count
         if plan.action == "reuse":
             return dict(plan.update_revision), collision
@@ -275,7 +275,7 @@ class CloneSetController:
                     return existing, collision
                 collision += 1  # a different revision holds the name: hash again
                 await self._patch_status(cs, {"collisionCount": collision})
-                candidate = new_revision(cs, plan.revision_number, collision)
+                candidate = new_revision(cs, plan.revision_number, collision, controller=CLONESET_KIND)
         return None, collision
 
     async def _bump_revision(self, revision: KubeObject, number: int) -> JSON:

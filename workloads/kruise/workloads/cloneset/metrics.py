@@ -42,9 +42,9 @@ from kruise.core.metrics import (
     unix_seconds,
 )
 from kruise.workloads.cloneset.arith import IntOrPercentError, legacy_scaled_value
-from kruise.workloads.cloneset.inplace_state import parse_state
-from kruise.workloads.cloneset.objects import KubeObject, as_utc, mapping, sequence
-from kruise.workloads.cloneset.podstate import IN_PLACE_UPDATE_READY, get_condition
+from kruise.workloads.inplace.state import parse_state
+from kruise.workloads.objects import KubeObject, as_utc, mapping, sequence
+from kruise.workloads.pods import IN_PLACE_UPDATE_READY, get_condition
 
 log = logging.getLogger(__name__)
 
