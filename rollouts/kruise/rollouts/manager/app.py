@@ -250,6 +250,7 @@ class Manager:
             rollout_cache,
             workers=opts.batchrelease_workers,
             advanced_deployment=gates.get("AdvancedDeployment", True),
+            keep_paused_on_cancel=gates.get("KeepWorkloadPausedOnRolloutDeletion", False),
         )
         rollout_handlers.register(registry, rollouts, batches, rollout_cache)
         if gates.get("AdvancedDeployment", True):
