@@ -14,7 +14,7 @@ import pytest
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CONFIGMAPS, NODES, PODS
 from tests.support.cluster import TestCluster
-from tests.support.podready import condition, hold_unready, let_ready, set_gate
+from tests.support.podready import condition, hold_unready, let_ready, patch_conditions, set_gate
 from tests.support.wait import eventually
 
 
@@ -146,13 +146,8 @@ async def test_pod_held_unready_by_its_containers_stays_not_ready_as_a_kubelet_r
     await eventually(ready, what="pod Ready once its containers are ready again")
 
     # ContainersReady turning False alone: Ready follows it, with its reason and message
-    await kube.patch(
-        PODS,
-        "held",
-        {"status": {"conditions": [{"type": "ContainersReady", "status": "False", "reason": "Probe"}]}},
-        namespace,
-        patch_type="strategic",
-        subresource="status",
+    await patch_conditions(
+        kube, namespace, "held", {"type": "ContainersReady", "status": "False", "reason": "Probe"}
     )
 
     async def follows() -> dict[str, Any] | None:
@@ -172,14 +167,7 @@ async def test_ready_set_false_by_hand_on_a_pod_whose_containers_are_ready_comes
         return _condition(await kube.get(PODS, "flip", namespace), "Ready") == "True"
 
     await eventually(ready, what="pod Ready")
-    await kube.patch(
-        PODS,
-        "flip",
-        {"status": {"conditions": [{"type": "Ready", "status": "False"}]}},
-        namespace,
-        patch_type="strategic",
-        subresource="status",
-    )
+    await patch_conditions(kube, namespace, "flip", {"type": "Ready", "status": "False"})
     await eventually(ready, what="Ready recomputed from ContainersReady")
 
 

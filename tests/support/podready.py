@@ -25,7 +25,8 @@ def condition(pod: dict[str, Any], ctype: str) -> dict[str, Any]:
     return {}
 
 
-async def _patch_conditions(kube: KubeClient, namespace: str, pod: str, *conditions: dict[str, Any]) -> None:
+async def patch_conditions(kube: KubeClient, namespace: str, pod: str, *conditions: dict[str, Any]) -> None:
+    """Strategic-merge ``conditions`` into the pod's ``status.conditions`` (merged by ``type``)."""
     await kube.patch(
         PODS,
         pod,
@@ -39,7 +40,7 @@ async def _patch_conditions(kube: KubeClient, namespace: str, pod: str, *conditi
 async def hold_unready(kube: KubeClient, namespace: str, pod: str) -> None:
     """``ContainersReady`` and ``Ready`` False, as the kubelet reports a container failing its probe."""
     message = "containers with unready status: [probe]"
-    await _patch_conditions(
+    await patch_conditions(
         kube,
         namespace,
         pod,
@@ -50,11 +51,11 @@ async def hold_unready(kube: KubeClient, namespace: str, pod: str) -> None:
 
 async def let_ready(kube: KubeClient, namespace: str, pod: str) -> None:
     """The containers pass their probes again: ``ContainersReady`` True (the stages then set Ready)."""
-    await _patch_conditions(
+    await patch_conditions(
         kube, namespace, pod, {"type": "ContainersReady", "status": "True", "reason": "", "message": ""}
     )
 
 
 async def set_gate(kube: KubeClient, namespace: str, pod: str, gate: str, status: str = "True") -> None:
     """Set the readiness-gate condition ``gate`` (what the gate's owner writes)."""
-    await _patch_conditions(kube, namespace, pod, {"type": gate, "status": status})
+    await patch_conditions(kube, namespace, pod, {"type": gate, "status": status})

@@ -57,6 +57,16 @@ CONTINUOUS_MESSAGE = (
 )
 
 
+async def cloneset_at_step_two(kube: KubeClient, namespace: str) -> dict:
+    """The CloneSet's blue-green release of v2, approved to step 2 (every new pod up, 50%)."""
+    ro = rollout(namespace, CLONESET_REF, blue_green_strategy(CLONESET_STEPS))
+    await start(kube, namespace, cloneset(namespace), ro)
+    await set_image(kube, namespace, "CloneSet", V2)
+    await wait_paused_at(kube, namespace, 1)
+    await approve(kube, namespace)
+    return await wait_paused_at(kube, namespace, 2)
+
+
 async def disable(kube: KubeClient, namespace: str) -> None:
     await kube.patch(ROLLOUTS, "web", {"spec": {"disabled": True}}, namespace, patch_type="merge")
 
@@ -86,12 +96,7 @@ async def test_bluegreen_disable_rollout_case(kube: KubeClient, namespace: str) 
 
 
 async def test_bluegreen_disable_rollout_case_for_cloneset(kube: KubeClient, namespace: str) -> None:
-    ro = rollout(namespace, CLONESET_REF, blue_green_strategy(CLONESET_STEPS))
-    await start(kube, namespace, cloneset(namespace), ro)
-    await set_image(kube, namespace, "CloneSet", V2)
-    await wait_paused_at(kube, namespace, 1)
-    await approve(kube, namespace)
-    await wait_paused_at(kube, namespace, 2)
+    await cloneset_at_step_two(kube, namespace)
     assert (await kube.get(INGRESSES, "web-canary", namespace)) is not None
 
     await disable(kube, namespace)
@@ -107,12 +112,7 @@ async def test_bluegreen_disable_rollout_case_for_cloneset(kube: KubeClient, nam
 
 
 async def test_bluegreen_delete_rollout_case_for_cloneset(kube: KubeClient, namespace: str) -> None:
-    ro = rollout(namespace, CLONESET_REF, blue_green_strategy(CLONESET_STEPS))
-    await start(kube, namespace, cloneset(namespace), ro)
-    await set_image(kube, namespace, "CloneSet", V2)
-    await wait_paused_at(kube, namespace, 1)
-    await approve(kube, namespace)
-    await wait_paused_at(kube, namespace, 2)
+    await cloneset_at_step_two(kube, namespace)
 
     await kube.delete(ROLLOUTS, "web", namespace)
 
@@ -132,12 +132,7 @@ async def test_bluegreen_delete_rollout_case_for_cloneset(kube: KubeClient, name
 async def test_bluegreen_continuous_rolling_case_for_cloneset(kube: KubeClient, namespace: str) -> None:
     """``handleContinuousRelease``: blue-green cannot restart on v3 mid-release; the Rollout says
     so and holds everything as it was until the user rolls back to v1, which cancels it."""
-    ro = rollout(namespace, CLONESET_REF, blue_green_strategy(CLONESET_STEPS))
-    await start(kube, namespace, cloneset(namespace), ro)
-    await set_image(kube, namespace, "CloneSet", V2)
-    await wait_paused_at(kube, namespace, 1)
-    await approve(kube, namespace)
-    ro = await wait_paused_at(kube, namespace, 2)
+    ro = await cloneset_at_step_two(kube, namespace)
     updated = ro["status"]["blueGreenStatus"]["updatedRevision"]
 
     await set_image(kube, namespace, "CloneSet", V3)
