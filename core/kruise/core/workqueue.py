@@ -27,6 +27,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from kruise.core.errors import FencedError
+
 log = logging.getLogger(__name__)
 
 
@@ -143,6 +145,8 @@ class WorkQueue:
                     result = await reconcile(key)
                 except asyncio.CancelledError:
                     raise
+                except FencedError as err:  # the lease is gone: the runtime is about to stop us
+                    log.info("%s: reconcile %s not written: %s", name, key, err)
                 except Exception:
                     delay = self.add_rate_limited(key)
                     log.exception("%s: reconcile %s failed; retrying in %.3fs", name, key, delay)
