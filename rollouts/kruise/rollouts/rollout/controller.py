@@ -1,7 +1,9 @@
 """The Rollout controller shell: observe, decide (pure machine), act, persist status once.
 
 Per reconcile: read the Rollout, its workload and BatchRelease from the cache; keep
-the ``rollouts.kruise.io/rollout`` finalizer while the Rollout lives; call
+the ``rollouts.kruise.io/rollout`` finalizer while the Rollout lives and the workload labelled
+``rollouts.kruise.io/workload-type`` (:mod:`~kruise.rollouts.rollout.workloadlabel`: the hold
+webhooks see only labelled workloads; the label goes with the finalizer); call
 :func:`~kruise.rollouts.rollout.machine.decide` for the actions of the current state,
 run them (:class:`~kruise.rollouts.rollout.effects.Effects`), call it again with what
 each action changed, then write the status with a resourceVersion precondition (so a
@@ -25,6 +27,7 @@ from kruise.core.cache import CacheReady
 from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.events import EventRecorder
 from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
 from kruise.core.patches import merge_patch
 from kruise.core.workqueue import Result, WorkQueue
 from kruise.rollouts.resources import ROLLOUTS
@@ -37,6 +40,7 @@ from kruise.rollouts.rollout.effects import Effects, TrafficPort
 from kruise.rollouts.rollout.hashing import rollout_hash
 from kruise.rollouts.rollout.model import BatchView, Observed
 from kruise.rollouts.rollout.observe import observe_workload
+from kruise.rollouts.rollout.workloadlabel import label_patch, unlabel_patch
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
@@ -130,6 +134,8 @@ class RolloutController:
         if not deleting and await self._annotate_hash(rollout):
             return Result(requeue_after=0.1)
         workload, info = observe_workload(rollout, self.cache)
+        if workload is not None and not deleting:
+            await self._patch_workload(workload, label_patch(workload))
         obs = Observed(
             now=datetime.datetime.now(datetime.UTC),
             workload=info,
@@ -176,6 +182,8 @@ class RolloutController:
         if has_analysis(rollout) and decision.status.get("phase") == "Healthy":
             await analysis_effects.gc_runs(self.kube, rollout)
         if decision.remove_finalizer:
+            if workload is not None:
+                await self._patch_workload(workload, unlabel_patch(workload))
             await self._set_finalizers(
                 rollout, [f for f in meta.get("finalizers") or [] if f != ROLLOUT_FINALIZER]
             )
@@ -202,6 +210,15 @@ class RolloutController:
         with contextlib.suppress(NotFoundError):
             await self.kube.patch(ROLLOUTS, meta["name"], patch, meta["namespace"], patch_type="merge")
         return True
+
+    async def _patch_workload(self, workload: JSON, patch: JSON | None) -> None:
+        """Merge-patch the workload's metadata (the workload-type label); gone is fine."""
+        if patch is None:
+            return
+        resource = CLONESETS if workload.get("kind") == "CloneSet" else DEPLOYMENTS
+        meta = workload.get("metadata") or {}
+        with contextlib.suppress(NotFoundError):
+            await self.kube.patch(resource, meta["name"], patch, meta["namespace"], patch_type="merge")
 
     async def _set_finalizers(self, rollout: JSON, finalizers: list[str]) -> None:
         meta = rollout["metadata"]

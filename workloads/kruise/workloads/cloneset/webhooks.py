@@ -6,6 +6,14 @@ Paths and names are OpenKruise's: ``/mutate-apps-kruise-io-v1alpha1-cloneset``
 ``/validate-apps-kruise-io-v1alpha1-cloneset`` (``vcloneset.kb.io``) denies with
 HTTP 422 and the aggregated field errors, as controller-runtime's
 ``admission.Errored(http.StatusUnprocessableEntity, ...)``.
+
+Scope (a webhook sees only what it must, :mod:`kruise.core.webhook.configuration`): both see
+every CREATE, and an UPDATE only when ``spec`` changed, so a label, annotation, finalizer or
+owner change of a CloneSet (and ``kubectl scale``, a ``clonesets/scale`` subresource write)
+never waits for the manager. DELETE reaches ``vcloneset.kb.io`` only with the
+``ResourcesDeletionProtection`` gate on and only for an object carrying
+``policy.kruise.io/delete-protection``, the only deletions it can refuse. Upstream registers both
+for every request; the decisions are the same, only the calls that cannot change one are saved.
 """
 
 from __future__ import annotations
@@ -18,34 +26,60 @@ import jsonpatch
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
-from kruise.core.webhook.configuration import Rule, WebhookSpec
+from kruise.core.webhook.configuration import (
+    MatchCondition,
+    Rule,
+    WebhookSettings,
+    WebhookSpec,
+    operation_or_changed,
+)
 from kruise.workloads.admission.cloneset import (
     default_cloneset,
     validate_cloneset_create,
     validate_cloneset_delete,
     validate_cloneset_update,
 )
+from kruise.workloads.admission.deletion_protection import DELETION_PROTECTION_KEY
 from kruise.workloads.admission.fielderrors import aggregate
 
 MUTATE_PATH = "/mutate-apps-kruise-io-v1alpha1-cloneset"
 VALIDATE_PATH = "/validate-apps-kruise-io-v1alpha1-cloneset"
 
 
-def cloneset_webhook_specs(failure_policy: str = "Fail") -> list[WebhookSpec]:
+PROTECTED_DELETE = MatchCondition(
+    "protected-delete",
+    "request.operation != 'DELETE' || (has(oldObject.metadata.labels) && "
+    f"'{DELETION_PROTECTION_KEY}' in oldObject.metadata.labels)",
+)
+"""A DELETE is sent only for a CloneSet labelled ``policy.kruise.io/delete-protection``."""
+
+
+def cloneset_webhook_specs(
+    settings: WebhookSettings = WebhookSettings(), *, deletion_protection: bool = False
+) -> list[WebhookSpec]:
+    """``mcloneset.kb.io`` and ``vcloneset.kb.io`` (DELETE only with ``deletion_protection``)."""
+    operations: tuple[str, ...] = ("CREATE", "UPDATE")
+    if deletion_protection:
+        operations = (*operations, "DELETE")
+    spec_changed = operation_or_changed("spec", name="spec-changed")
     return [
         WebhookSpec(
             name="mcloneset.kb.io",
             path=MUTATE_PATH,
             mutating=True,
             rules=(Rule("apps.kruise.io", "v1alpha1", "clonesets", ("CREATE", "UPDATE")),),
-            failure_policy=failure_policy,
+            failure_policy=settings.failure_policy,
+            timeout_seconds=settings.timeout_seconds,
+            match_conditions=(spec_changed,),
         ),
         WebhookSpec(
             name="vcloneset.kb.io",
             path=VALIDATE_PATH,
             mutating=False,
-            rules=(Rule("apps.kruise.io", "v1alpha1", "clonesets", ("CREATE", "UPDATE", "DELETE")),),
-            failure_policy=failure_policy,
+            rules=(Rule("apps.kruise.io", "v1alpha1", "clonesets", operations),),
+            failure_policy=settings.failure_policy,
+            timeout_seconds=settings.timeout_seconds,
+            match_conditions=(spec_changed, PROTECTED_DELETE) if deletion_protection else (spec_changed,),
         ),
     ]
 
