@@ -178,14 +178,32 @@ CASES = [
     pytest.param(
         strategy(partition="abc"),
         'spec.updateStrategy.partition: Invalid value: "abc": failed getValueFromIntOrPercent for partition: '
-        "invalid value for IntOrString: invalid type: string is not a percentage",
+        "invalid type: string is not a percentage",
         id="a partition string must be a percentage",
     ),
     pytest.param(
         strategy(partition="x%"),
         'spec.updateStrategy.partition: Invalid value: "x%": failed getValueFromIntOrPercent for partition: '
-        'invalid value for IntOrString: invalid value "x%": strconv.Atoi: parsing "x": invalid syntax',
-        id="a partition percentage must be an integer",
+        'strconv.ParseFloat: parsing "x": invalid syntax',
+        id="a partition percentage must be a number",
+    ),
+    pytest.param(
+        strategy(partition="5%%"),
+        'spec.updateStrategy.partition: Invalid value: "5%%": failed getValueFromIntOrPercent for partition: '
+        'strconv.ParseFloat: parsing "5%": invalid syntax',
+        id="only one percent sign is stripped from a partition",
+    ),
+    pytest.param(
+        strategy(partition="1e400%"),
+        'spec.updateStrategy.partition: Invalid value: "1e400%": failed getValueFromIntOrPercent for '
+        'partition: strconv.ParseFloat: parsing "1e400": value out of range',
+        id="a partition percentage beyond float64 is out of range",
+    ),
+    pytest.param(
+        strategy(partition="NaN%"),
+        "spec.updateStrategy.partition: Invalid value: -9223372036854775808: "
+        "must be greater than or equal to 0",
+        id="a NaN percentage scales to Go's MinInt64 and is refused as negative",
     ),
     pytest.param(
         strategy(partition=-1),
@@ -193,16 +211,42 @@ CASES = [
         id="the partition may not be negative",
     ),
     pytest.param(strategy(partition="50%"), "", id="a percentage partition is fine"),
+    pytest.param(strategy(partition="33.5%"), "", id="a fractional percentage partition is fine"),
+    pytest.param(strategy(partition="2.5e1%"), "", id="a partition percentage may use an exponent"),
     pytest.param(
         strategy(maxUnavailable="abc"),
         '[spec.updateStrategy.maxUnavailable: Invalid value: "abc": failed getValueFromIntOrPercent for '
-        'maxUnavailable: invalid value for IntOrString: invalid value "abc": strconv.Atoi: parsing "abc": '
-        "invalid syntax, spec.updateStrategy.maxUnavailable: Invalid value: intstr.IntOrString{Type:1, "
-        'IntVal:0, StrVal:"abc"}: maxUnavailable and maxSurge should not both be less than 1]',
+        "maxUnavailable: invalid type: string is not a percentage, spec.updateStrategy.maxUnavailable: "
+        'Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"abc"}: '
+        "maxUnavailable and maxSurge should not both be less than 1]",
         id="an unparsable maxUnavailable counts as zero",
     ),
     pytest.param(
-        strategy(maxUnavailable="5"), "", id="the legacy parser reads a bare number string as a percentage"
+        strategy(maxUnavailable="5%%", maxSurge=1),
+        'spec.updateStrategy.maxUnavailable: Invalid value: "5%%": failed getValueFromIntOrPercent for '
+        'maxUnavailable: strconv.Atoi: parsing "5%": invalid syntax',
+        id="a doubled percent sign is refused",
+    ),
+    pytest.param(
+        strategy(maxUnavailable="5", maxSurge=1),
+        'spec.updateStrategy.maxUnavailable: Invalid value: "5": failed getValueFromIntOrPercent for '
+        "maxUnavailable: invalid type: string is not a percentage",
+        id="a bare number string is not a percentage (upstream v1.9)",
+    ),
+    pytest.param(
+        strategy(maxSurge="12.5%"),
+        'spec.updateStrategy.maxSurge: Invalid value: "12.5%": failed getValueFromIntOrPercent for '
+        'maxSurge: strconv.Atoi: parsing "12.5": invalid syntax',
+        id="maxSurge is read as an integer percentage by the controller, so no fraction",
+    ),
+    pytest.param(
+        lambda o: spec(o).update(scaleStrategy={"maxUnavailable": "x%"}),
+        'spec.scaleStrategy.maxUnavailable: Invalid value: "x%": failed getValueFromIntOrPercent for '
+        'maxUnavailable: strconv.Atoi: parsing "x": invalid syntax',
+        id="the scale strategy's maxUnavailable is checked too",
+    ),
+    pytest.param(
+        lambda o: spec(o).update(scaleStrategy={"maxUnavailable": "50%"}), "", id="a scale percentage is fine"
     ),
     pytest.param(
         strategy(type="InPlaceOnly", maxSurge="50%"),
