@@ -21,6 +21,14 @@ class PermanentError(KruiseError):
     """Retrying the same input cannot succeed (invalid spec, forbidden change)."""
 
 
+class ReportedError(KruiseError):
+    """A failure already reported to the user (a Warning Event and its log line).
+
+    Whoever retries it (the work queue) only backs off and logs at DEBUG, so one failed attempt
+    makes one Event and one log line, never a traceback.
+    """
+
+
 class ProviderError(KruiseError):
     """A traffic or metric provider failed."""
 

@@ -32,9 +32,11 @@ class EventRecorder:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def event(self, obj: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
-        """Record an event on ``obj`` in the background and log it bound to the object."""
+        """Record an event on ``obj`` in the background and log it bound to the object
+        (at WARNING for a ``Warning`` event, else INFO)."""
         meta = obj.get("metadata") or {}
-        log.info(
+        log.log(
+            logging.WARNING if type_ == WARNING else logging.INFO,
             "%s %s/%s %s: %s",
             obj.get("kind"),
             meta.get("namespace"),

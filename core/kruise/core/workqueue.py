@@ -27,6 +27,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from kruise.core.errors import KruiseError, ReportedError
+
 log = logging.getLogger(__name__)
 
 
@@ -132,7 +134,10 @@ class WorkQueue:
         """Run ``workers`` loops calling ``reconcile(key)`` until cancelled.
 
         An exception backs the key off (``add_rate_limited``); a result with
-        ``requeue_after`` schedules it again; success resets the backoff.
+        ``requeue_after`` schedules it again; success resets the backoff. Logging: a
+        :class:`~kruise.core.errors.ReportedError` (already an Event and a log line) at DEBUG,
+        another :class:`~kruise.core.errors.KruiseError` (an API error, a known failure) as one
+        WARNING line, anything else with its traceback (a bug).
         """
 
         async def worker(index: int) -> None:
@@ -143,6 +148,12 @@ class WorkQueue:
                     result = await reconcile(key)
                 except asyncio.CancelledError:
                     raise
+                except ReportedError as err:
+                    delay = self.add_rate_limited(key)
+                    log.debug("%s: reconcile %s failed: %s; retrying in %.3fs", name, key, err, delay)
+                except KruiseError as err:
+                    delay = self.add_rate_limited(key)
+                    log.warning("%s: reconcile %s failed: %s; retrying in %.3fs", name, key, err, delay)
                 except Exception:
                     delay = self.add_rate_limited(key)
                     log.exception("%s: reconcile %s failed; retrying in %.3fs", name, key, delay)

@@ -43,6 +43,7 @@ __all__ = [
     "KubeModel",
     "PreservedObject",
     "SchemaExtra",
+    "SchemaModel",
     "SchemaOverride",
     "SchemaRequired",
     "Schemaless",
@@ -122,6 +123,22 @@ class SchemaOverride:
 
     def __repr__(self) -> str:
         return f"SchemaOverride({dict(self.schema)!r})"
+
+
+class SchemaModel:
+    """``Annotated`` marker: describe this field with ``model``'s schema, keep its value as is.
+
+    For Kubernetes objects a kind embeds (a pod template) that controllers handle as raw dicts
+    but the CRD should type: ``Annotated[dict[str, Any], SchemaModel(PodTemplateSpec)]``.
+    """
+
+    __slots__ = ("model",)
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.model = model
+
+    def __repr__(self) -> str:
+        return f"SchemaModel({self.model.__name__})"
 
 
 class SchemaRequired:
