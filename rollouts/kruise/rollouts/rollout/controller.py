@@ -6,7 +6,10 @@ the ``rollouts.kruise.io/rollout`` finalizer while the Rollout lives and the wor
 webhooks see only labelled workloads; the label goes with the finalizer); call
 :func:`~kruise.rollouts.rollout.machine.decide` for the actions of the current state,
 run them (:class:`~kruise.rollouts.rollout.effects.Effects`), call it again with what
-each action changed, then write the status with a resourceVersion precondition (so a
+each action changed, then post the decision's transition events
+(:meth:`~kruise.core.events.EventRecorder.transition`: before the status write, named after the
+transition, so a crash in between neither loses nor doubles one) and write the status with a
+resourceVersion precondition (so a
 concurrent ``kubectl kruise rollout approve`` is never overwritten: the write
 conflicts and the next round decides on the approved status).
 
@@ -20,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import logging
 from typing import Any, Protocol
 
 from kruise.core.cache import CacheReady
@@ -42,7 +44,6 @@ from kruise.rollouts.rollout.model import BatchView, Observed
 from kruise.rollouts.rollout.observe import observe_workload
 from kruise.rollouts.rollout.workloadlabel import label_patch, unlabel_patch
 
-log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 ANALYSIS_ERROR_REASON = "AnalysisError"
 """Warning event reason when an analysis gate cannot start (its message is also ``status.message``)."""
@@ -156,14 +157,19 @@ class RolloutController:
             if first.sequential and changed[-1]:
                 break  # the rest waits for the next round (and the grace period)
         decision = decide(rollout, obs, changed)
-        for event in decision.events:
-            self.recorder.event(rollout, event.type, event.reason, event.message)
+        leaving = rollout.get("status") or {}
+        for event in decision.events:  # before the status write that records the transition
+            if not await self.recorder.transition(
+                rollout, event.type, event.reason, event.message, leaving=leaving
+            ):
+                return Result(requeue_after=BLOCKED_RECHECK_SECONDS)
         new_status = decision.status
         if blocked is not None:
             new_status = {**decision.status, "message": str(blocked)}
-            if (rollout.get("status") or {}).get("message") != str(blocked):
-                log.warning("Rollout %s: %s", key, blocked)
-                self.recorder.event(rollout, "Warning", ANALYSIS_ERROR_REASON, str(blocked))
+            if leaving.get("message") != str(blocked) and not await self.recorder.transition(
+                rollout, "Warning", ANALYSIS_ERROR_REASON, str(blocked), leaving=leaving
+            ):
+                return Result(requeue_after=BLOCKED_RECHECK_SECONDS)
         status_patch = merge_patch(rollout.get("status") or {}, new_status)
         if status_patch:
             try:
