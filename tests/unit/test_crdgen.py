@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from kruise.core.api import IntOrString, KubeModel
+from kruise.core.api.pod import QUANTITY_PATTERN
 from kruise.core.crdgen import (
     CRDSchemaError,
     CRDSpec,
@@ -144,7 +145,9 @@ def test_cloneset_schema_matches_upstream_shape() -> None:
     }
     assert container["properties"]["ports"]["items"]["properties"]["hostIP"] == {"type": "string"}
     limits = container["properties"]["resources"]["properties"]["limits"]
-    assert limits["additionalProperties"] == {"x-kubernetes-preserve-unknown-fields": True}, "a Quantity"
+    quantity = limits["additionalProperties"]
+    assert "type" not in quantity and quantity["x-kubernetes-preserve-unknown-fields"] is True, "a Quantity"
+    assert quantity["pattern"] == QUANTITY_PATTERN
     probe_port = container["properties"]["livenessProbe"]["properties"]["httpGet"]["properties"]["port"]
     assert probe_port["x-kubernetes-int-or-string"] is True
     annotations = template["properties"]["metadata"]["properties"]["annotations"]

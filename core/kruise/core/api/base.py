@@ -159,9 +159,16 @@ class SchemaRequired:
 
 
 INT_OR_STRING_SCHEMA: Mapping[str, Any] = MappingProxyType(
-    {"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True}
+    {
+        "anyOf": [{"type": "integer"}, {"type": "string"}],
+        "x-kubernetes-int-or-string": True,
+        "minimum": -(2**31),
+        "maximum": 2**31 - 1,
+    }
 )
-"""The structural schema of ``intstr.IntOrString`` as emitted by controller-gen."""
+"""The structural schema of ``intstr.IntOrString``: controller-gen's, plus the ``int32`` range of
+its ``IntVal`` (the bounds apply to integers only; upstream's decoder refuses a larger number, the
+API server's schema validation names the field here)."""
 
 SCHEMALESS_SCHEMA: Mapping[str, Any] = MappingProxyType({"x-kubernetes-preserve-unknown-fields": True})
 """A node with no type whose content is kept as is (upstream ``Schemaless`` + preserve)."""

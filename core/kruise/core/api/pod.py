@@ -14,7 +14,8 @@ accepts for a Pod acceptable here:
   nothing newer than these models is pruned. A ``null`` in a described field is pruned by the API
   server (Go decodes it to the zero value anyway); undescribed ones, like the defaulting
   webhook's ``metadata.creationTimestamp: null``, are kept;
-- resource quantities have no type (a Pod takes ``cpu: 1``, ``cpu: 0.5`` and ``cpu: "500m"``);
+- resource quantities have no type (a Pod takes ``cpu: 1``, ``cpu: 0.5`` and ``cpu: "500m"``),
+  only a pattern for strings;
   ports of HTTP and TCP handlers are int-or-string; integers are ``int32``/``int64`` as in
   ``k8s.io/api/core/v1``.
 
@@ -39,10 +40,18 @@ from kruise.core.api.base import (
     SchemaOverride,
 )
 
-__all__ = ["PersistentVolumeClaimTemplate", "PodTemplateSpec", "Quantity"]
+__all__ = ["QUANTITY_PATTERN", "PersistentVolumeClaimTemplate", "PodTemplateSpec", "Quantity"]
 
-Quantity = Annotated[Any, SchemaOverride(SCHEMALESS_SCHEMA)]
-"""``resource.Quantity``: a string (``"500m"``) or a JSON number; its syntax is the API server's."""
+QUANTITY_PATTERN = (
+    r"^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?$"
+)
+"""The syntax of a quantity written as a string (Kubernetes' OpenAPI publishes the same rule)."""
+
+Quantity = Annotated[Any, SchemaOverride({**SCHEMALESS_SCHEMA, "pattern": QUANTITY_PATTERN})]
+"""``resource.Quantity``: a JSON number (``1``, ``0.5``) or a string matching :data:`QUANTITY_PATTERN`
+(``"500m"``, ``"1Gi"``). No type, as a Pod takes both; the pattern applies to strings only. A
+malformed string would otherwise fail the decoding of the dry-run Pod as a whole, without a field."""
 
 _Preserved = Annotated[dict[str, Any], SchemaOverride(PRESERVE_UNKNOWN_OBJECT_SCHEMA)]
 _ObjectList = list[_Preserved]
