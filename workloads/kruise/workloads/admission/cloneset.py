@@ -15,6 +15,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
+from kruise.core.api.pod import PersistentVolumeClaimTemplate, PodTemplateSpec
 from kruise.workloads.admission.cloneset_strategy import (
     PodLookup,
     validate_scale_strategy,
@@ -41,11 +44,13 @@ from kruise.workloads.admission.metavalidation import (
 )
 from kruise.workloads.admission.pod_defaults import add_marshal_artifacts, default_pod_template
 from kruise.workloads.admission.quantity import default_resource_list
+from kruise.workloads.api.cloneset import CloneSet
 
 __all__ = [
     "MUTABLE_SPEC_FIELDS",
     "SPEC_UPDATE_FORBIDDEN_MESSAGE",
     "default_cloneset",
+    "is_well_typed",
     "validate_cloneset_create",
     "validate_cloneset_delete",
     "validate_cloneset_update",
@@ -119,6 +124,23 @@ def _claim_marshal_artifacts(claim: Any) -> Any:
     return claim
 
 
+def is_well_typed(obj: Mapping[str, Any]) -> bool:
+    """Whether every field of the CloneSet has its schema's JSON type (pod and claim templates too).
+
+    The mutating webhook runs before the API server checks the schema; upstream's decodes the
+    object into Go structs first and fails on a wrong type. Ours leaves such an object unchanged
+    (no defaults that could replace the bad value), so the schema refuses it naming the field.
+    """
+    try:
+        cloneset = CloneSet.from_dict(obj)
+        PodTemplateSpec.model_validate(cloneset.spec.template)
+        for claim in cloneset.spec.volume_claim_templates or []:
+            PersistentVolumeClaimTemplate.model_validate(claim)
+    except ValidationError:
+        return False
+    return True
+
+
 def default_cloneset(
     obj: Mapping[str, Any], *, old: Mapping[str, Any] | None, template_no_defaults: bool = False
 ) -> dict[str, Any]:
@@ -159,7 +181,7 @@ def default_cloneset(
     strategy = spec.get("updateStrategy")
     strategy = dict(strategy) if isinstance(strategy, Mapping) else {}
     spec["updateStrategy"] = strategy
-    if not strategy.get("type"):
+    if strategy.get("type") in (None, ""):  # a value of the wrong type is left to the schema
         strategy["type"] = "ReCreate"
     elif strategy["type"] in _IN_PLACE_TYPES and strategy.get("inPlaceUpdateStrategy") is None:
         strategy["inPlaceUpdateStrategy"] = {}

@@ -38,6 +38,7 @@ from kruise.core.webhook.configuration import (
 )
 from kruise.workloads.admission.cloneset import (
     default_cloneset,
+    is_well_typed,
     validate_cloneset_create,
     validate_cloneset_delete,
     validate_cloneset_update,
@@ -101,8 +102,8 @@ class CloneSetWebhooks:
         self.deletion_protection = deletion_protection  # gate ResourcesDeletionProtection
 
     async def mutate(self, req: AdmissionRequest) -> AdmissionResponse:
-        if req.object is None:
-            return AdmissionResponse.allow()
+        if req.object is None or not is_well_typed(req.object):
+            return AdmissionResponse.allow()  # a wrong JSON type: the schema refuses it, naming the field
         defaulted = default_cloneset(
             req.object, old=req.old_object, template_no_defaults=self.template_no_defaults
         )
