@@ -120,6 +120,18 @@ def named(path: str) -> Outcome:
     return refused(path)
 
 
+def fraction(rng: random.Random) -> str:
+    return f"{rng.randint(1, 98)}.{rng.randint(1, 9)}%"
+
+
+def integer_percent(path: str) -> Generator:
+    """An int-or-integer-percentage field: malformed, wrongly typed, beyond int32, a bare number
+    string or a fraction."""
+    return field(
+        named, bad_percent, int_or_string_wrong_type, big, lambda r: str(r.randint(1, 99)), fraction
+    )(path)
+
+
 CONTAINER = "spec.template.spec.containers[0]"
 
 CLONESET_FIELDS: dict[str, list[Generator]] = {
@@ -139,28 +151,10 @@ CLONESET_FIELDS: dict[str, list[Generator]] = {
         field(named, bad_percent, int_or_string_wrong_type, big, lambda r: -r.randint(1, 50))(
             "spec.updateStrategy.partition"
         ),
-        lambda r: (f"{r.randint(1, 98)}.{r.randint(1, 9)}%", accepted("kruise parses partitions as floats")),
+        lambda r: (fraction(r), accepted("kruise parses partitions as floats")),
     ],
-    "spec.updateStrategy.maxUnavailable": [
-        field(
-            named,
-            bad_percent,
-            int_or_string_wrong_type,
-            big,
-            lambda r: str(r.randint(1, 99)),
-            lambda r: f"{r.randint(1, 98)}.{r.randint(1, 9)}%",
-        )("spec.updateStrategy.maxUnavailable")
-    ],
-    "spec.updateStrategy.maxSurge": [
-        field(
-            named,
-            bad_percent,
-            int_or_string_wrong_type,
-            big,
-            lambda r: str(r.randint(1, 99)),
-            lambda r: f"{r.randint(1, 98)}.{r.randint(1, 9)}%",
-        )("spec.updateStrategy.maxSurge")
-    ],
+    "spec.updateStrategy.maxUnavailable": [integer_percent("spec.updateStrategy.maxUnavailable")],
+    "spec.updateStrategy.maxSurge": [integer_percent("spec.updateStrategy.maxSurge")],
     "spec.updateStrategy": [field(named, word, lambda r: [word(r)])("spec.updateStrategy")],
     "spec.scaleStrategy": [field(named, word, lambda r: r.randint(1, 9))("spec.scaleStrategy")],
     "spec.template": [field(named, word, lambda r: [word(r)])("spec.template")],
@@ -329,7 +323,7 @@ ROLLOUT_FIELDS: dict[str, list[Generator]] = {
             big,
             lambda r: -r.randint(0, 50),
             lambda r: f"{r.randint(101, 500)}%",
-            lambda r: f"{r.randint(1, 98)}.{r.randint(1, 9)}%",
+            fraction,
         )(f"{STEPS}[0].replicas")
     ],
     f"{STEPS}[0].traffic": [

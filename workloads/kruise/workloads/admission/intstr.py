@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from kruise.workloads.admission.fielderrors import go_quote
@@ -116,6 +117,14 @@ def _percent_body(value: str, prefix: str) -> str:
     return value[:-1]
 
 
+def _scaled(value: Any, total: int, round_up: bool, parse: Callable[[str], float]) -> int:
+    if value is None:
+        raise IntOrStringError("nil value for IntOrString")
+    if isinstance(value, str):
+        return _scale(parse(_percent_body(value, "")), total, round_up)
+    return _check_int(value, "")
+
+
 def get_scaled_float_percent(value: Any, total: int, round_up: bool) -> int:
     """OpenKruise's ``util.GetScaledValueFromIntOrPercent``: int as is, ``"<float>%"`` scaled.
 
@@ -127,11 +136,7 @@ def get_scaled_float_percent(value: Any, total: int, round_up: bool) -> int:
             percentage``; ``strconv.ParseFloat: parsing "x": invalid syntax`` (or ``value out of
             range``); ``invalid type: neither int nor percentage`` for other JSON types.
     """
-    if value is None:
-        raise IntOrStringError("nil value for IntOrString")
-    if isinstance(value, str):
-        return _scale(_parse_float(_percent_body(value, "")), total, round_up)
-    return _check_int(value, "")
+    return _scaled(value, total, round_up, _parse_float)
 
 
 def get_scaled_int_percent(value: Any, total: int, round_up: bool) -> int:
@@ -141,11 +146,7 @@ def get_scaled_int_percent(value: Any, total: int, round_up: bool) -> int:
         IntOrStringError: as :func:`get_scaled_float_percent`, but the number is parsed like
             ``strconv.Atoi`` (``strconv.Atoi: parsing "5.5": invalid syntax``).
     """
-    if value is None:
-        raise IntOrStringError("nil value for IntOrString")
-    if isinstance(value, str):
-        return _scale(_atoi(_percent_body(value, "")), total, round_up)
-    return _check_int(value, "")
+    return _scaled(value, total, round_up, _atoi)
 
 
 def get_scaled_value(value: Any, total: int, round_up: bool) -> int:
