@@ -29,6 +29,11 @@ class ReportedError(KruiseError):
     """
 
 
+class FencedError(KruiseError):
+    """A write refused before it was sent: this replica can no longer prove it holds the leader
+    lease (see :class:`kruise.core.leader.LeaseFence`)."""
+
+
 class ProviderError(KruiseError):
     """A traffic or metric provider failed."""
 
@@ -60,6 +65,10 @@ class AlreadyExistsError(ApiError):
     """409 with reason AlreadyExists."""
 
 
+class GoneError(ApiError):
+    """410: the resourceVersion asked for was compacted (a watch must relist)."""
+
+
 class InvalidError(ApiError, PermanentError):
     """422: the object was rejected by schema or admission validation."""
 
@@ -84,6 +93,8 @@ def api_error(status: int, body: dict[str, Any] | None, text: str = "") -> ApiEr
         cls = AlreadyExistsError
     elif status == 409:
         cls = ConflictError
+    elif status == 410:
+        cls = GoneError
     elif status == 422:
         cls = InvalidError
     elif status == 403:

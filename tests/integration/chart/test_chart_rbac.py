@@ -40,8 +40,6 @@ LOG_COPY = Path("/tmp/kruise-chart-rbac-manager.log")
 
 # Granted although no call site shows it: (group, resource, verb) -> why.
 EXTRAS: dict[tuple[str, str, str], str] = {
-    ("apiextensions.k8s.io", "customresourcedefinitions", "list"): "kopf's resource scanning",
-    ("apiextensions.k8s.io", "customresourcedefinitions", "watch"): "kopf's resource scanning",
     ("apps.kruise.io", "clonesets/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("rollouts.kruise.io", "rollouts/finalizers", "update"): "blockOwnerDeletion on BatchReleases",
     ("rollouts.kruise.io", "batchreleases/finalizers", "update"): "blockOwnerDeletion on canary Deployments",
