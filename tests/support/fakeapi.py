@@ -1,4 +1,4 @@
-"""An in-process fake API server for one namespaced kind, for the informer's tests only.
+"""An in-process fake API server for namespaced kinds, for the informer's and runtime's tests only.
 
 It keeps objects with a global resourceVersion counter and an event log, and serves what an
 informer uses: paged LIST (``limit``/``continue``) and WATCH (``resourceVersion``,
@@ -25,9 +25,9 @@ from aiohttp import web
 
 from kruise.core.kube import KubeClient
 from kruise.core.kube.config import KubeConfig
+from kruise.core.kube.resources import PODS, Resource
 
 JSON = dict[str, Any]
-PATH = "/api/v1/pods"
 
 
 @dataclass
@@ -35,11 +35,12 @@ class Event:
     rv: int
     type: str
     obj: JSON
+    plural: str
 
 
 @dataclass
 class FakeApiServer:
-    objects: dict[str, JSON] = field(default_factory=dict)  # key ns/name -> object
+    kinds: dict[str, dict[str, JSON]] = field(default_factory=dict)  # plural -> ns/name -> object
     log: list[Event] = field(default_factory=list)
     rv: int = 1
     compacted: int = 0
@@ -55,9 +56,14 @@ class FakeApiServer:
     port: int = 0
     open_watches: int = 0
 
+    @property
+    def objects(self) -> dict[str, JSON]:
+        """The pods, by ``namespace/name``."""
+        return self.kinds.setdefault(PODS.plural, {})
+
     # ------------------------------------------------------------------ state changes
-    async def _record(self, type_: str, obj: JSON) -> None:
-        self.log.append(Event(self.rv, type_, copy.deepcopy(obj)))
+    async def _record(self, type_: str, obj: JSON, plural: str) -> None:
+        self.log.append(Event(self.rv, type_, copy.deepcopy(obj), plural))
         async with self._changed:
             self._changed.notify_all()
 
@@ -65,10 +71,10 @@ class FakeApiServer:
         self.rv += 1
         obj["metadata"]["resourceVersion"] = str(self.rv)
 
-    async def create(self, name: str, namespace: str = "ns", **fields: Any) -> JSON:
+    async def create(self, name: str, namespace: str = "ns", *, res: Resource = PODS, **fields: Any) -> JSON:
         obj: JSON = {
-            "apiVersion": "v1",
-            "kind": "Pod",
+            "apiVersion": res.api_version,
+            "kind": res.kind,
             "metadata": {
                 "name": name,
                 "namespace": namespace,
@@ -79,24 +85,24 @@ class FakeApiServer:
             **fields,
         }
         self._next_rv(obj)
-        self.objects[f"{namespace}/{name}"] = obj
-        await self._record("ADDED", obj)
+        self.kinds.setdefault(res.plural, {})[f"{namespace}/{name}"] = obj
+        await self._record("ADDED", obj, res.plural)
         return obj
 
-    async def update(self, name: str, namespace: str = "ns", **fields: Any) -> JSON:
-        obj = self.objects[f"{namespace}/{name}"]
+    async def update(self, name: str, namespace: str = "ns", *, res: Resource = PODS, **fields: Any) -> JSON:
+        obj = self.kinds[res.plural][f"{namespace}/{name}"]
         meta = fields.pop("metadata", None)
         if meta:
             obj["metadata"].update(meta)
         obj.update(fields)
         self._next_rv(obj)
-        await self._record("MODIFIED", obj)
+        await self._record("MODIFIED", obj, res.plural)
         return obj
 
-    async def delete(self, name: str, namespace: str = "ns") -> JSON:
-        obj = self.objects.pop(f"{namespace}/{name}")
+    async def delete(self, name: str, namespace: str = "ns", *, res: Resource = PODS) -> JSON:
+        obj = self.kinds[res.plural].pop(f"{namespace}/{name}")
         self._next_rv(obj)
-        await self._record("DELETED", obj)
+        await self._record("DELETED", obj, res.plural)
         return obj
 
     def compact(self) -> None:
@@ -113,7 +119,8 @@ class FakeApiServer:
     # ------------------------------------------------------------------ HTTP
     async def start(self) -> None:
         app = web.Application()
-        app.router.add_get(PATH, self._serve)
+        app.router.add_get("/api/v1/{plural}", self._serve)
+        app.router.add_get("/apis/{group}/{version}/{plural}", self._serve)
         self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=1)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -137,12 +144,13 @@ class FakeApiServer:
         self.requests.append(request.query_string)
         if self.fail_next:
             return web.json_response({"kind": "Status", "code": 500}, status=self.fail_next.pop(0))
+        plural = request.match_info["plural"]
         if q.get("watch") in ("true", "1"):
-            return await self._watch(request)
-        return self._list(q)
+            return await self._watch(request, plural)
+        return self._list(q, self.kinds.setdefault(plural, {}))
 
-    def _list(self, q: Any) -> web.Response:
-        limit = int(q.get("limit") or 0) or len(self.objects) or 1
+    def _list(self, q: Any, objects: dict[str, JSON]) -> web.Response:
+        limit = int(q.get("limit") or 0) or len(objects) or 1
         cont = q.get("continue")
         offset, snapshot = 0, self.rv
         if cont:
@@ -151,9 +159,7 @@ class FakeApiServer:
             if self.expire_continue_once or (snapshot <= self.compacted and self.compacted):
                 self.expire_continue_once = False
                 return self._gone("continue token expired")
-        items = sorted(
-            self.objects.values(), key=lambda o: (o["metadata"]["namespace"], o["metadata"]["name"])
-        )
+        items = [objects[k] for k in sorted(objects)]
         page = [
             {k: v for k, v in copy.deepcopy(o).items() if k not in ("apiVersion", "kind")}
             for o in items[offset : offset + limit]
@@ -161,9 +167,9 @@ class FakeApiServer:
         meta: JSON = {"resourceVersion": str(snapshot)}
         if offset + limit < len(items):
             meta["continue"] = f"{offset + limit}:{snapshot}"
-        return web.json_response({"kind": "PodList", "apiVersion": "v1", "metadata": meta, "items": page})
+        return web.json_response({"kind": "List", "apiVersion": "v1", "metadata": meta, "items": page})
 
-    async def _watch(self, request: web.Request) -> web.StreamResponse:
+    async def _watch(self, request: web.Request, plural: str) -> web.StreamResponse:
         since = int(request.query.get("resourceVersion") or 0)
         bookmarks = request.query.get("allowWatchBookmarks") == "true"
         if since < self.compacted and self.gone_as_status:
@@ -184,11 +190,11 @@ class FakeApiServer:
                 await resp.write(orjson.dumps({"type": "ERROR", "object": status}) + b"\n")
                 return resp
             sent = 0
-            async for event in self._events_after(since, generation):
+            async for event in self._events_after(since, generation, plural):
                 await resp.write(orjson.dumps({"type": event.type, "object": event.obj}) + b"\n")
                 sent += 1
                 if bookmarks and self.bookmark_every and sent % self.bookmark_every == 0:
-                    mark = {"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": str(self.rv)}}
+                    mark = {"metadata": {"resourceVersion": str(self.rv)}}
                     await resp.write(orjson.dumps({"type": "BOOKMARK", "object": mark}) + b"\n")
             if self.abort_on_drop and generation != self._generation and request.transport is not None:
                 request.transport.abort()  # a reset connection, not a clean end of the stream
@@ -196,10 +202,10 @@ class FakeApiServer:
             self.open_watches -= 1
         return resp
 
-    async def _events_after(self, since: int, generation: int) -> AsyncIterator[Event]:
+    async def _events_after(self, since: int, generation: int, plural: str) -> AsyncIterator[Event]:
         last = since
         while generation == self._generation:
-            pending = [e for e in self.log if e.rv > last]
+            pending = [e for e in self.log if e.rv > last and e.plural == plural]
             for event in pending:
                 yield event
                 last = event.rv

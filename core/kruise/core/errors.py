@@ -1,7 +1,7 @@
 """kruise's own error vocabulary (DESIGN §3).
 
-Adapters wrap client exceptions into these (``raise ... from``); only kopf
-handlers translate them into kopf's temporary/permanent errors.
+Adapters wrap client exceptions into these (``raise ... from``); the work queue retries a
+reconcile that raised with per-key backoff.
 """
 
 from __future__ import annotations

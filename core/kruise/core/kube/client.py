@@ -4,16 +4,23 @@ Every call is rate limited by a token bucket (``qps``/``burst``, as client-go's
 flowcontrol and kruise-manager's ``--kube-client-qps``/``--kube-client-burst``).
 Errors become :mod:`kruise.core.errors` exceptions; connection failures are
 :class:`~kruise.core.errors.TransientError`.
+
+Metrics as client-go's (:mod:`kruise.core.metrics`): every request and every watch counts in
+``rest_client_requests_total{code,method,host}`` (``code`` ``<error>`` without an HTTP answer);
+requests other than watches also observe ``rest_client_request_duration_seconds{verb,host}``
+from before the rate limiter to the end of the answer, as client-go measures it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
@@ -21,6 +28,7 @@ import orjson
 from kruise.core.errors import ApiError, NotFoundError, TransientError, api_error
 from kruise.core.kube.config import KubeConfig, load_kube_config
 from kruise.core.kube.resources import Resource
+from kruise.core.metrics import REST_ERROR_CODE, RestClientMetrics
 
 JSON = dict[str, Any]
 PatchType = Literal["merge", "strategic", "json", "apply"]
@@ -31,6 +39,8 @@ _PATCH_CONTENT_TYPES = {
     "apply": "application/apply-patch+yaml",
 }
 FIELD_MANAGER = "kruise-manager"
+writes_log = logging.getLogger("kruise.core.kube.writes")
+"""Every write this client sends, at DEBUG (``sent PATCH /api/v1/...``), after the write guard."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,7 @@ class KubeClient:
         self.write_guard = write_guard
         self._session: aiohttp.ClientSession | None = None
         self._bucket = TokenBucket(config.qps, config.burst)
+        self._metrics = RestClientMetrics(urlsplit(config.server).netloc or "none")
 
     @classmethod
     async def from_kubeconfig(
@@ -122,14 +133,18 @@ class KubeClient:
         timeout: float = 60.0,
     ) -> JSON:
         """One API call; returns the decoded JSON answer. Raises ApiError / TransientError."""
+        started = time.monotonic()
+        code = REST_ERROR_CODE
         await self._bucket.acquire()
         headers = dict(await self.config.refresh_headers())
         data: bytes | None = None
         if body is not None:
             headers["Content-Type"] = content_type
             data = orjson.dumps(body)
-        if self.write_guard is not None and method not in _READS and not (params and "dryRun" in params):
-            self.write_guard()
+        if method not in _READS:
+            if self.write_guard is not None and not (params and "dryRun" in params):
+                self.write_guard()
+            writes_log.debug("sent %s %s", method, path)
         try:
             async with self._sess().request(
                 method,
@@ -139,12 +154,15 @@ class KubeClient:
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=timeout),
             ) as resp:
+                code = str(resp.status)
                 raw = await resp.read()
                 if resp.status >= 400:
                     raise _error_of(resp.status, raw)
                 return orjson.loads(raw) if raw else {}
         except (aiohttp.ClientConnectionError, TimeoutError) as err:
             raise TransientError(f"{method} {path}: {err!r}") from err
+        finally:
+            self._metrics.observe(method, code, time.monotonic() - started)
 
     async def stream(
         self, path: str, params: Mapping[str, str], *, read_timeout: float
@@ -158,6 +176,7 @@ class KubeClient:
         """
         await self._bucket.acquire()
         headers = dict(await self.config.refresh_headers())
+        answered = False
         try:
             async with self._sess().get(
                 path,
@@ -165,11 +184,15 @@ class KubeClient:
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=None, sock_read=read_timeout),
             ) as resp:
+                answered = True
+                self._metrics.count("GET", str(resp.status))
                 if resp.status >= 400:
                     raise _error_of(resp.status, await resp.read())
                 async for chunk in resp.content.iter_any():
                     yield chunk
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as err:
+            if not answered:
+                self._metrics.count("GET", REST_ERROR_CODE)
             raise TransientError(f"GET {path}: {err!r}") from err
 
     # ------------------------------------------------------------------ verbs

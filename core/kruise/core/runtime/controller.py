@@ -40,7 +40,7 @@ class Controller:
         self.spec = spec
         self.reconcile = reconcile
         self.cache = cache
-        self.queue = WorkQueue(pace=spec.pace, max_pace=spec.max_pace)
+        self.queue = WorkQueue(name=spec.name, pace=spec.pace, max_pace=spec.max_pace)
         cache.declare(spec)
         for watch in spec.watches:
             cache.informers.informer(watch.resource).add_handler(self._handler(watch))

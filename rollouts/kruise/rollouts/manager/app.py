@@ -18,15 +18,16 @@ import socket
 import uuid
 from pathlib import Path
 
-import prometheus_client
 from aiohttp import web
 
 from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
 from kruise.core.kube import KubeClient
 from kruise.core.leader import LeaderElectionConfig, LeaderElector
+from kruise.core.metrics import LEADER_ELECTION_STATUS
 from kruise.core.runtime import Runtime
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import ClientTarget, ensure_configurations, ensure_crd_conversion
+from kruise.rollouts.manager import metrics
 from kruise.rollouts.manager.controllers import build_runtime
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.manager.webhooks import register_webhooks, webhook_specs
@@ -77,6 +78,7 @@ class Manager:
         self.kube: KubeClient | None = None
         self.leading = asyncio.Event()
         self.stop = asyncio.Event()
+        self.metric_sources = metrics.StateSources()
 
     async def run(self) -> int:
         opts = self.options
@@ -85,6 +87,8 @@ class Manager:
         )
         runners: list[web.AppRunner] = []
         webhook = None
+        collectors = self.metric_sources.collectors()
+        metrics.register(collectors)
         try:
             cert, key, ca = ensure_webhook_certs(
                 opts.webhook_cert_dir, opts.webhook_service_name, opts.webhook_service_namespace
@@ -116,6 +120,7 @@ class Manager:
                 await runner.cleanup()
             if webhook is not None:
                 await webhook.stop()
+            metrics.unregister(collectors)
             await self.kube.close()
 
     async def _lead_and_run(self) -> int:
@@ -139,13 +144,22 @@ class Manager:
         writer = KubeClient(self.kube.config, write_guard=elector.fence.check if elector else None)
         runtime = build_runtime(writer, opts, runtime=Runtime(self.kube))
         runtime.start_informers()
+        leader = LEADER_ELECTION_STATUS.labels(opts.leader_election_name) if elector is not None else None
         try:
+            if leader is not None:
+                leader.set(0)
             if elector is not None and not await self._acquire(elector):
                 return 0
             self.leading.set()
             log.info("%s leads; starting controllers", self.identity)
+            if leader is not None:
+                leader.set(1)
+            metrics.read_informers(self.metric_sources, runtime.informers)  # state gauges: leader only
             return await self._run_controllers(runtime, elector)
         finally:
+            if leader is not None:
+                leader.set(0)
+            self.metric_sources.clear()
             await runtime.stop()
             await writer.close()
 
@@ -194,11 +208,8 @@ class Manager:
         return await _start(app, self.options.health_probe_addr)
 
     async def _serve_metrics(self) -> web.AppRunner:
-        async def metrics(_: web.Request) -> web.Response:
-            return web.Response(body=prometheus_client.generate_latest(), content_type="text/plain")
-
         app = web.Application()
-        app.router.add_get("/metrics", metrics)
+        app.router.add_get("/metrics", metrics.metrics_handler(self.metric_sources))
         return await _start(app, self.options.metrics_addr)
 
 

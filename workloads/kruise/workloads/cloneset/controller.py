@@ -28,6 +28,7 @@ from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, S
 from kruise.core.informer import Delta, EventType
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, PODS, PVCS
+from kruise.core.metrics import forget_cloneset
 from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, owned, owner_key, primary
 from kruise.core.workqueue import Result
 from kruise.workloads.cloneset.diffs import Diffs, calculate_diffs
@@ -141,6 +142,7 @@ class CloneSetController:
         cs = self.cache.get(CLONESETS, key)
         if cs is None:
             self.scale_expectations.delete(key)
+            forget_cloneset(*key.split("/", 1))  # its update counters go with it
             return Result()
         if metadata(cs).get("deletionTimestamp"):
             return Result()

@@ -36,6 +36,11 @@ from kruise.workloads.cloneset.inplace_apply import (
 )
 from kruise.workloads.cloneset.inplace_state import check_in_place_update_completed
 from kruise.workloads.cloneset.lifecycle import lifecycle_patch, refresh_transition
+from kruise.workloads.cloneset.metrics import (
+    count_in_place_update,
+    count_recreate,
+    observe_in_place_completed,
+)
 from kruise.workloads.cloneset.objects import KubeObject, mapping, name, namespace, spec, uid
 from kruise.workloads.cloneset.update import (
     PodUpdateAction,
@@ -91,7 +96,8 @@ class Updater:
                 await self._patch(pod, pod_patch(pod, decision.pod), out)
                 return
             elif decision.kind == RefreshKind.MARK_READY and decision.condition is not None:
-                await self._patch_status(pod, mark_ready_patch(decision.condition), out)
+                if await self._patch_status(pod, mark_ready_patch(decision.condition), out) is not None:
+                    observe_in_place_completed(pod, now)
             elif decision.kind == RefreshKind.ERROR:
                 out.errors.append(str(decision.error))
             transition = refresh_transition(
@@ -132,6 +138,7 @@ class Updater:
             elif action.kind == UpdateKind.RECREATE:
                 target = action.target_revision
                 if await self._patch(pod, recreate_patch(), out):
+                    count_recreate(cs)
                     self.recorder.event(
                         cs,
                         NORMAL,
@@ -155,6 +162,7 @@ class Updater:
                     pod = {**pod, "metadata": {**mapping(pod.get("metadata")), "resourceVersion": rv}}
                 target = action.target_revision
                 if await self._patch_in_place(pod, action.spec, now, out):
+                    count_in_place_update(cs)
                     self.recorder.event(
                         cs,
                         NORMAL,
