@@ -37,6 +37,8 @@ from kruise.rollouts.rollout.effects import Effects, TrafficPort
 from kruise.rollouts.rollout.hashing import rollout_hash
 from kruise.rollouts.rollout.model import BatchView, Observed
 from kruise.rollouts.rollout.observe import observe_workload
+from kruise.rollouts.rollout.readiness import with_rollout_kstatus
+from kruise.rollouts.rollout.timefmt import fmt_time
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
@@ -158,6 +160,7 @@ class RolloutController:
             if (rollout.get("status") or {}).get("message") != str(blocked):
                 log.warning("Rollout %s: %s", key, blocked)
                 self.recorder.event(rollout, "Warning", ANALYSIS_ERROR_REASON, str(blocked))
+        new_status = with_rollout_kstatus(rollout, new_status, fmt_time(obs.now))  # Ready/Reconciling/Stalled
         status_patch = merge_patch(rollout.get("status") or {}, new_status)
         if status_patch:
             try:

@@ -42,6 +42,7 @@ from kruise.workloads.cloneset.objects import (
     uid,
 )
 from kruise.workloads.cloneset.podstate import is_active
+from kruise.workloads.cloneset.readiness import cloneset_health
 from kruise.workloads.cloneset.revision import (
     equal_revisions,
     new_revision,
@@ -317,7 +318,7 @@ class CloneSetController:
             collision_count=collision,
             now=now,
         )
-        patch = status_to_write(status(cs), new, errors, now)
+        patch = status_to_write(status(cs), new, errors, now, cloneset_health(cs, new))
         if patch is not None:
             await self._patch_status(cs, patch)
         return new
