@@ -35,6 +35,8 @@ from kruise.core.webhook.configuration import ClientTarget, ensure_configuration
 from kruise.rollouts.advanceddeployment import handlers as advanced_deployment_handlers
 from kruise.rollouts.advanceddeployment.controller import AdvancedDeploymentController
 from kruise.rollouts.batchrelease.controller import BatchReleaseController
+from kruise.rollouts.manager.certsecret import webhook_certificates
+from kruise.rollouts.manager.logformat import configure_logging
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.manager.webhooks import register_webhooks, webhook_specs
 from kruise.rollouts.rollout import handlers as rollout_handlers
@@ -119,9 +121,7 @@ class Manager:
         runners: list[web.AppRunner] = []
         webhook = None
         try:
-            cert, key, ca = ensure_webhook_certs(
-                opts.webhook_cert_dir, opts.webhook_service_name, opts.webhook_service_namespace
-            )
+            cert, key, ca = await webhook_certificates(self.kube, opts, ensure_webhook_certs)
             webhook = WebhookServer(
                 host=opts.webhook_host, port=opts.webhook_port, cert_file=cert, key_file=key
             )
@@ -296,10 +296,7 @@ async def _start(app: web.Application, addr: str) -> web.AppRunner:
 
 def run(options: ManagerOptions) -> int:
     """Run the manager until SIGTERM/SIGINT; returns the process exit code."""
-    logging.basicConfig(
-        level=os.environ.get("KRUISE_LOG_LEVEL", "INFO"),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(os.environ.get("KRUISE_LOG_LEVEL", "INFO"), options.logging_format)
     logging.getLogger("kopf").setLevel(logging.WARNING)
 
     async def main() -> int:
