@@ -131,6 +131,11 @@ async def test_pause_resume_refuse_when_already_so_and_scale(
     assert refused.returncode == 1 and "Expected replicas to be 5, was 2" in refused.stderr
     assert ok(kk("scale", "--replicas=3", "cloneset/web")) == "cloneset.apps.kruise.io/web scaled\n"
     await h.wait_settled(kube, namespace, 3)
+    victim = sorted(p["metadata"]["name"] for p in (await kube.list(h.PODS, namespace))["items"])[0]
+    out = ok(kk("scaledown", "cloneset/web", "--pods", victim))
+    assert out.splitlines()[-1] == "cloneset.apps.kruise.io/web selective pod deletion"
+    await h.wait_settled(kube, namespace, 2)
+    assert victim not in {p["metadata"]["name"] for p in (await kube.list(h.PODS, namespace))["items"]}
 
 
 async def test_deployment_env_resources_restart_undo(kube: KubeClient, namespace: str, kk: Kubectl) -> None:
@@ -151,13 +156,19 @@ async def test_deployment_env_resources_restart_undo(kube: KubeClient, namespace
         "limits": {"cpu": "200m", "memory": "256Mi"},
         "requests": {"cpu": "100m"},
     }
+    assert (
+        ok(kk("set", "serviceaccount", "deployment", "api", "default"))
+        == "deployment.apps/api serviceaccount updated\n"
+    )
     assert ok(kk("rollout", "restart", "deployment/api")) == "deployment.apps/api restarted\n"
     ok(kk("rollout", "status", "deployment/api", "--timeout=90s"))
 
-    async def four_revisions() -> bool:
-        return ok(kk("rollout", "history", "deployment/api")).count("<none>") == 4
+    async def five_revisions() -> bool:
+        return ok(kk("rollout", "history", "deployment/api")).count("<none>") == 5
 
-    await eventually(four_revisions, timeout=30, what="4 ReplicaSet revisions")
+    await eventually(
+        five_revisions, timeout=30, what="5 ReplicaSet revisions"
+    )  # env, resources, account, restart
     assert (
         ok(kk("rollout", "undo", "deployment/api", "--to-revision=1")) == "deployment.apps/api rolled back\n"
     )

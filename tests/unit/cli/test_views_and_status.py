@@ -234,3 +234,16 @@ def test_describe_rollout_marks_the_current_step() -> None:
     assert "      HttpRouteName: web" in text
     assert "Update Revision:   b" in text and " Desired:          4" in text
     assert text.rstrip().endswith("web-1  1/1    1         b         1m   0         Running")
+
+
+def test_scaledown_deletes_exactly_the_named_pods() -> None:
+    from kruise.rollouts.cli.scaledown import scaled_down
+
+    cs = {"spec": {"replicas": 4, "scaleStrategy": {"podsToDelete": ["web-a"]}}}
+    assert scaled_down(cs, ["web-b", "web-c"])["spec"] == {
+        "replicas": 2,
+        "scaleStrategy": {"podsToDelete": ["web-a", "web-b", "web-c"]},
+    }
+    assert cs["spec"]["replicas"] == 4, "the input is not touched"
+    with pytest.raises(EditError, match="cannot delete 5 pods of 4 replicas"):
+        scaled_down(cs, ["a", "b", "c", "d", "e"])

@@ -6,6 +6,7 @@ its own script: both on the status :func:`status_to_write` produces.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from cloneset_builders import cloneset as build
 from tests.support.argocd import argocd_health
 from tests.support.kstatus import CURRENT, FAILED, IN_PROGRESS, compute
 
+from kruise.traffic.lua import run_lua
 from kruise.workloads.cloneset.readiness import cloneset_health
 from kruise.workloads.cloneset.status import OMIT_EMPTY, omit_empty, status_to_write
 
@@ -205,3 +207,23 @@ def test_failure_conditions_stay_beside_the_kstatus_ones() -> None:
     patch = status_to_write({}, new, {"FailedScale": "quota"}, NOW, cloneset_health(cs, new))
     assert patch is not None
     assert [c["type"] for c in patch["conditions"]] == ["FailedScale", "Ready", "Reconciling"]
+
+
+DOC_SCRIPT = Path(__file__).resolve().parents[3] / "docs" / "argocd" / "kstatus-health.lua"
+
+
+@pytest.mark.parametrize(
+    ("cs", "new", "health"),
+    [
+        (cloneset(5), counters(5, 5, 5), "Healthy"),
+        (cloneset(5), counters(3, 3, 0), "Progressing"),
+        (cloneset(5), counters(5, 2, 5), "Progressing"),
+        (cloneset(5, partition=3), counters(5, 2, 5, expected=2), "Suspended"),
+        (cloneset(5, paused=True), counters(5, 1, 5), "Suspended"),
+        (cloneset(0), counters(0, 0, 0), "Healthy"),
+    ],
+    ids=["done", "creating", "updating", "partitioned", "paused", "zero replicas"],
+)
+def test_the_documented_argocd_health_check(cs: dict[str, Any], new: dict[str, Any], health: str) -> None:
+    """docs/argocd/kstatus-health.lua (docs/gitops.md) reads the kstatus conditions."""
+    assert run_lua(DOC_SCRIPT.read_text(), written(cs, new))["status"] == health

@@ -7,12 +7,14 @@ run on it after :func:`with_rollout_kstatus`.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kruise.rollouts.rollout.outcome import CANCELED_MESSAGE, Outcome, release_outcome
 from kruise.rollouts.rollout.readiness import with_rollout_kstatus
+from kruise.traffic.lua import run_lua
 from tests.support.argocd import argocd_health
 from tests.support.kstatus import CURRENT, FAILED, IN_PROGRESS, compute
 
@@ -153,3 +155,31 @@ def test_writing_the_conditions_twice_changes_nothing() -> None:
     once = with_rollout_kstatus(obj, obj["status"], NOW)
     twice = with_rollout_kstatus({**obj, "status": once}, once, "2026-01-01T00:10:00Z")
     assert once == twice
+
+
+DOC_SCRIPT = Path(__file__).resolve().parents[3] / "docs" / "argocd" / "kstatus-health.lua"
+DOC_HEALTH = {
+    Outcome.PENDING: "Progressing",
+    Outcome.PROGRESSING: "Progressing",
+    Outcome.ROLLING_BACK: "Progressing",
+    Outcome.TERMINATING: "Progressing",
+    Outcome.AWAITING_APPROVAL: "Suspended",
+    Outcome.PAUSED: "Suspended",
+    Outcome.FAILED: "Degraded",
+    Outcome.SUCCEEDED: "Healthy",
+    Outcome.IDLE: "Healthy",
+    Outcome.CANCELLED: "Healthy",
+    Outcome.DISABLED: "Healthy",
+}
+
+
+@pytest.mark.parametrize(
+    ("obj", "outcome", "kstatus", "argocd"), CASES, ids=[f"{c[1]}-{i}" for i, c in enumerate(CASES)]
+)
+def test_the_documented_argocd_health_check(
+    obj: dict[str, Any], outcome: Outcome, kstatus: str, argocd: str
+) -> None:
+    """docs/argocd/kstatus-health.lua (docs/gitops.md) on every phase, where the built-in one fails."""
+    written = {**obj, "status": with_rollout_kstatus(obj, obj["status"], NOW)}
+    result = run_lua(DOC_SCRIPT.read_text(), written)
+    assert result["status"] == DOC_HEALTH[outcome]

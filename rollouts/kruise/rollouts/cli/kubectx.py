@@ -38,7 +38,9 @@ T = TypeVar("T")
 GLOBAL_FLAGS = {"-n": "--namespace", "--namespace": "--namespace", "--context": "--context"}
 GLOBAL_FLAGS["--kubeconfig"] = "--kubeconfig"
 #: The sub-commands that follow kubectl's flag rules (the others keep their own flags).
-KUBECTL_COMMANDS = frozenset({"rollout", "set", "scale", "describe", "create", "migrate", "expose"})
+KUBECTL_COMMANDS = frozenset(
+    {"rollout", "set", "scale", "scaledown", "describe", "create", "migrate", "expose"}
+)
 #: kubectl boolean flags spelled ``--flag=true|false`` in scripts; typer spells them ``--[no-]flag``.
 BOOL_FLAGS = frozenset(
     {"--watch", "--overwrite", "--local", "--all", "--detail", "--fast", "--list", "--copy"}

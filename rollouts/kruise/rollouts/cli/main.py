@@ -25,6 +25,7 @@ from kruise.rollouts.cli import (
     migrate,
     rollout,
     scale,
+    scaledown,
     setcmd,
 )
 from kruise.rollouts.cli.kubectx import KubeTarget, hoist_global_flags
@@ -62,6 +63,7 @@ app.add_typer(create.app, name="create")
 app.command("scale")(scale.scale)
 app.command("expose")(expose.expose)
 app.command("migrate")(migrate.migrate)
+app.command("scaledown")(scaledown.scaledown)
 app.add_typer(cluster.app, name="cluster")
 app.command("crds")(crds.crds)
 app.command("demo")(demo.demo)

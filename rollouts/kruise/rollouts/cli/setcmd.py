@@ -41,7 +41,9 @@ from kruise.rollouts.cli.template_edits import (
     resources_patch,
 )
 
-app = typer.Typer(help="Set specific features on objects (image, env, resources).", no_args_is_help=True)
+app = typer.Typer(
+    help="Set specific features on objects (image, env, resources, serviceaccount).", no_args_is_help=True
+)
 JSON = dict[str, Any]
 Ops = list[JSON] | None
 Args = Annotated[list[str] | None, typer.Argument(help="TYPE/NAME ... (or TYPE NAME ...) and the changes")]
@@ -268,4 +270,41 @@ def resources(
         output=output,
         operation="resource requirements updated",
         change=lambda obj: resources_patch(obj, *parsed, containers=containers),
+    )
+
+
+@app.command("serviceaccount")
+def serviceaccount(
+    ctx: typer.Context,
+    args: Args = None,
+    filename: FilenameOpt = None,
+    all_: AllOpt = False,
+    selector: SelectorOpt = "",
+    local: LocalOpt = False,
+    dry_run: DryRunOpt = "none",
+    output: OutputOpt = "",
+) -> None:
+    """Update the ServiceAccount of pod templates: set serviceaccount TYPE/NAME SERVICE_ACCOUNT."""
+    words = list(args or [])
+    if not words:
+        fail("serviceaccount is required")
+    account = words.pop()
+
+    def change(obj: Mapping[str, Any]) -> Ops:
+        spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+        if spec.get("serviceAccountName") == account:
+            return None
+        return [{"op": "add", "path": "/spec/template/spec/serviceAccountName", "value": account}]
+
+    _run(
+        ctx,
+        words,
+        filename,
+        selector=selector,
+        all_=all_,
+        local=local,
+        dry_run=dry_run,
+        output=output,
+        operation="serviceaccount updated",
+        change=change,
     )
