@@ -8,6 +8,6 @@ Modelled on Argo Rollouts' analysis so that an Argo AnalysisTemplate ports by ch
 - ``evaluate``: measurement, metric and run outcomes; ``schedule``: when to measure;
   ``rules``: dry-run and retention; ``args``: ``{{args.x}}``; ``decide``: the controller's pure core.
 - ``providers``: the MetricProvider port, Prometheus and web.
-- ``controller`` / ``handlers``: the AnalysisRun controller shell and its kopf glue.
+- ``controller``: the AnalysisRun controller shell and its wiring spec.
 - ``templates``: building a run from templates and reading its outcome (for the Rollout gate).
 """

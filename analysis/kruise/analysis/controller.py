@@ -34,15 +34,15 @@ from kruise.analysis.decide import Decision, SpecError, Taken, decide, errored, 
 from kruise.analysis.providers import Clock, ProviderRegistry, default_registry, error_measurement, utc_now
 from kruise.analysis.resources import ANALYSIS_RUNS
 from kruise.analysis.schedule import Task, due_tasks
-from kruise.core.cache import CacheReady
 from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.events import EventRecorder
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import SECRETS
 from kruise.core.patches import merge_patch
-from kruise.core.workqueue import Result, WorkQueue
+from kruise.core.runtime import CacheReader, ControllerSpec, primary
+from kruise.core.workqueue import Result
 
-__all__ = ["AnalysisRunController", "ApiRunSource", "RunSource", "argument_values"]
+__all__ = ["AnalysisRunController", "ApiRunSource", "CachedRunSource", "RunSource", "argument_values"]
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
@@ -53,6 +53,17 @@ class RunSource(Protocol):
     """Where the controller reads a run from: ``await get("namespace/name")`` -> object or None."""
 
     async def get(self, key: str) -> JSON | None: ...
+
+
+class CachedRunSource:
+    """Reads runs from the shared informer cache (what the manager uses)."""
+
+    def __init__(self, cache: CacheReader) -> None:
+        self.cache = cache
+
+    async def get(self, key: str) -> JSON | None:
+        """The cached run ``namespace/name`` (shared: do not mutate), or None."""
+        return self.cache.get(ANALYSIS_RUNS, key)
 
 
 class ApiRunSource:
@@ -123,17 +134,10 @@ class AnalysisRunController:
         self.providers = providers or default_registry(clock=clock)
         self.workers = workers
         self.clock = clock
-        self.queue = WorkQueue()
 
-    def enqueue(self, key: str) -> None:
-        """Reconcile ``namespace/name`` soon (deduplicated)."""
-        self.queue.add(key)
-
-    async def run(self, ready: CacheReady | None = None) -> None:
-        """Run the workers until cancelled, after ``ready`` (the informer cache) is set."""
-        if ready is not None:
-            await ready.wait()
-        await self.queue.run(self.reconcile, workers=self.workers, name="analysisrun")
+    def spec(self) -> ControllerSpec:
+        """Woken by its AnalysisRuns; timed measurements requeue themselves."""
+        return ControllerSpec(name=self.name, watches=(primary(ANALYSIS_RUNS),), workers=self.workers)
 
     async def reconcile(self, key: str) -> Result:
         """One round for the run ``key``; the result says when to come back."""

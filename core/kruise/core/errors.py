@@ -1,7 +1,7 @@
 """kruise's own error vocabulary (DESIGN §3).
 
-Adapters wrap client exceptions into these (``raise ... from``); only kopf
-handlers translate them into kopf's temporary/permanent errors.
+Adapters wrap client exceptions into these (``raise ... from``); the work queue retries a
+reconcile that raised with per-key backoff.
 """
 
 from __future__ import annotations
@@ -19,6 +19,11 @@ class TransientError(KruiseError):
 
 class PermanentError(KruiseError):
     """Retrying the same input cannot succeed (invalid spec, forbidden change)."""
+
+
+class FencedError(KruiseError):
+    """A write refused before it was sent: this replica can no longer prove it holds the leader
+    lease (see :class:`kruise.core.leader.LeaseFence`)."""
 
 
 class ProviderError(KruiseError):
@@ -52,6 +57,10 @@ class AlreadyExistsError(ApiError):
     """409 with reason AlreadyExists."""
 
 
+class GoneError(ApiError):
+    """410: the resourceVersion asked for was compacted (a watch must relist)."""
+
+
 class InvalidError(ApiError, PermanentError):
     """422: the object was rejected by schema or admission validation."""
 
@@ -76,6 +85,8 @@ def api_error(status: int, body: dict[str, Any] | None, text: str = "") -> ApiEr
         cls = AlreadyExistsError
     elif status == 409:
         cls = ConflictError
+    elif status == 410:
+        cls = GoneError
     elif status == 422:
         cls = InvalidError
     elif status == 403:

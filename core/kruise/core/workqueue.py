@@ -16,6 +16,15 @@ one delayed run. A key whose reconcile is cheap is unaffected; one whose reconci
 hundreds of pods on every pod event stops starving the event loop (with ``pace=1`` it gets at
 most about half of it), at the cost of reacting at most ``pace * d`` later. The hold is capped
 at ``max_pace`` seconds (``d`` is wall time, which a busy loop inflates).
+
+A queue with a ``name`` exports client-go's ``workqueue_*`` series (labels ``name`` and
+``controller`` = the name) and, from :meth:`WorkQueue.run`, controller-runtime's
+``controller_runtime_*`` reconcile series (label ``controller``), see :mod:`kruise.core.metrics`.
+As in client-go: an add counts once per key until it is handed out (the queue duration runs
+from that first add); every ``add_after``/``add_rate_limited`` with a positive delay (a
+requeue with ``requeue_after``, a backoff) is a retry; depth counts the keys waiting, including
+a key re-added while it is processed. The pacing hold is neither an add nor a retry until the
+held key is queued.
 """
 
 from __future__ import annotations
@@ -26,6 +35,15 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+
+from kruise.core.errors import FencedError
+from kruise.core.metrics import (
+    RESULT_ERROR,
+    RESULT_REQUEUE,
+    RESULT_REQUEUE_AFTER,
+    RESULT_SUCCESS,
+    QueueMetrics,
+)
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +59,16 @@ Reconcile = Callable[[str], Awaitable[Result | None]]
 
 
 class WorkQueue:
-    """An asyncio work queue of string keys (``namespace/name``)."""
+    """An asyncio work queue of string keys (``namespace/name``).
+
+    ``name`` (the controller's, e.g. ``cloneset-controller``) labels the queue's metrics; without
+    one the queue exports none (as client-go's unnamed queues).
+    """
 
     def __init__(
         self,
         *,
+        name: str = "",
         base_delay: float = 0.005,
         max_delay: float = 1000.0,
         pace: float = 0.0,
@@ -53,23 +76,54 @@ class WorkQueue:
     ) -> None:
         self._queue: asyncio.Queue[str] = asyncio.Queue()
         self._queued: set[str] = set()
-        self._processing: set[str] = set()
+        self._processing: dict[str, float] = {}  # key -> monotonic time it was handed out
         self._dirty: set[str] = set()
         self._timers: dict[str, tuple[float, asyncio.TimerHandle]] = {}
         self._failures: dict[str, int] = {}
         self._not_before: dict[str, float] = {}
+        self._added_at: dict[str, float] = {}  # key -> monotonic time of its first add (metrics only)
         self.base_delay = base_delay
         self.max_delay = max_delay
         self.pace = pace
         self.max_pace = max_pace
+        self.name = name
+        self.metrics: QueueMetrics | None = QueueMetrics(name, self) if name else None
 
     def __len__(self) -> int:
         return len(self._queued)
 
+    # ------------------------------------------------------------------ scrape-time probes
+    def depth(self) -> int:
+        """Keys waiting to be handed out (queued, or re-added while being processed)."""
+        return len(self._queued) + len(self._dirty)
+
+    def active_workers(self) -> int:
+        """Keys being processed right now (one per busy worker)."""
+        return len(self._processing)
+
+    # the two below run in the scrape's thread: list() copies the values in one step
+    def unfinished_work_seconds(self) -> float:
+        """Seconds the keys being processed have been processed, summed."""
+        now = time.monotonic()
+        return sum(now - started for started in list(self._processing.values()))
+
+    def longest_running_processor_seconds(self) -> float:
+        """Seconds the longest-processed key has been processed (0 when idle)."""
+        started = list(self._processing.values())
+        return time.monotonic() - min(started) if started else 0.0
+
+    # ------------------------------------------------------------------ queue
     def add(self, key: str) -> None:
         """Queue ``key`` now (no-op if already queued; deferred if being processed)."""
+        self._add(key, True)
+
+    def _add(self, key: str, fresh: bool) -> None:
+        # ``fresh``: a caller's add (counted); False when done() requeues a dirty key
         if key in self._processing:
-            self._dirty.add(key)
+            if key not in self._dirty:
+                self._dirty.add(key)
+                if fresh and self.metrics is not None:
+                    self._count_add(key, self.metrics)
             return
         if key in self._queued:
             return
@@ -77,17 +131,29 @@ class WorkQueue:
         if not_before is not None:
             wait = not_before - time.monotonic()
             if wait > 0:
-                self.add_after(key, wait)
+                self._schedule(key, wait)
                 return
             del self._not_before[key]
         self._queued.add(key)
         self._queue.put_nowait(key)
+        if fresh and self.metrics is not None:
+            self._count_add(key, self.metrics)
+
+    def _count_add(self, key: str, metrics: QueueMetrics) -> None:
+        if key not in self._added_at:  # once until handed out
+            metrics.adds.inc()
+            self._added_at[key] = time.monotonic()
 
     def add_after(self, key: str, delay: float) -> None:
         """Queue ``key`` after ``delay`` seconds; an earlier pending schedule is kept."""
         if delay <= 0:
             self.add(key)
             return
+        if self.metrics is not None:
+            self.metrics.retries.inc()
+        self._schedule(key, delay)
+
+    def _schedule(self, key: str, delay: float) -> None:
         due = time.monotonic() + delay
         pending = self._timers.get(key)
         if pending is not None:
@@ -116,42 +182,69 @@ class WorkQueue:
     async def get(self) -> str:
         key = await self._queue.get()
         self._queued.discard(key)
-        self._processing.add(key)
+        now = time.monotonic()
+        self._processing[key] = now
+        if self.metrics is not None:
+            added = self._added_at.pop(key, None)
+            if added is not None:
+                self.metrics.queue_duration.observe(now - added)
         return key
 
     def done(self, key: str, elapsed: float = 0.0) -> None:
         """Mark ``key`` processed (its reconcile took ``elapsed`` seconds, for ``pace``)."""
-        self._processing.discard(key)
+        started = self._processing.pop(key, None)
+        if self.metrics is not None and started is not None:
+            self.metrics.work_duration.observe(time.monotonic() - started)
         if self.pace > 0 and elapsed > 0:
             self._not_before[key] = time.monotonic() + min(self.pace * elapsed, self.max_pace)
         if key in self._dirty:
             self._dirty.discard(key)
-            self.add(key)
+            self._add(key, False)
 
-    async def run(self, reconcile: Reconcile, *, workers: int, name: str) -> None:
+    async def run(self, reconcile: Reconcile, *, workers: int, name: str | None = None) -> None:
         """Run ``workers`` loops calling ``reconcile(key)`` until cancelled.
 
         An exception backs the key off (``add_rate_limited``); a result with
-        ``requeue_after`` schedules it again; success resets the backoff.
+        ``requeue_after`` schedules it again; success resets the backoff. Each reconcile is
+        counted by result as controller-runtime does: ``error`` (an exception), ``requeue``
+        (``requeue_after`` <= 0), ``requeue_after`` (> 0) or ``success``. ``name`` (for logs and
+        task names) defaults to the queue's; an unnamed queue takes it and starts exporting.
         """
+        if name is None:
+            name = self.name or "workqueue"
+        elif not self.name:
+            self.name, self.metrics = name, QueueMetrics(name, self)
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.set_workers(workers)
 
         async def worker(index: int) -> None:
             while True:
                 key = await self.get()
                 started = time.monotonic()
+                outcome = RESULT_SUCCESS
                 try:
                     result = await reconcile(key)
                 except asyncio.CancelledError:
+                    outcome = ""  # not a reconcile result
                     raise
+                except FencedError as err:  # the lease is gone: the runtime is about to stop us
+                    outcome = RESULT_ERROR
+                    log.info("%s: reconcile %s not written: %s", name, key, err)
                 except Exception:
+                    outcome = RESULT_ERROR
                     delay = self.add_rate_limited(key)
                     log.exception("%s: reconcile %s failed; retrying in %.3fs", name, key, delay)
                 else:
                     self.forget(key)
                     if result is not None and result.requeue_after is not None:
+                        outcome = RESULT_REQUEUE_AFTER if result.requeue_after > 0 else RESULT_REQUEUE
                         self.add_after(key, result.requeue_after)
                 finally:
-                    self.done(key, time.monotonic() - started)
+                    elapsed = time.monotonic() - started
+                    if metrics is not None and outcome:
+                        metrics.reconciled(outcome, elapsed)
+                    self.done(key, elapsed)
 
         tasks = [asyncio.create_task(worker(i), name=f"{name}-worker-{i}") for i in range(workers)]
         try:

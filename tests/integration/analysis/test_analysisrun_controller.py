@@ -12,15 +12,16 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
-import kopf
 import pytest
 
-from kruise.analysis import handlers
-from kruise.analysis.controller import AnalysisRunController, ApiRunSource, RunSource
+from kruise.analysis.controller import AnalysisRunController, ApiRunSource, CachedRunSource, RunSource
 from kruise.analysis.resources import ANALYSIS_RUNS
 from kruise.core.events import EventRecorder
+from kruise.core.informer import Informer
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import EVENTS, SECRETS
+from kruise.core.runtime import Runtime
+from kruise.core.workqueue import WorkQueue
 from tests.integration.analysis.conftest import Endpoint
 from tests.support.prometheus import PrometheusStack
 from tests.support.wait import eventually
@@ -52,14 +53,14 @@ def analysis_run(name: str, metrics: list[JSON], args: list[JSON] | None = None,
 
 
 @contextlib.asynccontextmanager
-async def controller_running(
-    kube: KubeClient, source: RunSource | None = None
-) -> AsyncIterator[AnalysisRunController]:
+async def controller_running(kube: KubeClient, source: RunSource | None = None) -> AsyncIterator[WorkQueue]:
+    """The controller's reconcile behind a work queue the test feeds by hand (no watch)."""
     recorder = EventRecorder(kube, "analysisrun-controller")
     controller = AnalysisRunController(kube, recorder, source or ApiRunSource(kube))
-    task = asyncio.create_task(controller.run())
+    queue = WorkQueue()
+    task = asyncio.create_task(queue.run(controller.reconcile, workers=2, name=controller.name))
     try:
-        yield controller
+        yield queue
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -84,7 +85,7 @@ async def run_to_completion(kube: KubeClient, namespace: str, body: JSON) -> JSO
     await kube.create(ANALYSIS_RUNS, body, namespace)
     name = body["metadata"]["name"]
     async with controller_running(kube) as controller:
-        controller.enqueue(f"{namespace}/{name}")
+        controller.add(f"{namespace}/{name}")
         run = await until_done(kube, namespace, name)
         # the terminal event follows the status write in the same reconcile: let that reconcile
         # finish before the controller is stopped (a poll can see the status first)
@@ -211,7 +212,7 @@ async def test_terminate_ends_an_indefinite_run(
         ANALYSIS_RUNS, analysis_run("forever", [prom_metric(prometheus, interval="1s")]), namespace
     )
     async with controller_running(kube) as controller:
-        controller.enqueue(f"{namespace}/forever")
+        controller.add(f"{namespace}/forever")
 
         async def measured_twice() -> bool:
             run = await kube.get(ANALYSIS_RUNS, "forever", namespace)
@@ -220,57 +221,41 @@ async def test_terminate_ends_an_indefinite_run(
 
         await eventually(measured_twice, timeout=20, what="two measurements")
         await kube.patch(ANALYSIS_RUNS, "forever", {"spec": {"terminate": True}}, namespace)
-        controller.enqueue(f"{namespace}/forever")
+        controller.add(f"{namespace}/forever")
         run = await until_done(kube, namespace, "forever")
     assert (run["status"]["phase"], run["status"]["message"]) == ("Successful", "Run Terminated")
 
 
 @pytest.fixture
-async def kopf_operator(kube: KubeClient, namespace: str) -> AsyncIterator[None]:
-    """The kopf glue of :mod:`kruise.analysis.handlers`, watching only this test's namespace."""
-    registry = kopf.OperatorRegistry()
-    settings = kopf.OperatorSettings()
-    settings.posting.enabled = False
-    settings.peering.standalone = True
-    cfg = kube.config.source
-    assert cfg is not None
-
-    @kopf.on.login(registry=registry)
-    def login(**_: Any) -> kopf.ConnectionInfo:
-        return kopf.ConnectionInfo(
-            server=kube.config.server,
-            ca_path=cfg.ssl_ca_cert,
-            certificate_path=cfg.cert_file,
-            private_key_path=cfg.key_file,
-        )
-
+async def wired_controller(kube: KubeClient, namespace: str) -> AsyncIterator[None]:
+    """The controller as the manager wires it (its spec on a runtime, runs from the informer
+    cache), with informers limited to this test's namespace."""
+    runtime = Runtime(kube, informer_factory=lambda k, res: Informer(k, res, namespace=namespace))
+    view = runtime.cache(AnalysisRunController.name)
     recorder = EventRecorder(kube, "analysisrun-controller")
-    cache = handlers.KopfAnalysisRunCache()
-    handlers.register(registry, AnalysisRunController(kube, recorder, cache), cache)
-    stop = asyncio.Event()
-    task = asyncio.create_task(
-        kopf.operator(
-            registry=registry, settings=settings, namespaces=[namespace], standalone=True, stop_flag=stop
-        )
-    )
+    controller = AnalysisRunController(kube, recorder, CachedRunSource(view))
+    runtime.add(controller.spec(), controller.reconcile, view)
+    runtime.start_informers()
+    task = asyncio.create_task(runtime.run_controllers())
     try:
         yield
     finally:
-        stop.set()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await asyncio.wait_for(task, timeout=15)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await runtime.stop()
         await recorder.flush()
 
 
-@pytest.mark.usefixtures("kopf_operator")
-async def test_the_kopf_handlers_drive_runs(
+@pytest.mark.usefixtures("wired_controller")
+async def test_the_wired_controller_drives_runs_from_its_cache(
     kube: KubeClient, namespace: str, prometheus: PrometheusStack
 ) -> None:
     await kube.create(
-        ANALYSIS_RUNS, analysis_run("via-kopf", [prom_metric(prometheus, interval="1s", count=2)]), namespace
+        ANALYSIS_RUNS, analysis_run("via-cache", [prom_metric(prometheus, interval="1s", count=2)]), namespace
     )
-    run = await until_done(kube, namespace, "via-kopf")
+    run = await until_done(kube, namespace, "via-cache")
     assert run["status"]["phase"] == "Successful"
     assert run["status"]["metricResults"][0]["count"] == 2
-    assert not (run["metadata"].get("annotations") or {}), "kopf must not write onto runs"
+    assert not (run["metadata"].get("annotations") or {}), "the controller writes nothing onto runs' metadata"
     assert not run["metadata"].get("finalizers")

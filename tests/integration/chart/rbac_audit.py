@@ -1,8 +1,9 @@
 """What the manager's code asks of the API server, read from the source, for the RBAC tests.
 
-Every ``<...>kube.<verb>(RESOURCE, ...)`` call (``KubeClient``) and every kopf watch
-(``kopf.index``/``kopf.on.event(group, version, plural)``) under the six source roots becomes a
-:class:`Request` ``(group, resource[/subresource], verb)``. Calls whose resource is a variable
+Every ``<...>kube.<verb>(RESOURCE, ...)`` call (``KubeClient``) under the six source roots becomes
+a :class:`Request` ``(group, resource[/subresource], verb)``, and so does every kind the manager's
+controllers watch or read (the informers their specs create, found by composing the manager's
+runtime exactly as ``kruise manager`` does: list and watch). Calls whose resource is a variable
 (``res``) are resolved through :data:`DYNAMIC`, which names, per call site, the expression listing
 what that variable can be; a new variable call site fails the audit until it is listed there.
 The CLI (``kruise rollout ...`` runs as the user) and the local control plane are left out.
@@ -31,13 +32,11 @@ VERBS = {
     "patch": "patch",
     "delete": "delete",
 }
-KOPF_WATCHES = {"index", "event", "create", "update", "delete", "resume", "field", "daemon", "timer"}
 
 # Call sites whose resource argument is a variable, by (path, enclosing function, variable):
 # {verb: names in that module whose values (a Resource, or a dict or list of them) are what the
 # variable can be for that verb}. None: nothing the chart can know (custom router kinds come from
-# Rollouts' customNetworkRefs: manager.extraRules; the CloneSet handlers' kopf.on.event loop
-# watches PVCs and controllerrevisions, which kopf.index calls of the same file watch too).
+# Rollouts' customNetworkRefs: manager.extraRules).
 DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     ("core/kruise/core/webhook/configuration.py", "ensure_configurations", "res"): {
         verb: ("MUTATING_WEBHOOKS", "VALIDATING_WEBHOOKS") for verb in ("get", "create", "update")
@@ -56,7 +55,6 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     },
     ("traffic/kruise/traffic/custom_router.py", "_ensure", "res"): None,
     ("traffic/kruise/traffic/custom_router.py", "_restore", "res"): None,
-    ("workloads/kruise/workloads/cloneset/handlers.py", "register", "group"): None,
 }
 # Functions the manager never runs: (path, function) -> who does.
 NOT_THE_MANAGERS = {
@@ -83,15 +81,6 @@ def _resources(value: Any) -> list[Resource]:
         return [value]
     items = value.values() if isinstance(value, dict) else value
     return [r for r in items if isinstance(r, Resource)]
-
-
-def _value(node: ast.expr, module: Any) -> Any:
-    """A literal, or a module-level name of ``module``."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return vars(module)[node.id]
-    raise ValueError(f"cannot resolve {ast.unparse(node)} in {module.__name__}")
 
 
 def _enclosing(tree: ast.AST) -> dict[ast.AST, str]:
@@ -132,19 +121,6 @@ def code_requests() -> tuple[dict[tuple[str, str, str], str], list[str]]:
                 function = owner.get(node, "")
                 if (rel, function) in NOT_THE_MANAGERS:
                     continue
-                if func.attr in KOPF_WATCHES and ast.unparse(func.value) in ("kopf", "kopf.on"):
-                    if len(node.args) < 3:
-                        continue
-                    module = module or _module(path)
-                    first = ast.unparse(node.args[0])
-                    if isinstance(node.args[0], ast.Name) and first not in vars(module):
-                        if (rel, function, first) not in DYNAMIC:
-                            unknown.append(f"{where}: kopf watch of ({first}, ...) in {function}()")
-                        continue
-                    group, _version, plural = (_value(a, module) for a in node.args[:3])
-                    add(group, plural, "list", where)
-                    add(group, plural, "watch", where)
-                    continue
                 if func.attr not in VERBS or not ast.unparse(func.value).endswith("kube") or not node.args:
                     continue
                 module = module or _module(path)
@@ -168,7 +144,22 @@ def code_requests() -> tuple[dict[tuple[str, str, str], str], list[str]]:
                 suffix = f"/{sub.value}" if isinstance(sub, ast.Constant) and sub.value else ""
                 for res in targets:
                     add(res.group, res.plural + suffix, verb, where)
+    for res in informed_resources():
+        add(res.group, res.plural, "list", "an informer (kruise.rollouts.manager.controllers)")
+        add(res.group, res.plural, "watch", "an informer (kruise.rollouts.manager.controllers)")
     return found, unknown
+
+
+def informed_resources() -> list[Resource]:
+    """The kinds the manager's informers list and watch (every feature gate on)."""
+    from kruise.core.kube import KubeClient
+    from kruise.core.kube.config import KubeConfig
+    from kruise.rollouts.manager.controllers import build_runtime
+    from kruise.rollouts.manager.options import FEATURE_GATES, ManagerOptions
+
+    opts = ManagerOptions(feature_gates={gate: True for gate in FEATURE_GATES})
+    runtime = build_runtime(KubeClient(KubeConfig(server="https://127.0.0.1:1", ssl_context=False)), opts)
+    return runtime.informers.resources()
 
 
 def allowed(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -> bool:

@@ -130,8 +130,15 @@ async def test_update_with_partition(kube: KubeClient, namespace: str) -> None:
     await _status(
         kube, namespace, {"replicas": 5, "updatedReplicas": 3, "readyReplicas": 5, "availableReplicas": 5}
     )
-    d = await kube.get(DEPLOYMENTS, "web", namespace)
-    extra = json.loads(d["metadata"]["annotations"]["rollouts.kruise.io/deployment-extra-status"])
+
+    # kube-controller-manager writes the Deployment status and the advanced Deployment controller
+    # the extra-status annotation, both on the same ReplicaSet event: either may land first
+    async def extra_status() -> JSON:
+        d = await kube.get(DEPLOYMENTS, "web", namespace)
+        extra: JSON = json.loads(d["metadata"]["annotations"]["rollouts.kruise.io/deployment-extra-status"])
+        return extra if extra.get("updatedReadyReplicas") == 3 else {}
+
+    extra = await eventually(extra_status, timeout=30, what="the extra status counts the 3 updated pods")
     assert extra == {"updatedReadyReplicas": 3, "expectedUpdatedReplicas": 3}
     await _partition(kube, namespace, "100%")
     await wait_pods(kube, namespace, {V2: 5})

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from cloneset_builders import NEW, NOW, OLD, pod, template
 
-from kruise.workloads.cloneset.inplace import (
+from kruise.workloads.cloneset.podstate import revision_labels
+from kruise.workloads.inplace import (
     GRACE_KEY,
     STATE_KEY,
     STATE_KEY_OLD,
@@ -17,7 +18,7 @@ from kruise.workloads.cloneset.inplace import (
     check_in_place_update_completed,
     parse_state,
 )
-from kruise.workloads.cloneset.inplace_apply import (
+from kruise.workloads.inplace.apply import (
     RefreshKind,
     in_place_update_pod,
     pod_patch,
@@ -245,7 +246,7 @@ def test_in_place_update_pod_patches_images_revision_and_state() -> None:
         container_images={"main": "nginx:2"},
         metadata_patch={"metadata": {"labels": {"v": "2"}}},
     )
-    after = in_place_update_pod(before, spec, NOW)
+    after = in_place_update_pod(before, spec, NOW, revision_labels=revision_labels(spec.revision))
     assert before["spec"]["containers"][0]["image"] == "nginx:1"  # input untouched
     assert after["spec"]["containers"][0]["image"] == "nginx:2"
     labels = after["metadata"]["labels"]
@@ -261,7 +262,9 @@ def test_in_place_update_pod_patches_images_revision_and_state() -> None:
 
 def test_grace_period_defers_the_image_patch() -> None:
     spec = InPlaceUpdateSpec(revision=NEW, container_images={"main": "nginx:2"}, grace_seconds=30)
-    after = in_place_update_pod(pod(OLD, image="nginx:1"), spec, NOW)
+    after = in_place_update_pod(
+        pod(OLD, image="nginx:1"), spec, NOW, revision_labels=revision_labels(spec.revision)
+    )
     assert after["spec"]["containers"][0]["image"] == "nginx:1"
     assert InPlaceUpdateSpec.from_json(after["metadata"]["annotations"][GRACE_KEY]) == spec
 
@@ -275,7 +278,7 @@ def test_grace_period_defers_the_image_patch() -> None:
 
 def test_grace_is_dropped_when_the_revision_moved_on() -> None:
     spec = InPlaceUpdateSpec(revision=NEW, container_images={"main": "nginx:2"}, grace_seconds=30)
-    after = in_place_update_pod(pod(OLD), spec, NOW)
+    after = in_place_update_pod(pod(OLD), spec, NOW, revision_labels=revision_labels(spec.revision))
     after["metadata"]["labels"]["controller-revision-hash"] = "cs-otherhash"
     decision = refresh_in_place_update(after, NOW)
     assert decision.kind == RefreshKind.DROP_GRACE and decision.pod is not None
@@ -300,7 +303,7 @@ def test_container_priorities_update_in_batches() -> None:
     barrier(before["spec"]["containers"][0], 10)
     barrier(before["spec"]["containers"][1], 5)
     spec = InPlaceUpdateSpec(revision=NEW, container_images={"main": "nginx:2", "side": "envoy:2"})
-    first = in_place_update_pod(before, spec, NOW)
+    first = in_place_update_pod(before, spec, NOW, revision_labels=revision_labels(spec.revision))
     assert [c["image"] for c in first["spec"]["containers"]] == ["nginx:2", "envoy:1"]
     state = parse_state(first)
     assert state is not None and state.next_container_images == {"side": "envoy:2"}
@@ -346,7 +349,7 @@ def test_pod_patch_carries_images_labels_and_a_resource_version_precondition() -
         container_images={"main": "nginx:2"},
         metadata_patch={"metadata": {"labels": {"drop": None}}},
     )
-    after = in_place_update_pod(before, spec, NOW)
+    after = in_place_update_pod(before, spec, NOW, revision_labels=revision_labels(spec.revision))
     patch = pod_patch(before, after)
     assert patch["spec"] == {"containers": [{"name": "main", "image": "nginx:2"}]}
     assert patch["metadata"]["resourceVersion"] == "42"

@@ -6,16 +6,18 @@ import pytest
 from cloneset_builders import NEW, NOW, OLD, cloneset, pod
 
 from kruise.workloads.cloneset.lifecycle import (
+    preparing_delete_regrets,
+)
+from kruise.workloads.lifecycle import (
     LifecycleTransition,
     delete_transition,
     is_mark_pod_not_ready,
     is_pod_all_hooked,
     is_pod_hooked,
     lifecycle_patch,
-    preparing_delete_regrets,
     refresh_transition,
 )
-from kruise.workloads.cloneset.podstate import LifecycleState
+from kruise.workloads.pods import LifecycleState
 
 HOOK = {
     "labelsHandler": {"hold": "true", "gate": "on"},

@@ -9,6 +9,7 @@ import pytest
 from cloneset_builders import NOW, cloneset, pod
 
 from kruise.workloads.cloneset.newpods import (
+    CLONESET_KIND,
     ID_ALPHABET,
     choose_instance_ids,
     free_pvc_instance_ids,
@@ -18,13 +19,13 @@ from kruise.workloads.cloneset.newpods import (
     pvc_reown_patch,
     slow_start_batches,
 )
-from kruise.workloads.cloneset.revision import new_revision
 from kruise.workloads.cloneset.status import (
     calculate_status,
     format_label_selector,
     seconds_until_available,
     status_to_write,
 )
+from kruise.workloads.revisions import new_revision
 
 
 def _with_meta(cs: dict[str, Any]) -> dict[str, Any]:
@@ -70,7 +71,7 @@ def test_new_pod_has_name_labels_gate_owner_and_claims() -> None:
         {"name": "data", "emptyDir": {}},
         {"name": "cache", "emptyDir": {}},
     ]
-    rev = new_revision(cs, 1, 0)
+    rev = new_revision(cs, 1, 0, controller=CLONESET_KIND)
     p = new_pod(cs, rev, "x7k2q", NOW)
     rev_name = rev["metadata"]["name"]
     assert p["metadata"]["name"] == "web-x7k2q"
@@ -96,10 +97,13 @@ def test_new_pod_has_name_labels_gate_owner_and_claims() -> None:
 def test_new_pod_copies_template_finalizers() -> None:
     cs = _with_meta(cloneset(1))
     cs["spec"]["template"]["metadata"]["finalizers"] = ["example.com/hold"]
-    p = new_pod(cs, new_revision(cs, 1, 0), "x7k2q", NOW)
+    p = new_pod(cs, new_revision(cs, 1, 0, controller=CLONESET_KIND), "x7k2q", NOW)
     assert p["metadata"]["finalizers"] == ["example.com/hold"]
     cs["spec"]["template"]["metadata"].pop("finalizers")
-    assert "finalizers" not in new_pod(cs, new_revision(cs, 1, 0), "x7k2q", NOW)["metadata"]
+    assert (
+        "finalizers"
+        not in new_pod(cs, new_revision(cs, 1, 0, controller=CLONESET_KIND), "x7k2q", NOW)["metadata"]
+    )
 
 
 def _claim(instance: str) -> dict[str, Any]:

@@ -6,14 +6,16 @@ import pytest
 from cloneset_builders import NEW, NOW, OLD, pod
 
 from kruise.workloads.cloneset.podstate import (
+    is_cloneset_available,
+    is_pod_update_ready,
+)
+from kruise.workloads.pods import (
     deletion_cost,
     equal_to_revision_hash,
     has_unavailable_label,
     is_active,
     is_available,
-    is_cloneset_available,
     is_pod_update,
-    is_pod_update_ready,
     is_ready,
     is_specified_delete,
     lifecycle_state,

@@ -4,7 +4,8 @@ from typing import Any
 
 from cloneset_builders import NEW, OLD, cloneset, pod, revision, template
 
-from kruise.workloads.cloneset.revision import (
+from kruise.workloads.cloneset.newpods import CLONESET_KIND
+from kruise.workloads.revisions import (
     HASH_LABEL,
     equal_revisions,
     fnv1_32,
@@ -60,7 +61,7 @@ def test_revision_name_truncates_long_parents() -> None:
 def test_new_revision_shape() -> None:
     cs = cloneset(3, tmpl=GO_TEMPLATE)
     cs["metadata"]["annotations"] = {"note": "kept"}
-    rev = new_revision(cs, 4, 0)
+    rev = new_revision(cs, 4, 0, controller=CLONESET_KIND)
     assert rev["metadata"]["name"] == "cs-7b85b7669"
     assert rev["metadata"]["labels"] == {"app": "demo", HASH_LABEL: "7b85b7669"}
     assert rev["metadata"]["annotations"] == {"note": "kept"}
@@ -87,14 +88,14 @@ def test_sort_and_next_number() -> None:
 
 
 def existing(cs: dict[str, Any], number: int) -> dict[str, Any]:
-    return new_revision(cs, number, 0)
+    return new_revision(cs, number, 0, controller=CLONESET_KIND)
 
 
 def test_plan_reuses_the_latest_equal_revision() -> None:
     cs = cloneset(3, tmpl=template("nginx:2"))
     old, latest = existing(cloneset(3, tmpl=template("nginx:1")), 1), existing(cs, 2)
     cs["status"]["currentRevision"] = old["metadata"]["name"]
-    plan = plan_revisions(cs, [latest, old])
+    plan = plan_revisions(cs, [latest, old], controller=CLONESET_KIND)
     assert (plan.action, plan.update_revision, plan.revision_number) == ("reuse", latest, 2)
     assert plan.current_revision_name == old["metadata"]["name"]
 
@@ -102,7 +103,7 @@ def test_plan_reuses_the_latest_equal_revision() -> None:
 def test_plan_bumps_an_older_equal_revision_for_a_rollback() -> None:
     cs = cloneset(3, tmpl=template("nginx:1"))
     old, latest = existing(cs, 1), existing(cloneset(3, tmpl=template("nginx:2")), 2)
-    plan = plan_revisions(cs, [old, latest])
+    plan = plan_revisions(cs, [old, latest], controller=CLONESET_KIND)
     assert (plan.action, plan.update_revision["metadata"]["name"], plan.revision_number) == (
         "bump",
         old["metadata"]["name"],
@@ -112,7 +113,7 @@ def test_plan_bumps_an_older_equal_revision_for_a_rollback() -> None:
 
 def test_plan_creates_a_new_revision_and_defaults_current_to_it() -> None:
     cs = cloneset(3, tmpl=template("nginx:3"))
-    plan = plan_revisions(cs, [existing(cloneset(3, tmpl=template("nginx:1")), 1)])
+    plan = plan_revisions(cs, [existing(cloneset(3, tmpl=template("nginx:1")), 1)], controller=CLONESET_KIND)
     assert plan.action == "create"
     assert plan.revision_number == 2
     assert plan.current_revision_name == plan.update_revision["metadata"]["name"]

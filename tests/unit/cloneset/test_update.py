@@ -8,9 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kruise.workloads.cloneset.diffs import Diffs, calculate_diffs
-from kruise.workloads.cloneset.inplace import GRACE_KEY, InPlaceUpdateSpec
-from kruise.workloads.cloneset.lifecycle import LifecycleTransition
-from kruise.workloads.cloneset.podstate import LifecycleState
 from kruise.workloads.cloneset.update import (
     PodUpdateAction,
     UpdateKind,
@@ -18,6 +15,9 @@ from kruise.workloads.cloneset.update import (
     recreate_patch,
     template_hash_label_patch,
 )
+from kruise.workloads.inplace import GRACE_KEY, InPlaceUpdateSpec
+from kruise.workloads.lifecycle import LifecycleTransition
+from kruise.workloads.pods import LifecycleState
 
 OLD_TEMPLATE = template("nginx:1")
 IMAGE_ONLY = template("nginx:2")

@@ -4,22 +4,31 @@ Every call is rate limited by a token bucket (``qps``/``burst``, as client-go's
 flowcontrol and kruise-manager's ``--kube-client-qps``/``--kube-client-burst``).
 Errors become :mod:`kruise.core.errors` exceptions; connection failures are
 :class:`~kruise.core.errors.TransientError`.
+
+Metrics as client-go's (:mod:`kruise.core.metrics`): every request and every watch counts in
+``rest_client_requests_total{code,method,host}`` (``code`` ``<error>`` without an HTTP answer);
+requests other than watches also observe ``rest_client_request_duration_seconds{verb,host}``
+from before the rate limiter to the end of the answer, as client-go measures it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
+import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import aiohttp
+import orjson
 
 from kruise.core.errors import ApiError, NotFoundError, TransientError, api_error
 from kruise.core.kube.config import KubeConfig, load_kube_config
 from kruise.core.kube.resources import Resource
+from kruise.core.metrics import REST_ERROR_CODE, RestClientMetrics
 
 JSON = dict[str, Any]
 PatchType = Literal["merge", "strategic", "json", "apply"]
@@ -30,6 +39,8 @@ _PATCH_CONTENT_TYPES = {
     "apply": "application/apply-patch+yaml",
 }
 FIELD_MANAGER = "kruise-manager"
+writes_log = logging.getLogger("kruise.core.kube.writes")
+"""Every write this client sends, at DEBUG (``sent PATCH /api/v1/...``), after the write guard."""
 
 
 @dataclass(frozen=True)
@@ -65,16 +76,27 @@ class TokenBucket:
                 self._tokens -= 1
 
 
+WriteGuard = Callable[[], None]
+"""Called right before a write (POST/PUT/PATCH/DELETE, not a dry run) is sent; raising
+(e.g. :class:`~kruise.core.errors.FencedError`) stops the write."""
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
 class KubeClient:
     """Async client for any API resource, objects as JSON dicts.
 
     Create with :meth:`from_kubeconfig` and close with :meth:`close` (or ``async with``).
+    ``write_guard`` is consulted after rate limiting and credential refresh, with no await
+    between it and handing the request to the connection, so a client fenced by the leader
+    lease cannot send a write once the fence has lapsed, however long the process was frozen.
     """
 
-    def __init__(self, config: KubeConfig) -> None:
+    def __init__(self, config: KubeConfig, *, write_guard: WriteGuard | None = None) -> None:
         self.config = config
+        self.write_guard = write_guard
         self._session: aiohttp.ClientSession | None = None
         self._bucket = TokenBucket(config.qps, config.burst)
+        self._metrics = RestClientMetrics(urlsplit(config.server).netloc or "none")
 
     @classmethod
     async def from_kubeconfig(
@@ -91,9 +113,7 @@ class KubeClient:
     def _sess(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(ssl=self.config.ssl_context, limit=200)
-            self._session = aiohttp.ClientSession(
-                base_url=self.config.server, connector=connector, json_serialize=json.dumps
-            )
+            self._session = aiohttp.ClientSession(base_url=self.config.server, connector=connector)
         return self._session
 
     async def close(self) -> None:
@@ -113,12 +133,18 @@ class KubeClient:
         timeout: float = 60.0,
     ) -> JSON:
         """One API call; returns the decoded JSON answer. Raises ApiError / TransientError."""
+        started = time.monotonic()
+        code = REST_ERROR_CODE
         await self._bucket.acquire()
         headers = dict(await self.config.refresh_headers())
         data: bytes | None = None
         if body is not None:
             headers["Content-Type"] = content_type
-            data = json.dumps(body).encode()
+            data = orjson.dumps(body)
+        if method not in _READS:
+            if self.write_guard is not None and not (params and "dryRun" in params):
+                self.write_guard()
+            writes_log.debug("sent %s %s", method, path)
         try:
             async with self._sess().request(
                 method,
@@ -128,16 +154,46 @@ class KubeClient:
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=timeout),
             ) as resp:
-                text = await resp.text()
+                code = str(resp.status)
+                raw = await resp.read()
                 if resp.status >= 400:
-                    try:
-                        status_body = json.loads(text)
-                    except ValueError:
-                        status_body = None
-                    raise api_error(resp.status, status_body, text)
-                return json.loads(text) if text else {}
+                    raise _error_of(resp.status, raw)
+                return orjson.loads(raw) if raw else {}
         except (aiohttp.ClientConnectionError, TimeoutError) as err:
             raise TransientError(f"{method} {path}: {err!r}") from err
+        finally:
+            self._metrics.observe(method, code, time.monotonic() - started)
+
+    async def stream(
+        self, path: str, params: Mapping[str, str], *, read_timeout: float
+    ) -> AsyncGenerator[bytes, None]:
+        """The body of a long-running GET (a watch) as raw chunks, as they arrive.
+
+        Rate limited like any call. An error status raises its :class:`ApiError` before the
+        first chunk; a dropped connection or ``read_timeout`` seconds without data raises
+        :class:`TransientError`. Closing the generator (or cancelling its reader) closes the
+        connection. Use with ``contextlib.aclosing``.
+        """
+        await self._bucket.acquire()
+        headers = dict(await self.config.refresh_headers())
+        answered = False
+        try:
+            async with self._sess().get(
+                path,
+                params=params,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=None, sock_read=read_timeout),
+            ) as resp:
+                answered = True
+                self._metrics.count("GET", str(resp.status))
+                if resp.status >= 400:
+                    raise _error_of(resp.status, await resp.read())
+                async for chunk in resp.content.iter_any():
+                    yield chunk
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as err:
+            if not answered:
+                self._metrics.count("GET", REST_ERROR_CODE)
+            raise TransientError(f"GET {path}: {err!r}") from err
 
     # ------------------------------------------------------------------ verbs
     async def get(
@@ -282,38 +338,31 @@ class KubeClient:
             params["labelSelector"] = label_selector
         if field_selector:
             params["fieldSelector"] = field_selector
-        await self._bucket.acquire()
-        headers = dict(await self.config.refresh_headers())
-        try:
-            async with self._sess().get(
-                res.path(namespace),
-                params=params,
-                headers=headers,
-                timeout=aiohttp.ClientTimeout(total=None, sock_read=timeout_seconds + 30),
-            ) as resp:
-                if resp.status >= 400:
-                    text = await resp.text()
-                    try:
-                        status_body = json.loads(text)
-                    except ValueError:
-                        status_body = None
-                    raise api_error(resp.status, status_body, text)
-                buf = b""
-                async for chunk in resp.content.iter_any():
-                    buf += chunk
-                    while b"\n" in buf:
-                        line, buf = buf.split(b"\n", 1)
-                        if not line.strip():
-                            continue
-                        event = json.loads(line)
-                        if event.get("type") == "ERROR":
-                            obj = event.get("object") or {}
-                            raise ApiError(
-                                int(obj.get("code") or 500),
-                                str(obj.get("reason")),
-                                str(obj.get("message")),
-                                obj,
-                            )
-                        yield WatchEvent(event["type"], event["object"])
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as err:
-            raise TransientError(f"watch {res.plural}: {err!r}") from err
+        buf = b""
+        async with contextlib.aclosing(
+            self.stream(res.path(namespace), params, read_timeout=timeout_seconds + 30)
+        ) as chunks:
+            async for chunk in chunks:
+                *lines, buf = (buf + chunk).split(b"\n")
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    event = orjson.loads(line)
+                    if event.get("type") == "ERROR":
+                        raise watch_error(event.get("object") or {})
+                    yield WatchEvent(event["type"], event["object"])
+
+
+def _error_of(status: int, raw: bytes) -> ApiError:
+    """The :class:`ApiError` for an error answer whose body is ``raw`` (a Status, or text)."""
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        body = None
+    return api_error(status, body if isinstance(body, dict) else None, raw.decode("utf-8", "replace"))
+
+
+def watch_error(status: Mapping[str, Any]) -> ApiError:
+    """The :class:`ApiError` an ERROR watch event carries (its object is a Status);
+    ``410 Gone`` becomes :class:`~kruise.core.errors.GoneError`."""
+    return api_error(int(status.get("code") or 500), dict(status))

@@ -1,5 +1,5 @@
 """Kruise Rollouts' "advanced deployment" controller: partition-style rolling of native Deployments.
 
 ``strategy`` (the annotations), ``replicasets`` and ``rolling`` are pure; ``controller`` is the
-I/O shell and ``handlers`` its kopf glue (feature gate ``AdvancedDeployment``).
+I/O shell with its wiring spec (feature gate ``AdvancedDeployment``).
 """

@@ -22,13 +22,14 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from kruise.core.cache import CacheReady, controller_ref
 from kruise.core.errors import AlreadyExistsError, ConflictError, NotFoundError
 from kruise.core.events import NORMAL, EventRecorder
 from kruise.core.expectations import ResourceVersionExpectations
+from kruise.core.informer import object_key
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import DEPLOYMENTS, REPLICASETS
-from kruise.core.workqueue import Result, WorkQueue
+from kruise.core.runtime import OWNER_UID, ControllerSpec, Watch, controller_ref, index_by_owner_uid
+from kruise.core.workqueue import Result
 from kruise.rollouts.advanceddeployment.rolling import RolloutDecision, decide_rollout, under_control
 from kruise.rollouts.advanceddeployment.strategy import DEPLOYMENT_EXTRA_STATUS_ANNOTATION
 from kruise.rollouts.rollout.podtemplate import equal_ignore_hash
@@ -62,19 +63,34 @@ class AdvancedDeploymentController:
         self.cache = cache
         self.recorder = recorder
         self.workers = workers
-        self.queue = WorkQueue()
         self.expectations = ResourceVersionExpectations(timeout=expectation_timeout)
-
-    def enqueue(self, key: str) -> None:
-        self.queue.add(key)
 
     def wants(self, deployment: Mapping[str, Any]) -> bool:
         """Whether a Deployment event concerns this controller."""
         return under_control(deployment)
 
-    async def run(self, ready: CacheReady) -> None:
-        await ready.wait()
-        await self.queue.run(self.reconcile, workers=self.workers, name="advanced-deployment")
+    def spec(self) -> ControllerSpec:
+        """Woken by partition-style Deployments and by the ReplicaSets they control."""
+
+        def deployment_keys(deployment: JSON) -> tuple[str, ...]:
+            return (object_key(deployment),) if deployment.get("metadata") and self.wants(deployment) else ()
+
+        def replicaset_keys(rs: JSON) -> tuple[str, ...]:
+            owner = controller_ref(rs, ("Deployment",))
+            if owner is None:
+                return ()
+            key = f"{rs['metadata'].get('namespace')}/{owner.get('name')}"
+            deployment = self.cache.deployment(key)
+            return (key,) if deployment is not None and self.wants(deployment) else ()
+
+        return ControllerSpec(
+            name=self.name,
+            watches=(
+                Watch(DEPLOYMENTS, deployment_keys),
+                Watch(REPLICASETS, replicaset_keys, {OWNER_UID: index_by_owner_uid}),
+            ),
+            workers=self.workers,
+        )
 
     async def reconcile(self, key: str) -> Result:
         deployment = self.cache.deployment(key)

@@ -7,27 +7,20 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import Any, Protocol
+from typing import Any
 
-from kruise.core.cache import CacheReady
 from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CLONESETS, PODS
-from kruise.core.workqueue import Result, WorkQueue
+from kruise.core.runtime import ControllerSpec, primary
+from kruise.core.workqueue import Result
 from kruise.rollouts.batchrelease.decide import decide_cloneset
-from kruise.rollouts.batchrelease.executor import ReleaseCache, WorkloadReleaser, handles
+from kruise.rollouts.batchrelease.executor import WorkloadReleaser, handles
+from kruise.rollouts.cache import PODS_BY_OWNER, ROLLOUTS_BY_WORKLOAD, RolloutsCache
 from kruise.rollouts.resources import BATCH_RELEASES
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
-
-
-class BatchReleaseCache(ReleaseCache, Protocol):
-    def batch_release(self, key: str) -> JSON | None: ...
-
-    def cloneset(self, key: str) -> JSON | None: ...
-
-    def pods_of(self, owner_uid: str) -> list[JSON]: ...
 
 
 class BatchReleaseController:
@@ -36,7 +29,7 @@ class BatchReleaseController:
     def __init__(
         self,
         kube: KubeClient,
-        cache: BatchReleaseCache,
+        cache: RolloutsCache,
         *,
         workers: int = 3,
         advanced_deployment: bool = True,
@@ -44,15 +37,22 @@ class BatchReleaseController:
         self.kube = kube
         self.cache = cache
         self.workers = workers
-        self.queue = WorkQueue()
         self.releaser = WorkloadReleaser(kube, cache, advanced_deployment=advanced_deployment)
 
-    def enqueue(self, key: str) -> None:
-        self.queue.add(key)
-
-    async def run(self, ready: CacheReady) -> None:
-        await ready.wait()
-        await self.queue.run(self.reconcile, workers=self.workers, name="batchrelease")
+    def spec(self) -> ControllerSpec:
+        """Woken by its BatchReleases and their workloads (through the Rollouts that name them:
+        a BatchRelease has its Rollout's name); reads the workloads' pods."""
+        return ControllerSpec(
+            name=self.name,
+            watches=(
+                primary(BATCH_RELEASES),
+                self.cache.watch_cloneset(),
+                self.cache.watch_deployment(),
+                self.cache.watch_replicaset(),
+            ),
+            reads=(ROLLOUTS_BY_WORKLOAD, PODS_BY_OWNER),
+            workers=self.workers,
+        )
 
     async def reconcile(self, key: str) -> Result:
         br = self.cache.batch_release(key)

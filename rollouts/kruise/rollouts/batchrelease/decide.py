@@ -62,7 +62,7 @@ from kruise.rollouts.rollout.batchplan import (
 )
 from kruise.rollouts.rollout.constants import BATCH_RELEASE_CONTROL_ANNOTATION
 from kruise.rollouts.rollout.hashing import release_plan_hash
-from kruise.workloads.cloneset.podstate import short_hash
+from kruise.workloads.pods import short_hash
 
 JSON = dict[str, Any]
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from kruise.rollouts.api.common import ROLLOUT_BATCH_ID_LABEL, ROLLOUT_ID_LABEL
 from kruise.rollouts.rollout.batchplan import IntOrStr, planned_canary
-from kruise.workloads.cloneset.podstate import short_hash
+from kruise.workloads.pods import short_hash
 
 NO_NEED_UPDATE_LABEL = "rollouts.kruise.io/no-need-update"
 """Pod label: at the rollback target before a rollback in batches started (``NoNeedUpdatePodLabel``)."""

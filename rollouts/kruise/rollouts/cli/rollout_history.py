@@ -44,7 +44,7 @@ from kruise.rollouts.cli.output import (
 from kruise.rollouts.cli.refs import BY_KIND, Ref, qualified
 from kruise.rollouts.cli.views import CHANGE_CAUSE, history_table, pod_template
 from kruise.rollouts.resources import ROLLOUTS
-from kruise.workloads.cloneset.revision import template_of_revision
+from kruise.workloads.revisions import template_of_revision
 
 JSON = dict[str, Any]
 

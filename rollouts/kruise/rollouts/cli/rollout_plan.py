@@ -24,7 +24,7 @@ from kruise.rollouts.cli.output import Targets, resolve
 from kruise.rollouts.cli.refs import Ref, RefError, only
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.steps import plan as plan_steps
-from kruise.workloads.cloneset.inplace import calculate_in_place_update_spec
+from kruise.workloads.inplace import calculate_in_place_update_spec
 
 
 def _one(ctx: typer.Context, targets: list[str] | None, res: Resource, verb: str) -> Ref:

@@ -16,35 +16,24 @@ import os
 import signal
 import socket
 import uuid
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
-import kopf
-import prometheus_client
 from aiohttp import web
 
-from kruise.analysis import handlers as analysis_handlers
-from kruise.analysis.controller import AnalysisRunController
 from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
-from kruise.core.events import EventRecorder
 from kruise.core.kube import KubeClient
 from kruise.core.leader import LeaderElectionConfig, LeaderElector
+from kruise.core.metrics import LEADER_ELECTION_STATUS
+from kruise.core.runtime import Runtime
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import ClientTarget, ensure_configurations, ensure_crd_conversion
-from kruise.rollouts.advanceddeployment import handlers as advanced_deployment_handlers
-from kruise.rollouts.advanceddeployment.controller import AdvancedDeploymentController
-from kruise.rollouts.batchrelease.controller import BatchReleaseController
+from kruise.rollouts.manager import metrics
 from kruise.rollouts.manager.certsecret import webhook_certificates
+from kruise.rollouts.manager.controllers import build_runtime
 from kruise.rollouts.manager.logformat import configure_logging
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.manager.webhooks import register_webhooks, webhook_specs
-from kruise.rollouts.rollout import handlers as rollout_handlers
-from kruise.rollouts.rollout.controller import RolloutController
 from kruise.rollouts.rollout.rollout_webhooks import CONVERT_PATH, CONVERTED_CRDS
-from kruise.rollouts.rollout.traffic import KubeTraffic
-from kruise.workloads.cloneset import handlers as cloneset_handlers
-from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
 
 log = logging.getLogger("kruise.manager")
 
@@ -82,27 +71,6 @@ def _split_addr(addr: str) -> tuple[str, int]:
     return host or "0.0.0.0", int(port)
 
 
-class NoDiffBaseStorage(kopf.DiffBaseStorage):
-    """A kopf diff-base storage that records nothing.
-
-    kopf builds an "essence" (a deep copy of the body) of every object on every watch event to
-    feed ``on.create``/``on.update`` handlers; the controllers here use only indices and
-    ``on.event`` handlers and reconcile from the cache, so that copy is pure overhead (it was
-    the largest single cost of a 500-pod scale-up). Install with
-    ``settings.persistence.diffbase_storage = NoDiffBaseStorage()``; do not combine with
-    change-detecting handlers.
-    """
-
-    def build(self, *, body: kopf.Body, extra_fields: Iterable[Any] | None = None) -> Any:
-        return None
-
-    def fetch(self, *, body: kopf.Body) -> Any:
-        return None
-
-    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: Any) -> None:
-        return None
-
-
 class Manager:
     """One kruise-manager process."""
 
@@ -112,6 +80,7 @@ class Manager:
         self.kube: KubeClient | None = None
         self.leading = asyncio.Event()
         self.stop = asyncio.Event()
+        self.metric_sources = metrics.StateSources()
 
     async def run(self) -> int:
         opts = self.options
@@ -120,6 +89,8 @@ class Manager:
         )
         runners: list[web.AppRunner] = []
         webhook = None
+        collectors = self.metric_sources.collectors()
+        metrics.register(collectors)
         try:
             cert, key, ca = await webhook_certificates(self.kube, opts, ensure_webhook_certs)
             webhook = WebhookServer(
@@ -149,9 +120,17 @@ class Manager:
                 await runner.cleanup()
             if webhook is not None:
                 await webhook.stop()
+            metrics.unregister(collectors)
             await self.kube.close()
 
     async def _lead_and_run(self) -> int:
+        """Warm the caches, wait for the lease, run the controllers while it is held.
+
+        The controllers write through their own client, fenced by the lease
+        (:class:`~kruise.core.leader.LeaseFence`): once this replica cannot prove it holds the
+        lease, no write leaves it. On losing it the controllers are cancelled first (in-flight
+        reconciles stop), and only then is the loss reported and the process exits 1.
+        """
         assert self.kube is not None
         opts = self.options
         elector: LeaderElector | None = None
@@ -162,110 +141,62 @@ class Manager:
                     opts.leader_election_namespace, opts.leader_election_name, self.identity
                 ),
             )
-            acquire = asyncio.create_task(elector.acquire())
-            stopped = asyncio.create_task(self.stop.wait())
-            await asyncio.wait({acquire, stopped}, return_when=asyncio.FIRST_COMPLETED)
-            if self.stop.is_set():
-                acquire.cancel()
+        writer = KubeClient(self.kube.config, write_guard=elector.fence.check if elector else None)
+        runtime = build_runtime(writer, opts, runtime=Runtime(self.kube))
+        runtime.start_informers()
+        leader = LEADER_ELECTION_STATUS.labels(opts.leader_election_name) if elector is not None else None
+        try:
+            if leader is not None:
+                leader.set(0)
+            if elector is not None and not await self._acquire(elector):
                 return 0
-            stopped.cancel()
-        self.leading.set()
-        log.info("%s leads; starting controllers", self.identity)
-        operator = asyncio.create_task(self._operator())
-        waiters = {operator, asyncio.create_task(self.stop.wait())}
-        if elector is not None:
-            waiters.add(asyncio.create_task(elector.hold()))
-        done, pending = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        lost = not self.stop.is_set() and operator not in done
-        for task in pending:
+            self.leading.set()
+            log.info("%s leads; starting controllers", self.identity)
+            if leader is not None:
+                leader.set(1)
+            metrics.read_informers(self.metric_sources, runtime.informers)  # state gauges: leader only
+            return await self._run_controllers(runtime, elector)
+        finally:
+            if leader is not None:
+                leader.set(0)
+            self.metric_sources.clear()
+            await runtime.stop()
+            await writer.close()
+
+    async def _acquire(self, elector: LeaderElector) -> bool:
+        """Block until leader (True) or asked to stop (False)."""
+        acquire = asyncio.create_task(elector.acquire())
+        stopped = asyncio.create_task(self.stop.wait())
+        await asyncio.wait({acquire, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        for task in (acquire, stopped):
             task.cancel()
-        for task in pending:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        return not self.stop.is_set()
+
+    async def _run_controllers(self, runtime: Runtime, elector: LeaderElector | None) -> int:
+        controllers = asyncio.create_task(runtime.run_controllers(), name="controllers")
+        stopped = asyncio.create_task(self.stop.wait())
+        lease: set[asyncio.Task[None]] = set()
         if elector is not None:
-            if lost:
-                log.error("leader election lost")
-                return 1
+            lease = {asyncio.create_task(elector.hold()), asyncio.create_task(elector.fence.lapsed())}
+        done, _ = await asyncio.wait({controllers, stopped, *lease}, return_when=asyncio.FIRST_COMPLETED)
+        lost = not self.stop.is_set() and controllers not in done
+        if controllers not in done:
+            controllers.cancel()  # in-flight reconciles end here, before anything else happens
+            with contextlib.suppress(asyncio.CancelledError):
+                await controllers
+        for task in (stopped, *lease):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if lost:
+            log.error("leader election lost; controllers stopped")
+            return 1
+        if elector is not None:
+            elector.fence.revoke()
             await elector.release()
-        if operator in done and operator.exception() is not None:
-            raise operator.exception()  # type: ignore[misc]
+        if controllers in done and not controllers.cancelled() and controllers.exception() is not None:
+            raise controllers.exception()  # type: ignore[misc]
         return 0
-
-    async def _operator(self) -> None:
-        assert self.kube is not None
-        opts = self.options
-        registry = kopf.OperatorRegistry()
-        settings = kopf.OperatorSettings()
-        settings.posting.enabled = False
-        settings.peering.standalone = True
-        settings.watching.server_timeout = 300
-        settings.persistence.diffbase_storage = NoDiffBaseStorage()
-        settings.networking.request_timeout = 60
-        cfg = self.kube.config.source
-        assert cfg is not None
-
-        @kopf.on.login(registry=registry)
-        def login(**_: Any) -> kopf.ConnectionInfo:
-            token = cfg.api_key.get("authorization") or cfg.api_key.get("BearerToken")
-            scheme = None
-            if token and " " in token:
-                scheme, token = token.split(" ", 1)
-            return kopf.ConnectionInfo(
-                server=self.kube.config.server if self.kube else str(cfg.host),
-                ca_path=cfg.ssl_ca_cert,
-                insecure=not cfg.verify_ssl,
-                certificate_path=cfg.cert_file,
-                private_key_path=cfg.key_file,
-                scheme=scheme or ("Bearer" if token else None),
-                token=token,
-            )
-
-        recorder = EventRecorder(self.kube, "cloneset-controller")
-        cache = cloneset_handlers.KopfCloneSetCache()
-        gates = opts.feature_gates
-        controller = CloneSetController(
-            self.kube,
-            recorder,
-            cache,
-            CloneSetOptions(
-                workers=opts.cloneset_workers,
-                expectation_timeout=opts.expectation_timeout,
-                short_hash_label=gates.get("CloneSetShortHash", False),
-                partition_rollback=gates.get("CloneSetPartitionRollback", False),
-                preparing_update_as_update=gates.get("PreparingUpdateAsUpdate", False),
-                exclude_preparing_delete=opts.cloneset_scaling_exclude_preparing_delete,
-            ),
-        )
-        cloneset_handlers.register(registry, controller, cache)
-        rollout_cache = rollout_handlers.KopfRolloutCache()
-        rollouts = RolloutController(
-            self.kube,
-            EventRecorder(self.kube, "rollout-controller"),
-            rollout_cache,
-            KubeTraffic(self.kube, opts.rollout_configuration_namespace),
-            workers=opts.rollout_workers,
-        )
-        batches = BatchReleaseController(
-            self.kube,
-            rollout_cache,
-            workers=opts.batchrelease_workers,
-            advanced_deployment=gates.get("AdvancedDeployment", True),
-        )
-        rollout_handlers.register(registry, rollouts, batches, rollout_cache)
-        if gates.get("AdvancedDeployment", True):
-            advanced = AdvancedDeploymentController(
-                self.kube, rollout_cache, EventRecorder(self.kube, "advanced-deployment-controller")
-            )
-            advanced_deployment_handlers.register(registry, advanced, rollout_cache)
-        analysis_cache = analysis_handlers.KopfAnalysisRunCache()
-        analysis = AnalysisRunController(
-            self.kube,
-            EventRecorder(self.kube, "analysisrun-controller"),
-            analysis_cache,
-            workers=opts.analysisrun_workers,
-        )
-        analysis_handlers.register(registry, analysis, analysis_cache)
-        await kopf.operator(registry=registry, settings=settings, clusterwide=True, standalone=True)
 
     async def _serve_probes(self) -> web.AppRunner:
         async def healthz(_: web.Request) -> web.Response:
@@ -277,11 +208,8 @@ class Manager:
         return await _start(app, self.options.health_probe_addr)
 
     async def _serve_metrics(self) -> web.AppRunner:
-        async def metrics(_: web.Request) -> web.Response:
-            return web.Response(body=prometheus_client.generate_latest(), content_type="text/plain")
-
         app = web.Application()
-        app.router.add_get("/metrics", metrics)
+        app.router.add_get("/metrics", metrics.metrics_handler(self.metric_sources))
         return await _start(app, self.options.metrics_addr)
 
 
@@ -297,7 +225,6 @@ async def _start(app: web.Application, addr: str) -> web.AppRunner:
 def run(options: ManagerOptions) -> int:
     """Run the manager until SIGTERM/SIGINT; returns the process exit code."""
     configure_logging(os.environ.get("KRUISE_LOG_LEVEL", "INFO"), options.logging_format)
-    logging.getLogger("kopf").setLevel(logging.WARNING)
 
     async def main() -> int:
         manager = Manager(options)

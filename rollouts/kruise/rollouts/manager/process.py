@@ -22,12 +22,19 @@ class ManagerProcess:
     """A kruise-manager subprocess with its own ports, certificates and log file."""
 
     def __init__(
-        self, kubeconfig: str, workdir: Path, *, extra_args: tuple[str, ...] = (), name: str = "manager"
+        self,
+        kubeconfig: str,
+        workdir: Path,
+        *,
+        extra_args: tuple[str, ...] = (),
+        name: str = "manager",
+        log_level: str | None = None,
     ):
         self.kubeconfig = kubeconfig
         self.workdir = workdir
         self.extra_args = extra_args
         self.name = name
+        self.log_level = log_level
         self.webhook_port = free_port()
         self.health_port = free_port()
         self.metrics_port = free_port()
@@ -53,7 +60,7 @@ class ManagerProcess:
     def start(self, timeout: float = 30.0) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child
-        env = {**os.environ, "KRUISE_LOG_LEVEL": os.environ.get("KRUISE_LOG_LEVEL", "INFO")}
+        env = {**os.environ, "KRUISE_LOG_LEVEL": self.log_level or os.environ.get("KRUISE_LOG_LEVEL", "INFO")}
         self.proc = subprocess.Popen(self.args(), stdout=log, stderr=subprocess.STDOUT, env=env)
         log.close()
         deadline = time.monotonic() + timeout

@@ -26,7 +26,7 @@ from kruise.core.errors import AlreadyExistsError, InvalidError, NotFoundError, 
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS
 from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
-from kruise.workloads.cloneset.revision import template_of_revision
+from kruise.workloads.revisions import template_of_revision
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]

@@ -19,15 +19,18 @@ from __future__ import annotations
 import contextlib
 import datetime
 import logging
-from typing import Any, Protocol
+from typing import Any
 
-from kruise.core.cache import CacheReady
+from kruise.analysis.resources import ANALYSIS_RUNS
 from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.events import EventRecorder
+from kruise.core.informer import object_key
 from kruise.core.kube.client import KubeClient
 from kruise.core.patches import merge_patch
-from kruise.core.workqueue import Result, WorkQueue
-from kruise.rollouts.resources import ROLLOUTS
+from kruise.core.runtime import ControllerSpec, Watch, primary
+from kruise.core.workqueue import Result
+from kruise.rollouts.cache import ROLLOUTS_BY_WORKLOAD, RUNS_READ, RolloutsCache, index_run_rollout
+from kruise.rollouts.resources import BATCH_RELEASES, ROLLOUTS
 from kruise.rollouts.rollout import analysis_effects
 from kruise.rollouts.rollout.analysis_effects import AnalysisGateError
 from kruise.rollouts.rollout.analysis_gate import has_analysis
@@ -46,22 +49,6 @@ ANALYSIS_ERROR_REASON = "AnalysisError"
 """Warning event reason when an analysis gate cannot start (its message is also ``status.message``)."""
 BLOCKED_RECHECK_SECONDS = 5.0
 """How soon a Rollout blocked by an analysis gate looks again (the missing template may appear)."""
-
-
-class RolloutCache(Protocol):
-    def rollout(self, key: str) -> JSON | None: ...
-
-    def batch_release(self, key: str) -> JSON | None: ...
-
-    def cloneset(self, key: str) -> JSON | None: ...
-
-    def deployment(self, key: str) -> JSON | None: ...
-
-    def canary_deployments(self, namespace: str, stable_name: str) -> list[JSON]: ...
-
-    def replicasets_of(self, namespace: str, owner_uid: str) -> list[JSON]: ...
-
-    def analysis_runs(self, key: str) -> list[JSON]: ...
 
 
 def batch_view(br: JSON | None) -> BatchView:
@@ -99,7 +86,7 @@ class RolloutController:
         self,
         kube: KubeClient,
         recorder: EventRecorder,
-        cache: RolloutCache,
+        cache: RolloutsCache,
         traffic: TrafficPort,
         *,
         workers: int = 3,
@@ -109,14 +96,22 @@ class RolloutController:
         self.cache = cache
         self.effects = Effects(kube, traffic)
         self.workers = workers
-        self.queue = WorkQueue()
 
-    def enqueue(self, key: str) -> None:
-        self.queue.add(key)
-
-    async def run(self, ready: CacheReady) -> None:
-        await ready.wait()
-        await self.queue.run(self.reconcile, workers=self.workers, name="rollout")
+    def spec(self) -> ControllerSpec:
+        """Woken by its Rollouts, their BatchReleases (same name), their workloads (CloneSets,
+        Deployments with their ReplicaSets and canary Deployments) and their AnalysisRuns."""
+        return ControllerSpec(
+            name=self.name,
+            watches=(
+                primary(ROLLOUTS, indexers=ROLLOUTS_BY_WORKLOAD.indexers),
+                Watch(BATCH_RELEASES, lambda br: (object_key(br),)),
+                self.cache.watch_cloneset(),
+                self.cache.watch_deployment(),
+                self.cache.watch_replicaset(),
+                Watch(ANALYSIS_RUNS, index_run_rollout, RUNS_READ.indexers),
+            ),
+            workers=self.workers,
+        )
 
     async def reconcile(self, key: str) -> Result:
         rollout = self.cache.rollout(key)

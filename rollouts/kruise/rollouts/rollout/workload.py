@@ -17,7 +17,7 @@ from typing import Any
 from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION
 from kruise.rollouts.rollout.model import WorkloadInfo
 from kruise.rollouts.rollout.rolloutid import workload_rollout_id
-from kruise.workloads.cloneset.podstate import short_hash
+from kruise.workloads.pods import short_hash
 
 
 def cloneset_info(cs: Mapping[str, Any]) -> WorkloadInfo:

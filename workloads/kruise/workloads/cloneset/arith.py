@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.workloads.cloneset.objects import KubeObject, mapping, spec
+from kruise.workloads.objects import KubeObject, mapping, spec
 
 #: ``int`` or a string such as ``"20%"`` (Kubernetes ``IntOrString``).
 IntOrPercent = int | str

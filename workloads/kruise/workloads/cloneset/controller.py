@@ -20,18 +20,24 @@ import datetime
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from kruise.core.cache import CacheReady
 from kruise.core.errors import AlreadyExistsError, ConflictError, KruiseError, NotFoundError
 from kruise.core.events import WARNING, EventRecorder
 from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
+from kruise.core.informer import Delta, EventType
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, PVCS
-from kruise.core.workqueue import Result, WorkQueue
+from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, PODS, PVCS
+from kruise.core.metrics import forget_cloneset
+from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, owned, owner_key, primary
+from kruise.core.workqueue import Result
 from kruise.workloads.cloneset.diffs import Diffs, calculate_diffs
-from kruise.workloads.cloneset.newpods import plan_pvc_cleanup, pvc_reown_patch
-from kruise.workloads.cloneset.objects import (
+from kruise.workloads.cloneset.newpods import CLONESET_KIND, plan_pvc_cleanup, pvc_reown_patch
+from kruise.workloads.cloneset.readiness import cloneset_health
+from kruise.workloads.cloneset.status import calculate_status, seconds_until_available, status_to_write
+from kruise.workloads.cloneset.sync_scale import Scaler
+from kruise.workloads.cloneset.sync_update import Updater
+from kruise.workloads.objects import (
     KubeObject,
     mapping,
     metadata,
@@ -41,39 +47,20 @@ from kruise.workloads.cloneset.objects import (
     status,
     uid,
 )
-from kruise.workloads.cloneset.podstate import is_active
-from kruise.workloads.cloneset.readiness import cloneset_health
-from kruise.workloads.cloneset.revision import (
+from kruise.workloads.pods import is_active
+from kruise.workloads.revisions import (
     equal_revisions,
     new_revision,
     plan_revisions,
     revisions_to_delete,
     sort_revisions,
 )
-from kruise.workloads.cloneset.status import calculate_status, seconds_until_available, status_to_write
-from kruise.workloads.cloneset.sync_scale import Scaler
-from kruise.workloads.cloneset.sync_update import Updater
 
 log = logging.getLogger(__name__)
 RECONCILE_PACE = 1.0
 RECONCILE_MAX_PACE = 0.5
 """A CloneSet is reconciled again no sooner than its last reconcile took (see ``WorkQueue.pace``)."""
-RECONCILE_PACE = 1.0
-RECONCILE_MAX_PACE = 0.5
-"""A CloneSet is reconciled again no sooner than its last reconcile took (see ``WorkQueue.pace``)."""
 JSON = dict[str, Any]
-
-
-class CloneSetCache(Protocol):
-    """What the controller reads from the informer cache."""
-
-    def cloneset(self, key: str) -> JSON | None: ...
-
-    def pods(self, owner_uid: str) -> list[JSON]: ...
-
-    def pvcs(self, owner_uid: str) -> list[JSON]: ...
-
-    def revisions(self, owner_uid: str) -> list[JSON]: ...
 
 
 @dataclass(frozen=True)
@@ -98,15 +85,12 @@ class CloneSetController:
     name = "cloneset-controller"
 
     def __init__(
-        self, kube: KubeClient, recorder: EventRecorder, cache: CloneSetCache, options: CloneSetOptions
+        self, kube: KubeClient, recorder: EventRecorder, cache: CacheReader, options: CloneSetOptions
     ) -> None:
         self.kube = kube
         self.recorder = recorder
         self.cache = cache
         self.options = options
-        # a reconcile walks every pod of the CloneSet and pod events come in bursts: pace each
-        # key by its own reconcile time so a 1000-pod CloneSet cannot starve the event loop
-        self.queue = WorkQueue(pace=RECONCILE_PACE, max_pace=RECONCILE_MAX_PACE)
         self.scale_expectations = ScaleExpectations(timeout=options.expectation_timeout)
         self.rv_expectations = ResourceVersionExpectations(timeout=options.expectation_timeout)
         self.scaler = Scaler(
@@ -120,8 +104,27 @@ class CloneSetController:
             kube, recorder, self.rv_expectations, short_hash_label=options.short_hash_label
         )
 
-    def enqueue(self, key: str) -> None:
-        self.queue.add(key)
+    def spec(self) -> ControllerSpec:
+        """Woken by CloneSets and the pods, PVCs and ControllerRevisions they control (indexed by
+        owner UID). A reconcile walks every pod of its CloneSet and pod events come in bursts, so
+        each key is paced by its own reconcile time: a 1000-pod CloneSet cannot starve the loop."""
+        return ControllerSpec(
+            name=self.name,
+            watches=(
+                primary(CLONESETS),
+                owned(PODS, CLONESETS, observe=self._pod_event),
+                owned(PVCS, CLONESETS),
+                owned(CONTROLLER_REVISIONS, CLONESETS),
+            ),
+            workers=self.options.workers,
+            pace=RECONCILE_PACE,
+            max_pace=RECONCILE_MAX_PACE,
+        )
+
+    def _pod_event(self, delta: Delta) -> None:
+        key = owner_key(delta.obj, CLONESETS)
+        if key is not None:
+            self.observe_pod(key, delta.obj, deleted=delta.type is EventType.DELETED)
 
     def observe_pod(self, key: str, pod: KubeObject, *, deleted: bool) -> None:
         """What the informer saw of an owned pod (upstream's pod event handler ``ObserveScale``).
@@ -135,21 +138,17 @@ class CloneSetController:
         else:
             self.scale_expectations.forget(key, ScaleAction.CREATE, name(pod))
 
-    async def run(self, ready: CacheReady) -> None:
-        """Reconcile with ``options.workers`` workers once the cache is populated."""
-        await ready.wait()
-        await self.queue.run(self.reconcile, workers=self.options.workers, name="cloneset")
-
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self, key: str) -> Result:
-        cs = self.cache.cloneset(key)
+        cs = self.cache.get(CLONESETS, key)
         if cs is None:
             self.scale_expectations.delete(key)
+            forget_cloneset(*key.split("/", 1))  # its update counters go with it
             return Result()
         if metadata(cs).get("deletionTimestamp"):
             return Result()
         owner_uid = uid(cs)
-        owned = self.cache.pods(owner_uid)
+        owned = self.cache.by_index(PODS, OWNER_UID, owner_uid)
         present = {name(p): p for p in owned}
         satisfaction = self.scale_expectations.check(
             key, lambda n: n in present and not metadata(present[n]).get("deletionTimestamp")
@@ -158,12 +157,14 @@ class CloneSetController:
             log.debug("%s: waiting for %s", key, satisfaction)
             return Result(requeue_after=min(5.0, self.scale_expectations.timeout - satisfaction.waited))
         pods = [p for p in owned if is_active(p)]
-        revisions = sort_revisions(self.cache.revisions(owner_uid))
+        revisions = sort_revisions(self.cache.by_index(CONTROLLER_REVISIONS, OWNER_UID, owner_uid))
         for obj in (*pods, *revisions):  # patched pods and bumped revisions must show in the cache
             if not self.rv_expectations.check(uid(obj), metadata(obj).get("resourceVersion")):
                 return Result(requeue_after=1.0)
         pvcs: list[KubeObject] = [
-            c for c in self.cache.pvcs(owner_uid) if not metadata(c).get("deletionTimestamp")
+            c
+            for c in self.cache.by_index(PVCS, OWNER_UID, owner_uid)
+            if not metadata(c).get("deletionTimestamp")
         ]
         if mapping(spec(cs).get("scaleStrategy")).get("disablePVCReuse"):
             pvcs = await self._cleanup_pvcs(cs, owned, pvcs)
@@ -171,7 +172,7 @@ class CloneSetController:
         update_rev, collision = await self._ensure_update_revision(cs, revisions)
         if update_rev is None:
             return Result(requeue_after=0.5)
-        plan = plan_revisions(cs, revisions)
+        plan = plan_revisions(cs, revisions, controller=CLONESET_KIND)
         current_name = plan.current_revision_name if revisions else name(update_rev)
         by_name = {name(r): r for r in revisions}
         by_name.setdefault(name(update_rev), update_rev)
@@ -258,7 +259,7 @@ class CloneSetController:
         self, cs: KubeObject, revisions: Sequence[KubeObject]
     ) -> tuple[JSON | None, int]:
         """The update revision (created or bumped if needed) and the collision count used."""
-        plan = plan_revisions(cs, revisions)
+        plan = plan_revisions(cs, revisions, controller=CLONESET_KIND)
         collision = plan.collision_count
         if plan.action == "reuse":
             return dict(plan.update_revision), collision
@@ -275,7 +276,7 @@ class CloneSetController:
                     return existing, collision
                 collision += 1  # a different revision holds the name: hash again
                 await self._patch_status(cs, {"collisionCount": collision})
-                candidate = new_revision(cs, plan.revision_number, collision)
+                candidate = new_revision(cs, plan.revision_number, collision, controller=CLONESET_KIND)
         return None, collision
 
     async def _bump_revision(self, revision: KubeObject, number: int) -> JSON:

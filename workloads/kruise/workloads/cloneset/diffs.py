@@ -17,11 +17,13 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 
 from kruise.workloads.cloneset.arith import strategy_numbers
-from kruise.workloads.cloneset.objects import KubeObject, labels, mapping, name, sequence, spec
 from kruise.workloads.cloneset.podstate import (
     SCALING_EXCLUDE_PREPARING_DELETE_LABEL,
-    LifecycleState,
     is_cloneset_available,
+)
+from kruise.workloads.objects import KubeObject, labels, mapping, name, sequence, spec
+from kruise.workloads.pods import (
+    LifecycleState,
     is_pod_update,
     is_specified_delete,
     lifecycle_state,

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kruise.workloads.cloneset.objects import (
+from kruise.workloads.cloneset.podstate import INSTANCE_ID_LABEL, revision_labels
+from kruise.workloads.objects import (
     KubeObject,
     format_time,
     mapping,
@@ -38,18 +39,14 @@ from kruise.workloads.cloneset.objects import (
     spec,
     uid,
 )
-from kruise.workloads.cloneset.podstate import (
+from kruise.workloads.pods import (
     IN_PLACE_UPDATE_READY,
-    INSTANCE_ID_LABEL,
     LIFECYCLE_STATE_LABEL,
     LIFECYCLE_TIMESTAMP_ANNOTATION,
-    POD_TEMPLATE_HASH_LABEL,
-    REVISION_HASH_LABEL,
     LifecycleState,
     is_active,
-    short_hash,
 )
-from kruise.workloads.cloneset.revision import template_of_revision
+from kruise.workloads.revisions import ControllerKind, template_of_revision
 
 #: k8s.io/apimachinery/pkg/util/rand alphabet (no vowels, no confusable digits).
 ID_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -62,16 +59,12 @@ def random_id(rng: Callable[[Sequence[str]], str] = random.choice) -> str:
     return "".join(rng(ID_ALPHABET) for _ in range(ID_LENGTH))
 
 
+CLONESET_KIND = ControllerKind(CLONESET_API_VERSION, "CloneSet")
+
+
 def owner_reference(cloneset: KubeObject) -> dict[str, Any]:
     """The controller ownerReference pointing at ``cloneset``."""
-    return {
-        "apiVersion": str(cloneset.get("apiVersion") or CLONESET_API_VERSION),
-        "kind": "CloneSet",
-        "name": name(cloneset),
-        "uid": uid(cloneset),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    return CLONESET_KIND.reference(cloneset)
 
 
 def pvc_name(vct_name: str, cloneset_name: str, instance_id: str) -> str:
@@ -156,8 +149,7 @@ def new_pod(
     revision_name = name(revision)
     labels: dict[str, Any] = {
         **dict(mapping(template_meta.get("labels"))),
-        REVISION_HASH_LABEL: short_hash(revision_name) if short_hash_label else revision_name,
-        POD_TEMPLATE_HASH_LABEL: short_hash(revision_name),
+        **revision_labels(revision_name, short_hash_label=short_hash_label),
         INSTANCE_ID_LABEL: instance_id,
         LIFECYCLE_STATE_LABEL: str(LifecycleState.PREPARING_NORMAL),
     }

@@ -26,7 +26,7 @@ from typing import Any
 
 from kruise.core.kstatus import Health
 from kruise.workloads.cloneset.arith import strategy_numbers
-from kruise.workloads.cloneset.objects import KubeObject, mapping, sequence, spec, status
+from kruise.workloads.objects import KubeObject, mapping, sequence, spec, status
 
 DEADLINE_EXCEEDED = "ProgressDeadlineExceeded"
 

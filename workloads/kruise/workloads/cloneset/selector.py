@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kruise.workloads.cloneset.objects import mapping, sequence
+from kruise.workloads.objects import mapping, sequence
 
 
 class SelectorError(ValueError):

@@ -21,7 +21,11 @@ from datetime import datetime
 from typing import Any
 
 from kruise.workloads.cloneset.diffs import Diffs
-from kruise.workloads.cloneset.objects import (
+from kruise.workloads.cloneset.podstate import (
+    is_cloneset_available,
+)
+from kruise.workloads.cloneset.priority import priority_sort, scatter_sort
+from kruise.workloads.objects import (
     KubeObject,
     creation_time,
     mapping,
@@ -30,14 +34,13 @@ from kruise.workloads.cloneset.objects import (
     sequence,
     uid,
 )
-from kruise.workloads.cloneset.podstate import (
+from kruise.workloads.pods import (
     PHASE_PENDING,
     PHASE_RUNNING,
     PHASE_UNKNOWN,
     LifecycleState,
     deletion_cost,
     equal_to_revision_hash,
-    is_cloneset_available,
     is_ready,
     lifecycle_state,
     max_container_restarts,
@@ -45,7 +48,6 @@ from kruise.workloads.cloneset.podstate import (
     phase,
     ready_time,
 )
-from kruise.workloads.cloneset.priority import priority_sort, scatter_sort
 
 _PHASE_ORDINAL = {PHASE_PENDING: 0, PHASE_UNKNOWN: 1, PHASE_RUNNING: 2}
 Ranker = Callable[[KubeObject], float]
@@ -205,7 +207,7 @@ def sort_for_scale_in(
 
     Uses the spread-constraint ranker when ``topology_keys`` is non-empty (nodes looked up in
     ``node_labels``), else the same-node ranker; availability is the CloneSet's
-    (:func:`~kruise.workloads.cloneset.podstate.is_cloneset_available` with ``min_ready_seconds``).
+    (:func:`~kruise.workloads.pods.is_cloneset_available` with ``min_ready_seconds``).
     """
     if topology_keys:
         ranker = spread_constraints_ranker(pods, topology_keys, node_labels or {})

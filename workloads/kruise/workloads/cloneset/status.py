@@ -25,7 +25,11 @@ from typing import Any
 
 from kruise.core.kstatus import KSTATUS_TYPES, Health, kstatus_changed, with_kstatus
 from kruise.workloads.cloneset.arith import strategy_numbers
-from kruise.workloads.cloneset.objects import (
+from kruise.workloads.cloneset.podstate import (
+    is_cloneset_available,
+    is_pod_update_ready,
+)
+from kruise.workloads.objects import (
     KubeObject,
     as_utc,
     format_time,
@@ -34,10 +38,8 @@ from kruise.workloads.cloneset.objects import (
     sequence,
     spec,
 )
-from kruise.workloads.cloneset.podstate import (
+from kruise.workloads.pods import (
     equal_to_revision_hash,
-    is_cloneset_available,
-    is_pod_update_ready,
     ready_time,
 )
 

@@ -33,11 +33,7 @@ from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, S
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS, PVCS
 from kruise.workloads.cloneset.diffs import Diffs, is_specified_delete_in
-from kruise.workloads.cloneset.inplace_apply import RefreshKind, refresh_in_place_update
 from kruise.workloads.cloneset.lifecycle import (
-    LifecycleTransition,
-    delete_transition,
-    lifecycle_patch,
     preparing_delete_regrets,
 )
 from kruise.workloads.cloneset.newpods import (
@@ -49,15 +45,23 @@ from kruise.workloads.cloneset.newpods import (
     pvcs_of_instance,
     slow_start_batches,
 )
-from kruise.workloads.cloneset.objects import KubeObject, mapping, name, namespace, spec
 from kruise.workloads.cloneset.podstate import (
-    LifecycleState,
-    equal_to_revision_hash,
     is_cloneset_available,
-    lifecycle_state,
 )
 from kruise.workloads.cloneset.sorting import choose_pods_to_delete, topology_keys_of
 from kruise.workloads.cloneset.sync_update import mark_ready_patch, patch_pod_status
+from kruise.workloads.inplace.apply import RefreshKind, refresh_in_place_update
+from kruise.workloads.lifecycle import (
+    LifecycleTransition,
+    delete_transition,
+    lifecycle_patch,
+)
+from kruise.workloads.objects import KubeObject, mapping, name, namespace, spec
+from kruise.workloads.pods import (
+    LifecycleState,
+    equal_to_revision_hash,
+    lifecycle_state,
+)
 
 log = logging.getLogger(__name__)
 

@@ -25,18 +25,12 @@ from kruise.core.expectations import ResourceVersionExpectations
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS
 from kruise.workloads.cloneset.diffs import Diffs
-from kruise.workloads.cloneset.inplace import InPlaceUpdateSpec
-from kruise.workloads.cloneset.inplace_apply import (
-    RefreshKind,
-    has_in_place_readiness_gate,
-    in_place_update_pod,
-    pod_patch,
-    refresh_in_place_update,
-    start_in_place_update_condition,
+from kruise.workloads.cloneset.metrics import (
+    count_in_place_update,
+    count_recreate,
+    observe_in_place_completed,
 )
-from kruise.workloads.cloneset.inplace_state import check_in_place_update_completed
-from kruise.workloads.cloneset.lifecycle import lifecycle_patch, refresh_transition
-from kruise.workloads.cloneset.objects import KubeObject, mapping, name, namespace, spec, uid
+from kruise.workloads.cloneset.podstate import revision_labels
 from kruise.workloads.cloneset.update import (
     PodUpdateAction,
     UpdateKind,
@@ -44,6 +38,18 @@ from kruise.workloads.cloneset.update import (
     recreate_patch,
     template_hash_label_patch,
 )
+from kruise.workloads.inplace import InPlaceUpdateSpec
+from kruise.workloads.inplace.apply import (
+    RefreshKind,
+    has_in_place_readiness_gate,
+    in_place_update_pod,
+    pod_patch,
+    refresh_in_place_update,
+    start_in_place_update_condition,
+)
+from kruise.workloads.inplace.state import check_in_place_update_completed
+from kruise.workloads.lifecycle import lifecycle_patch, refresh_transition
+from kruise.workloads.objects import KubeObject, mapping, name, namespace, spec, uid
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +97,8 @@ class Updater:
                 await self._patch(pod, pod_patch(pod, decision.pod), out)
                 return
             elif decision.kind == RefreshKind.MARK_READY and decision.condition is not None:
-                await self._patch_status(pod, mark_ready_patch(decision.condition), out)
+                if await self._patch_status(pod, mark_ready_patch(decision.condition), out) is not None:
+                    observe_in_place_completed(pod, now)
             elif decision.kind == RefreshKind.ERROR:
                 out.errors.append(str(decision.error))
             transition = refresh_transition(
@@ -132,6 +139,7 @@ class Updater:
             elif action.kind == UpdateKind.RECREATE:
                 target = action.target_revision
                 if await self._patch(pod, recreate_patch(), out):
+                    count_recreate(cs)
                     self.recorder.event(
                         cs,
                         NORMAL,
@@ -155,6 +163,7 @@ class Updater:
                     pod = {**pod, "metadata": {**mapping(pod.get("metadata")), "resourceVersion": rv}}
                 target = action.target_revision
                 if await self._patch_in_place(pod, action.spec, now, out):
+                    count_in_place_update(cs)
                     self.recorder.event(
                         cs,
                         NORMAL,
@@ -191,7 +200,8 @@ class Updater:
         """
         current: KubeObject = pod
         for attempt in range(5):
-            target = in_place_update_pod(current, update_spec, now, short_hash_label=self.short_hash_label)
+            labels = revision_labels(update_spec.revision, short_hash_label=self.short_hash_label)
+            target = in_place_update_pod(current, update_spec, now, revision_labels=labels)
             try:
                 result = await self.kube.patch(
                     PODS, name(pod), pod_patch(current, target), namespace(pod), patch_type="strategic"

@@ -18,14 +18,15 @@ from enum import StrEnum
 from typing import Any
 
 from kruise.workloads.cloneset.diffs import Diffs
-from kruise.workloads.cloneset.inplace import (
+from kruise.workloads.cloneset.sorting import limit_update_indexes, sort_for_update
+from kruise.workloads.inplace import (
     InPlaceUpdateSpec,
     calculate_in_place_update_spec,
     grace_annotation,
 )
-from kruise.workloads.cloneset.lifecycle import LifecycleTransition, hook_of, is_pod_hooked
-from kruise.workloads.cloneset.objects import KubeObject, labels, mapping, name, spec
-from kruise.workloads.cloneset.podstate import (
+from kruise.workloads.lifecycle import LifecycleTransition, hook_of, is_pod_hooked
+from kruise.workloads.objects import KubeObject, labels, mapping, name, spec
+from kruise.workloads.pods import (
     POD_TEMPLATE_HASH_LABEL,
     SPECIFIED_DELETE_LABEL,
     LifecycleState,
@@ -34,8 +35,7 @@ from kruise.workloads.cloneset.podstate import (
     revision_hash,
     short_hash,
 )
-from kruise.workloads.cloneset.revision import template_of_revision
-from kruise.workloads.cloneset.sorting import limit_update_indexes, sort_for_update
+from kruise.workloads.revisions import template_of_revision
 
 RECREATE = "ReCreate"
 IN_PLACE_IF_POSSIBLE = "InPlaceIfPossible"
@@ -60,9 +60,9 @@ class PodUpdateAction:
         kind: see :class:`UpdateKind`.
         target_revision: the revision name the pod moves to.
         spec: the in-place spec (``IN_PLACE``); write it with
-            :func:`~kruise.workloads.cloneset.inplace_apply.in_place_update_pod`.
+            :func:`~kruise.workloads.inplace.apply.in_place_update_pod`.
         transition: the lifecycle patch (``LIFECYCLE``); build it with
-            :func:`~kruise.workloads.cloneset.lifecycle.lifecycle_patch`.
+            :func:`~kruise.workloads.lifecycle.lifecycle_patch`.
         error: the upstream error text (``ERROR``).
     """
 

@@ -14,8 +14,8 @@ Not mirrored (documented deviations):
 * adding a whole ``labels``/``annotations`` map (upstream panics on that op path) is treated
   key by key;
 
-The annotation shapes and the completion check live in :mod:`.inplace_state` and are
-re-exported here, so ``inplace`` is the one import for the in-place engine.
+The annotation shapes and the completion check live in :mod:`.state`; the package re-exports
+both, so ``kruise.workloads.inplace`` is the one import for the in-place engine.
 """
 
 from __future__ import annotations
@@ -28,39 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.core.patches import merge_patch
-from kruise.workloads.cloneset.inplace_state import (
-    GRACE_KEY,
-    GRACE_KEY_OLD,
-    RUNTIME_CONTAINERS_META_KEY,
-    STATE_KEY,
-    STATE_KEY_OLD,
-    HashCheck,
-    InPlaceUpdateState,
-    check_in_place_update_completed,
-    containers_update_completed,
-    grace_annotation,
-    parse_state,
-    state_annotation,
-)
-from kruise.workloads.cloneset.objects import mapping, sequence, spec
-
-__all__ = [
-    "GRACE_KEY",
-    "GRACE_KEY_OLD",
-    "RUNTIME_CONTAINERS_META_KEY",
-    "STATE_KEY",
-    "STATE_KEY_OLD",
-    "HashCheck",
-    "InPlaceUpdateSpec",
-    "InPlaceUpdateState",
-    "calculate_in_place_update_spec",
-    "check_in_place_update_completed",
-    "containers_update_completed",
-    "grace_annotation",
-    "merge_patch",
-    "parse_state",
-    "state_annotation",
-]
+from kruise.workloads.objects import mapping, sequence, spec
 
 _IMAGE_PATH = re.compile(r"/spec/containers/([0-9]+)/image")
 _Op = tuple[str, str, Any]

@@ -14,35 +14,33 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from kruise.workloads.cloneset.inplace import (
+from kruise.core.patches import merge_patch
+from kruise.workloads.inplace.spec import InPlaceUpdateSpec
+from kruise.workloads.inplace.state import (
     GRACE_KEY,
     GRACE_KEY_OLD,
     STATE_KEY,
     STATE_KEY_OLD,
-    InPlaceUpdateSpec,
     InPlaceUpdateState,
     containers_update_completed,
     grace_annotation,
-    merge_patch,
     state_annotation,
 )
-from kruise.workloads.cloneset.objects import KubeObject, as_utc, format_time, mapping, sequence, spec
-from kruise.workloads.cloneset.podstate import (
+from kruise.workloads.objects import KubeObject, as_utc, format_time, mapping, sequence, spec
+from kruise.workloads.pods import (
     IN_PLACE_UPDATE_READY,
     LIFECYCLE_STATE_LABEL,
     LIFECYCLE_TIMESTAMP_ANNOTATION,
-    POD_TEMPLATE_HASH_LABEL,
-    REVISION_HASH_LABEL,
     LifecycleState,
     container_status,
     equal_to_revision_hash,
     get_condition,
-    short_hash,
 )
 
 BARRIER_ENV = "KRUISE_CONTAINER_BARRIER"
@@ -191,20 +189,23 @@ def has_in_place_readiness_gate(pod: KubeObject) -> bool:
 
 
 def in_place_update_pod(
-    pod: KubeObject, update_spec: InPlaceUpdateSpec, now: datetime, *, short_hash_label: bool = False
+    pod: KubeObject,
+    update_spec: InPlaceUpdateSpec,
+    now: datetime,
+    *,
+    revision_labels: Mapping[str, str],
 ) -> dict[str, Any]:
     """The pod to write for an in-place update to ``update_spec.revision`` (``updatePodInPlace``).
 
-    Writes the revision labels (``controller-revision-hash`` = full revision name, or the short
-    hash with gate ``CloneSetShortHash``; ``pod-template-hash`` = short hash), lifecycle
-    ``Updating`` with its timestamp, a fresh state annotation; then either applies the spec now
-    (``grace_seconds <= 0``) or stores it in the grace annotation.
+    Writes ``revision_labels`` (the workload's ``WriteRevisionHash``: a CloneSet writes
+    ``controller-revision-hash`` and ``pod-template-hash``, an Advanced StatefulSet only the
+    former), lifecycle ``Updating`` with its timestamp, a fresh state annotation; then either
+    applies the spec now (``grace_seconds <= 0``) or stores it in the grace annotation.
     """
     new_pod: dict[str, Any] = copy.deepcopy(dict(pod))
     pod_labels, pod_annotations = _meta(new_pod, "labels"), _meta(new_pod, "annotations")
     revision = update_spec.revision
-    pod_labels[REVISION_HASH_LABEL] = short_hash(revision) if short_hash_label else revision
-    pod_labels[POD_TEMPLATE_HASH_LABEL] = short_hash(revision)
+    pod_labels.update(revision_labels)
     pod_labels[LIFECYCLE_STATE_LABEL] = str(LifecycleState.UPDATING)
     pod_annotations[LIFECYCLE_TIMESTAMP_ANNOTATION] = format_time(now)
     state = InPlaceUpdateState(

@@ -1,7 +1,12 @@
-"""ControllerRevisions of a CloneSet: data, hash names, equality, rollbacks and history limits.
+"""ControllerRevisions of a workload: data, hash names, equality, rollbacks and history limits.
+
+CloneSet and Advanced StatefulSet record their templates the same way (upstream's CloneSet
+``revision`` package and the StatefulSet's ``getPatch``/``newRevision``, both on
+``k8s.io/kubernetes/pkg/controller/history``); the owner kind is passed in as a
+:class:`ControllerKind`.
 
 Revision data is the strategic-merge patch ``{"spec":{"template":{..., "$patch":"replace"}}}``
-(``SetRevisionTemplate``). Its name is ``<cloneset>-<hash>`` with upstream
+(``SetRevisionTemplate`` / ``getPatch``). Its name is ``<owner>-<hash>`` with upstream
 ``history.HashControllerRevision``: **FNV-1** 32-bit (Go ``fnv.New32``, not FNV-1a) over the
 JSON bytes, then the decimal collision count if given, printed in decimal and mapped through
 ``rand.SafeEncodeString`` (alphabet ``bcdfghjklmnpqrstvwxz2456789``).
@@ -11,7 +16,7 @@ typed ``PodTemplateSpec`` (which adds zero values such as ``"creationTimestamp":
 ``"resources":{}``). Here the template dict is marshalled as given, Go-style (sorted keys, no
 spaces, ``<``/``>``/``&``/U+2028/U+2029 escaped), so names match upstream when the dict already
 has that canonical shape (for example, a template as stored by the defaulting webhook).
-The ``kruise.io/cloneset-volumeclaimtemplate-hash`` annotation is not computed here.
+The CloneSet's ``kruise.io/cloneset-volumeclaimtemplate-hash`` annotation is not computed here.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.workloads.cloneset.objects import (
+from kruise.workloads.objects import (
     KubeObject,
     annotations_of,
     creation_time,
@@ -33,12 +38,11 @@ from kruise.workloads.cloneset.objects import (
     status,
     uid,
 )
-from kruise.workloads.cloneset.podstate import revision_hash
+from kruise.workloads.pods import revision_hash
 
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 HASH_LABEL = "controller.kubernetes.io/hash"
 DEFAULT_HISTORY_LIMIT = 10
-CLONESET_API_VERSION = "apps.kruise.io/v1alpha1"
 
 _FNV32_OFFSET = 0x811C9DC5
 _FNV32_PRIME = 0x01000193
@@ -97,32 +101,46 @@ def revision_name(parent_name: str, hash_value: str) -> str:
     return f"{parent_name[:223]}-{hash_value}"
 
 
-def new_revision(cloneset: KubeObject, revision_number: int, collision_count: int | None) -> dict[str, Any]:
-    """The ControllerRevision dict for the CloneSet's current template (``NewRevision``).
+@dataclass(frozen=True)
+class ControllerKind:
+    """The kind that owns pods and revisions (upstream's ``controllerKind``), e.g.
+    ``ControllerKind("apps.kruise.io/v1beta1", "StatefulSet")``."""
+
+    api_version: str
+    kind: str
+
+    def reference(self, owner: KubeObject) -> dict[str, Any]:
+        """The controller ``ownerReference`` to ``owner`` (``metav1.NewControllerRef``)."""
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "name": name(owner),
+            "uid": uid(owner),
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+
+
+def new_revision(
+    owner: KubeObject, revision_number: int, collision_count: int | None, *, controller: ControllerKind
+) -> dict[str, Any]:
+    """The ControllerRevision dict for ``owner``'s current template (``NewRevision``).
 
     Labels are the template labels plus ``controller.kubernetes.io/hash``; annotations are
-    the CloneSet's; the owner reference is the CloneSet as controller.
+    the owner's; the owner reference is ``owner`` as ``controller``.
     """
-    template = mapping(spec(cloneset).get("template"))
+    template = mapping(spec(owner).get("template"))
     data = revision_data(template)
     hash_value = hash_revision_data(data, collision_count)
-    owner = {
-        "apiVersion": str(cloneset.get("apiVersion") or CLONESET_API_VERSION),
-        "kind": "CloneSet",
-        "name": name(cloneset),
-        "uid": uid(cloneset),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
     return {
         "apiVersion": "apps/v1",
         "kind": "ControllerRevision",
         "metadata": {
-            "name": revision_name(name(cloneset), hash_value),
-            "namespace": namespace(cloneset),
+            "name": revision_name(name(owner), hash_value),
+            "namespace": namespace(owner),
             "labels": {**mapping(mapping(template.get("metadata")).get("labels")), HASH_LABEL: hash_value},
-            "annotations": dict(annotations_of(cloneset)),
-            "ownerReferences": [owner],
+            "annotations": dict(annotations_of(owner)),
+            "ownerReferences": [controller.reference(owner)],
         },
         "data": data,
         "revision": revision_number,
@@ -190,12 +208,15 @@ class RevisionPlan:
     collision_count: int
 
 
-def plan_revisions(cloneset: KubeObject, revisions: Sequence[KubeObject]) -> RevisionPlan:
-    """Choose the update and current revisions from the sorted ``revisions`` (``getActiveRevisions``)."""
+def plan_revisions(
+    owner: KubeObject, revisions: Sequence[KubeObject], *, controller: ControllerKind
+) -> RevisionPlan:
+    """Choose the update and current revisions from ``revisions`` (CloneSet ``getActiveRevisions``,
+    StatefulSet ``getStatefulSetRevisions``)."""
     ordered = sort_revisions(revisions)
-    collision = int(status(cloneset).get("collisionCount") or 0)
+    collision = int(status(owner).get("collisionCount") or 0)
     number = next_revision_number(ordered)
-    candidate = new_revision(cloneset, number, collision)
+    candidate = new_revision(owner, number, collision, controller=controller)
     equal = [r for r in ordered if equal_revisions(r, candidate)]
     if equal and equal_revisions(ordered[-1], equal[-1]):
         action, update = "reuse", ordered[-1]
@@ -204,7 +225,7 @@ def plan_revisions(cloneset: KubeObject, revisions: Sequence[KubeObject]) -> Rev
         action, update = "bump", equal[-1]
     else:
         action, update = "create", candidate
-    wanted = str(status(cloneset).get("currentRevision") or "")
+    wanted = str(status(owner).get("currentRevision") or "")
     current = next((name(r) for r in ordered if name(r) == wanted and wanted), name(update))
     return RevisionPlan(action, update, number, current, collision)
 
@@ -215,7 +236,7 @@ def pods_revisions(pods: Iterable[KubeObject]) -> set[str]:
 
 
 def revisions_to_delete(
-    cloneset: KubeObject,
+    owner: KubeObject,
     pods: Iterable[KubeObject],
     sorted_revisions: Sequence[KubeObject],
     current_revision: str,
@@ -229,7 +250,7 @@ def revisions_to_delete(
     """
     live = pods_revisions(pods) | {current_revision, update_revision}
     history = [r for r in sorted_revisions if name(r) not in live]
-    raw_limit = spec(cloneset).get("revisionHistoryLimit")
+    raw_limit = spec(owner).get("revisionHistoryLimit")
     limit = DEFAULT_HISTORY_LIMIT if raw_limit is None else int(raw_limit)
     if len(history) <= limit:
         return []

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kruise.workloads.cloneset.objects import (
+from kruise.workloads.objects import (
     KubeObject,
     annotations_of,
     format_time,

@@ -1,0 +1,17 @@
+"""Shared list+watch caches for the busy kinds (pods first): see :mod:`.informer`, :mod:`.store`."""
+
+from kruise.core.informer.informer import Backoff, Handler, Informer, InformerStats, strip_managed_fields
+from kruise.core.informer.store import Delta, EventType, Indexer, Store, object_key
+
+__all__ = [
+    "Backoff",
+    "Delta",
+    "EventType",
+    "Handler",
+    "Indexer",
+    "Informer",
+    "InformerStats",
+    "Store",
+    "object_key",
+    "strip_managed_fields",
+]

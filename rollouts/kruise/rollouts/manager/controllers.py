@@ -1,0 +1,80 @@
+"""The manager's controllers, composed on one :class:`~kruise.core.runtime.Runtime`.
+
+Every controller is wired the same way: a scoped cache view from the runtime, the controller
+built over it, and ``runtime.add(controller.spec(), controller.reconcile, view)``. The shared
+informers (one per kind: pods, CloneSets, Deployments, ...) start with the process; the
+controllers run only while this replica holds the leader lease (see ``app.py``).
+"""
+
+from __future__ import annotations
+
+from kruise.analysis.controller import AnalysisRunController, CachedRunSource
+from kruise.core.events import EventRecorder
+from kruise.core.kube import KubeClient
+from kruise.core.runtime import Runtime
+from kruise.rollouts.advanceddeployment.controller import AdvancedDeploymentController
+from kruise.rollouts.batchrelease.controller import BatchReleaseController
+from kruise.rollouts.cache import RolloutsCache
+from kruise.rollouts.manager.options import ManagerOptions
+from kruise.rollouts.rollout.controller import RolloutController
+from kruise.rollouts.rollout.traffic import KubeTraffic
+from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
+
+
+def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | None = None) -> Runtime:
+    """Every controller of the manager on ``runtime`` (a new one by default); ``kube`` is the
+    client they write with (fenced by the leader lease in the manager)."""
+    runtime = runtime or Runtime(kube)
+    gates = opts.feature_gates
+
+    view = runtime.cache(CloneSetController.name)
+    cloneset = CloneSetController(
+        kube,
+        EventRecorder(kube, CloneSetController.name),
+        view,
+        CloneSetOptions(
+            workers=opts.cloneset_workers,
+            expectation_timeout=opts.expectation_timeout,
+            short_hash_label=gates.get("CloneSetShortHash", False),
+            partition_rollback=gates.get("CloneSetPartitionRollback", False),
+            preparing_update_as_update=gates.get("PreparingUpdateAsUpdate", False),
+            exclude_preparing_delete=opts.cloneset_scaling_exclude_preparing_delete,
+        ),
+    )
+    runtime.add(cloneset.spec(), cloneset.reconcile, view)
+
+    view = runtime.cache(RolloutController.name)
+    rollouts = RolloutController(
+        kube,
+        EventRecorder(kube, RolloutController.name),
+        RolloutsCache(view),
+        KubeTraffic(kube, opts.rollout_configuration_namespace),
+        workers=opts.rollout_workers,
+    )
+    runtime.add(rollouts.spec(), rollouts.reconcile, view)
+
+    view = runtime.cache(BatchReleaseController.name)
+    batches = BatchReleaseController(
+        kube,
+        RolloutsCache(view),
+        workers=opts.batchrelease_workers,
+        advanced_deployment=gates.get("AdvancedDeployment", True),
+    )
+    runtime.add(batches.spec(), batches.reconcile, view)
+
+    if gates.get("AdvancedDeployment", True):
+        view = runtime.cache(AdvancedDeploymentController.name)
+        advanced = AdvancedDeploymentController(
+            kube, RolloutsCache(view), EventRecorder(kube, AdvancedDeploymentController.name)
+        )
+        runtime.add(advanced.spec(), advanced.reconcile, view)
+
+    view = runtime.cache(AnalysisRunController.name)
+    analysis = AnalysisRunController(
+        kube,
+        EventRecorder(kube, AnalysisRunController.name),
+        CachedRunSource(view),
+        workers=opts.analysisrun_workers,
+    )
+    runtime.add(analysis.spec(), analysis.reconcile, view)
+    return runtime
