@@ -6,7 +6,7 @@ controllers watch or read (the informers their specs create, found by composing 
 runtime exactly as ``kruise manager`` does: list and watch). Calls whose resource is a variable
 (``res``) are resolved through :data:`DYNAMIC`, which names, per call site, the expression listing
 what that variable can be; a new variable call site fails the audit until it is listed there.
-The CLI (``kruise rollout ...`` runs as the user) and the local control plane are left out.
+The CLI (``kruise rollout ...`` runs as the user), the demo and the local control plane are left out.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from kruise.core.kube.resources import Resource
 from tests.integration.chart.support import REPO
 
 ROOTS = ("core", "workloads", "traffic", "analysis", "rollouts", "daemon")
-SKIP = ("/cli/", "/localcluster/")
+SKIP = ("/cli/", "/localcluster/", "/demo/")
 VERBS = {
     "get": "get",
     "get_or_none": "get",
