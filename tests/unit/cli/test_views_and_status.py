@@ -247,3 +247,43 @@ def test_scaledown_deletes_exactly_the_named_pods() -> None:
     assert cs["spec"]["replicas"] == 4, "the input is not touched"
     with pytest.raises(EditError, match="cannot delete 5 pods of 4 replicas"):
         scaled_down(cs, ["a", "b", "c", "d", "e"])
+
+
+def test_the_watch_panel_shows_step_pods_and_weights() -> None:
+    from rich.console import Console
+
+    from kruise.rollouts.cli.rollout_status import panel
+    from kruise.rollouts.cli.status_view import progress_lines, progress_of
+    from kruise.rollouts.rollout.outcome import Outcome
+
+    rollout = {
+        "metadata": {"name": "web"},
+        "spec": {"strategy": {"canary": {"steps": [{}, {}, {}]}}},
+        "status": {
+            "phase": "Progressing",
+            "message": "waiting",
+            "canaryStatus": {"currentStepIndex": 2, "currentStepState": "StepPaused"},
+        },
+    }
+    progress = progress_of(
+        rollout,
+        Outcome.AWAITING_APPROVAL,
+        pods={"stable": (5, 5), "canary": (5, 4)},
+        weights=["web=50", "web-canary=50"],
+    )
+    console = Console(width=100, record=True, force_terminal=False)
+    console.print(panel(progress))
+    text = console.export_text()
+    for piece in (
+        "rollout/web: AwaitingApproval",
+        "2/3 StepPaused",
+        "stable: 5 (5 ready)",
+        "canary: 5 (4 ready)",
+        "web=50, web-canary=50",
+    ):
+        assert piece in text, text
+    assert progress_lines(progress) == [
+        "phase=Progressing step=2/3 state=StepPaused outcome=AwaitingApproval: waiting",
+        "  pods: stable 5 (5 ready), canary 5 (4 ready)",
+        "  traffic: web=50, web-canary=50",
+    ]
