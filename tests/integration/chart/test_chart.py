@@ -69,7 +69,7 @@ EVERYTHING_ON: JSON = {
         },
         "extraRules": [{"apiGroups": ["example.io"], "resources": ["routes"], "verbs": ["get", "update"]}],
     },
-    "webhookConfiguration": {"failurePolicy": "Ignore"},
+    "webhookConfiguration": {"failurePolicy": "Ignore", "timeoutSeconds": 5},
     "daemon": {"enabled": True, "extraEnvs": [{"name": "HTTP_PROXY", "value": "http://proxy:3128"}]},
     "serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}},
 }
@@ -123,6 +123,7 @@ def test_default_render(helm: str) -> None:
         "--webhook-cert-dir": "/etc/kruise/webhook-certs",
         "--webhook-cert-writer": "secret",
         "--webhook-failure-policy": "Fail",
+        "--webhook-timeout-seconds": "30",
         "--metrics-addr": ":8080",
         "--health-probe-addr": ":8000",
         "--enable-leader-election": "",
@@ -174,6 +175,7 @@ def test_values_reach_the_manager(helm: str, tmp_path: Path) -> None:
     flags = flag_map(container["args"])
     assert flags["--webhook-port"] == "9443"
     assert flags["--webhook-failure-policy"] == "Ignore"
+    assert flags["--webhook-timeout-seconds"] == "5"
     assert flags["--metrics-addr"] == ":18080"
     assert flags["--health-probe-addr"] == ":18000"
     assert (flags["--kube-client-qps"], flags["--kube-client-burst"]) == ("75", "150")

@@ -25,6 +25,9 @@ FEATURE_GATES: dict[str, bool] = {
     # Kruise Rollouts' gate for partition-style Deployments (upstream's default is false; its
     # helm chart sets AdvancedDeployment=true, and so does this manager by default).
     "AdvancedDeployment": True,
+    # Kruise Rollouts' gate (default false): a release finalized without WaitResume (the Rollout
+    # deleted mid-release) leaves the workload where it was (partition kept / Deployment paused).
+    "KeepWorkloadPausedOnRolloutDeletion": False,
 }
 
 
@@ -60,6 +63,7 @@ class ManagerOptions:
     webhook_service_name: str = "kruise-webhook-service"
     webhook_service_namespace: str = "kruise-system"
     webhook_failure_policy: str = "Fail"
+    webhook_timeout_seconds: int = 30  # timeoutSeconds of every webhook (1-30, the API's range)
     webhook_cert_writer: str = ""  # secret | external | fs; "" = chosen (manager/certsecret.py)
     webhook_secret_name: str = "kruise-webhook-certs"
     logging_format: str = "text"  # --logging-format: text or json

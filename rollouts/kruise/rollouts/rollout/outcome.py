@@ -27,11 +27,8 @@ from typing import Any
 
 from kruise.rollouts.rollout import constants as c
 from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION
+from kruise.rollouts.rollout.machine import CANCELED_MESSAGE  # Progressing's message once cancelled
 from kruise.rollouts.rollout.steps import steps_of
-
-#: Upstream's Progressing message once a release was cancelled (the Completed reason is shared
-#: with a successful release).
-CANCELED_MESSAGE = "Rollout progressing has been canceled"
 
 
 class Outcome(StrEnum):
