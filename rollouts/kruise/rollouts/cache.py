@@ -24,9 +24,8 @@ from kruise.analysis.resources import ANALYSIS_RUNS
 from kruise.core.informer import object_key
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, PODS, REPLICASETS
 from kruise.core.runtime import OWNER_UID, CacheReader, Read, Watch, controller_ref, index_by_owner_uid
+from kruise.rollouts.release.constants import CANARY_DEPLOYMENT_LABEL, ROLLOUT_LABEL
 from kruise.rollouts.resources import BATCH_RELEASES, ROLLOUTS
-from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
-from kruise.rollouts.rollout.constants import CANARY_DEPLOYMENT_LABEL
 
 JSON = dict[str, Any]
 WORKLOAD_ROLLOUTS = "workload-rollouts"

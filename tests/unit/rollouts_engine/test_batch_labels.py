@@ -190,7 +190,7 @@ def cloneset(
 def settle(release: dict[str, Any], cs: dict[str, Any], pods: list[dict[str, Any]], rounds: int = 8) -> Any:
     """Run rounds, applying pod patches and carrying the status (the control annotation is set)."""
     from kruise.rollouts.batchrelease.decide import control_info
-    from kruise.rollouts.rollout.constants import BATCH_RELEASE_CONTROL_ANNOTATION
+    from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION
 
     cs["metadata"]["annotations"][BATCH_RELEASE_CONTROL_ANNOTATION] = control_info(release)
     d = None

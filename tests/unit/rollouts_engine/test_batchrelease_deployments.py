@@ -16,7 +16,7 @@ from kruise.rollouts.batchrelease.bluegreen import (
 from kruise.rollouts.batchrelease.decide import control_info
 from kruise.rollouts.batchrelease.deployment import decide_deployment_canary, max_unavailable
 from kruise.rollouts.batchrelease.ops import OpKind, Target
-from kruise.rollouts.rollout.constants import (
+from kruise.rollouts.release.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
     BATCH_RELEASE_FINALIZER,
     BATCH_RELEASE_OWN_FINALIZER,

@@ -12,15 +12,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.rollouts.batchrelease.bluegreen import new_rs_replicas_limit
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.release import constants as c
+from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.rollouts.rollout.bluegreen import (
     CONTINUOUS_RELEASE_MESSAGE,
     blue_green_status,
     canary_view,
     decide,
 )
-from kruise.rollouts.rollout.hashing import release_plan_hash
-from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Observed, WorkloadInfo
+from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Observed
+from kruise.rollouts.workloads.info import WorkloadInfo
 
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 STEPS = [

@@ -15,11 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kruise.rollouts.rollout import constants as c
-from kruise.rollouts.rollout.batchplan import cloneset_partition, cloneset_partition_pods
-from kruise.rollouts.rollout.hashing import release_plan_hash
+from kruise.rollouts.release import constants as c
+from kruise.rollouts.release.batchplan import cloneset_partition, cloneset_partition_pods
+from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.rollouts.rollout.machine import decide
-from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Observed, WorkloadInfo
+from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Observed
+from kruise.rollouts.workloads.info import WorkloadInfo
 
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
@@ -388,6 +389,6 @@ def test_deciding_twice_on_an_unchanged_world_yields_no_new_actions(rounds: int)
     ],
 )
 def test_stable_partition_percent(stable: int, replicas: int, batch: str, want: str) -> None:
-    from kruise.rollouts.rollout.batchplan import stable_partition_percent
+    from kruise.rollouts.release.batchplan import stable_partition_percent
 
     assert stable_partition_percent(stable, replicas, batch) == want

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.release import constants as c
+from kruise.rollouts.release.rolloutid import workload_rollout_id
 from kruise.rollouts.rollout.model import ActionKind, BatchView
-from kruise.rollouts.rollout.rolloutid import batch_release_annotations, workload_rollout_id
-from kruise.rollouts.rollout.workload import cloneset_info
-from kruise.rollouts.rollout.workloadhold import hold_cloneset
+from kruise.rollouts.rollout.rolloutid import batch_release_annotations
+from kruise.rollouts.workloads.cloneset import cloneset_info
+from kruise.rollouts.workloads.hold import hold_cloneset
 from tests.unit.rollouts_engine.test_upstream_decisions import (
     kinds,
     obs,
@@ -87,7 +88,7 @@ def no_routing(status: dict[str, Any], annotations: dict[str, str]) -> dict[str,
 
 
 def rollout_hashed(ro: dict[str, Any]) -> dict[str, Any]:
-    from kruise.rollouts.rollout.hashing import rollout_hash
+    from kruise.rollouts.release.hashing import rollout_hash
 
     ro["status"]["canaryStatus"]["rolloutHash"] = rollout_hash(ro)
     return ro

@@ -38,10 +38,8 @@ from typing import Any
 from kruise.rollouts.batchrelease.decide import control_info
 from kruise.rollouts.batchrelease.deployment import max_unavailable
 from kruise.rollouts.batchrelease.ops import ControlDecision, Op, Target, patch
-from kruise.rollouts.objects import meta as meta_of
-from kruise.rollouts.objects import observed_current, spec_replicas
-from kruise.rollouts.rollout.batchplan import IntOrStr, batch_ready, scaled
-from kruise.rollouts.rollout.constants import (
+from kruise.rollouts.release.batchplan import IntOrStr, batch_ready, scaled
+from kruise.rollouts.release.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
     HPA_DISABLE_SUFFIX,
     MAX_PROGRESS_SECONDS,
@@ -49,9 +47,11 @@ from kruise.rollouts.rollout.constants import (
     ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
     STABLE_REVISION_LABEL,
 )
-from kruise.rollouts.rollout.deployment import new_and_stable, owned_replicasets, stable_replicaset
-from kruise.rollouts.rollout.hashing import release_plan_hash
-from kruise.rollouts.rollout.podtemplate import pod_template_hash
+from kruise.rollouts.release.hashing import release_plan_hash
+from kruise.rollouts.release.objects import meta as meta_of
+from kruise.rollouts.release.objects import observed_current, spec_replicas
+from kruise.rollouts.workloads.deployment.info import new_and_stable, owned_replicasets, stable_replicaset
+from kruise.rollouts.workloads.deployment.podtemplate import pod_template_hash
 
 JSON = dict[str, Any]
 

@@ -7,7 +7,7 @@ Mirrors Kruise Rollouts' partition-style CloneSet control
   ``batchrelease.rollouts.kruise.io/control-info`` (the BatchRelease as owner
   reference JSON), ``updateStrategy.paused: false``;
 - **upgrade the batch**: partition for ``releasePlan.batches[canaryStatus.currentBatch]`` (see
-  :mod:`kruise.rollouts.rollout.batchplan`); once the release has started the partition only
+  :mod:`kruise.rollouts.release.batchplan`); once the release has started the partition only
   moves down;
 - **which batch**: a new BatchRelease starts at ``batchPartition``; when the plan changes
   (``signalRecalculate``) it moves there too, unless ``releasePlan.rolloutID`` differs from
@@ -51,7 +51,7 @@ from kruise.rollouts.batchrelease.podlabels import (
     labels_satisfied,
     no_need_update,
 )
-from kruise.rollouts.rollout.batchplan import (
+from kruise.rollouts.release.batchplan import (
     IntOrStr,
     batch_ready,
     cloneset_partition,
@@ -60,8 +60,8 @@ from kruise.rollouts.rollout.batchplan import (
     planned_canary,
     stable_partition_percent,
 )
-from kruise.rollouts.rollout.constants import BATCH_RELEASE_CONTROL_ANNOTATION
-from kruise.rollouts.rollout.hashing import release_plan_hash
+from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION
+from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.workloads.pods import short_hash
 
 JSON = dict[str, Any]

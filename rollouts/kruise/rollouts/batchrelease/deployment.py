@@ -32,18 +32,18 @@ from typing import Any
 
 from kruise.rollouts.batchrelease.decide import control_info
 from kruise.rollouts.batchrelease.ops import ControlDecision, Op, OpKind, Target, patch
-from kruise.rollouts.objects import meta as meta_of
-from kruise.rollouts.objects import observed_current, spec_replicas
-from kruise.rollouts.rollout.batchplan import batch_ready, planned_canary, scaled
-from kruise.rollouts.rollout.constants import (
+from kruise.rollouts.release.batchplan import batch_ready, planned_canary, scaled
+from kruise.rollouts.release.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
     BATCH_RELEASE_FINALIZER,
     BATCH_RELEASE_OWN_FINALIZER,
     CANARY_DEPLOYMENT_LABEL,
 )
-from kruise.rollouts.rollout.deployment import stable_replicaset
-from kruise.rollouts.rollout.hashing import release_plan_hash
-from kruise.rollouts.rollout.podtemplate import equal_ignore_hash, pod_template_hash
+from kruise.rollouts.release.hashing import release_plan_hash
+from kruise.rollouts.release.objects import meta as meta_of
+from kruise.rollouts.release.objects import observed_current, spec_replicas
+from kruise.rollouts.workloads.deployment.info import stable_replicaset
+from kruise.rollouts.workloads.deployment.podtemplate import equal_ignore_hash, pod_template_hash
 
 JSON = dict[str, Any]
 

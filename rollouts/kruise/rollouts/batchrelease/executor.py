@@ -32,7 +32,7 @@ from kruise.rollouts.batchrelease.deployment import decide_deployment_canary
 from kruise.rollouts.batchrelease.ops import ControlDecision, Op, OpKind, Target
 from kruise.rollouts.batchrelease.partition_deployment import decide_deployment_partition
 from kruise.rollouts.resources import BATCH_RELEASES, HPAS_V1, HPAS_V2
-from kruise.rollouts.rollout.observe import WorkloadCache, deployment_family
+from kruise.rollouts.workloads.observe import WorkloadCache, deployment_family
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]

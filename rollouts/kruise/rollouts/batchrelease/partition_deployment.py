@@ -34,7 +34,16 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.rollouts.advanceddeployment.strategy import (
+from kruise.rollouts.batchrelease.decide import control_info
+from kruise.rollouts.batchrelease.ops import ControlDecision, Target, patch
+from kruise.rollouts.release.batchplan import batch_ready
+from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
+from kruise.rollouts.release.hashing import release_plan_hash
+from kruise.rollouts.release.objects import meta as meta_of
+from kruise.rollouts.release.objects import spec_replicas
+from kruise.rollouts.workloads.deployment.info import owned_replicasets
+from kruise.rollouts.workloads.deployment.podtemplate import template_revision
+from kruise.rollouts.workloads.deployment.strategy import (
     ADVANCED_DEPLOYMENT_CONTROL_LABEL,
     DEPLOYMENT_EXTRA_STATUS_ANNOTATION,
     DEPLOYMENT_STRATEGY_ANNOTATION,
@@ -46,15 +55,6 @@ from kruise.rollouts.advanceddeployment.strategy import (
     strategy_of,
     with_defaults,
 )
-from kruise.rollouts.batchrelease.decide import control_info
-from kruise.rollouts.batchrelease.ops import ControlDecision, Target, patch
-from kruise.rollouts.objects import meta as meta_of
-from kruise.rollouts.objects import spec_replicas
-from kruise.rollouts.rollout.batchplan import batch_ready
-from kruise.rollouts.rollout.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
-from kruise.rollouts.rollout.deployment import owned_replicasets
-from kruise.rollouts.rollout.hashing import release_plan_hash
-from kruise.rollouts.rollout.podtemplate import template_revision
 
 JSON = dict[str, Any]
 

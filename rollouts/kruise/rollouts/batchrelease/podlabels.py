@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.rollouts.api.common import ROLLOUT_BATCH_ID_LABEL, ROLLOUT_ID_LABEL
-from kruise.rollouts.rollout.batchplan import IntOrStr, planned_canary
+from kruise.rollouts.release.batchplan import IntOrStr, planned_canary
 from kruise.workloads.pods import short_hash
 
 NO_NEED_UPDATE_LABEL = "rollouts.kruise.io/no-need-update"

@@ -31,8 +31,8 @@ from kruise.core.kube import KubeClient, Resource
 from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, DEPLOYMENTS, PODS
 from kruise.rollouts.api.common import ROLLOUT_ID_LABEL
 from kruise.rollouts.batchrelease.podlabels import batch_summary
+from kruise.rollouts.release.constants import ROLLOUT_LABEL
 from kruise.rollouts.resources import ROLLOUTS
-from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
 from kruise.rollouts.rollout.steps import plan as plan_steps
 from kruise.rollouts.rollout.steps import steps_of
 from kruise.workloads.inplace import calculate_in_place_update_spec

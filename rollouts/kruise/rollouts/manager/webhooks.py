@@ -7,11 +7,6 @@ from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
 from kruise.rollouts.api.conversion import convert_review
 from kruise.rollouts.manager.options import ManagerOptions
-from kruise.rollouts.rollout.deployment_webhook import (
-    HOLD_DEPLOYMENT_PATH,
-    DeploymentHoldWebhook,
-    deployment_webhook_specs,
-)
 from kruise.rollouts.rollout.rollout_webhooks import (
     CONVERT_PATH,
     MUTATE_ROLLOUT_PATH,
@@ -19,7 +14,12 @@ from kruise.rollouts.rollout.rollout_webhooks import (
     RolloutWebhooks,
     rollout_webhook_specs,
 )
-from kruise.rollouts.rollout.webhooks import HOLD_CLONESET_PATH, WorkloadWebhooks, workload_webhook_specs
+from kruise.rollouts.workloads.deployment.webhook import (
+    HOLD_DEPLOYMENT_PATH,
+    DeploymentHoldWebhook,
+    deployment_webhook_specs,
+)
+from kruise.rollouts.workloads.webhooks import HOLD_CLONESET_PATH, WorkloadWebhooks, workload_webhook_specs
 from kruise.workloads.cloneset.webhooks import (
     MUTATE_PATH,
     VALIDATE_PATH,

@@ -25,7 +25,7 @@ from kruise.core.api import OwnerReference
 from kruise.core.errors import AlreadyExistsError, InvalidError, NotFoundError, PermanentError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS
-from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
+from kruise.rollouts.release.constants import ROLLOUT_LABEL
 from kruise.workloads.revisions import template_of_revision
 
 log = logging.getLogger(__name__)

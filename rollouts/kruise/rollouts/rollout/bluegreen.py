@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.release import constants as c
 from kruise.rollouts.rollout import machine
 from kruise.rollouts.rollout.model import JSON, Decision, Observed
 from kruise.rollouts.rollout.steps import is_blue_green

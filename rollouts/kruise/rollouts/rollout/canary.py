@@ -27,7 +27,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.release import constants as c
+from kruise.rollouts.release.batchplan import real_canary_goal
+from kruise.rollouts.release.hashing import release_plan_hash
+from kruise.rollouts.release.timefmt import fmt_time, seconds_since
 from kruise.rollouts.rollout.analysis_gate import (
     FAILED_PHASES,
     INCONCLUSIVE,
@@ -35,12 +38,10 @@ from kruise.rollouts.rollout.analysis_gate import (
     run_request,
     step_analysis,
 )
-from kruise.rollouts.rollout.batchplan import real_canary_goal
-from kruise.rollouts.rollout.hashing import release_plan_hash
-from kruise.rollouts.rollout.model import JSON, Action, ActionKind, Decision, Event, Observed, WorkloadInfo
+from kruise.rollouts.rollout.model import JSON, Action, ActionKind, Decision, Event, Observed
 from kruise.rollouts.rollout.rolloutid import batch_release_annotations
 from kruise.rollouts.rollout.steps import is_blue_green, step_has_routing, step_weight, steps_of, strategy_of
-from kruise.rollouts.rollout.timefmt import fmt_time, seconds_since
+from kruise.rollouts.workloads.info import WorkloadInfo
 
 BATCH_RECHECK = 2.0
 

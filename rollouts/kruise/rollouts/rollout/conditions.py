@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from kruise.rollouts.rollout.timefmt import fmt_time
+from kruise.rollouts.release.timefmt import fmt_time
 
 
 def set_condition(

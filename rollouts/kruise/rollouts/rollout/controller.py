@@ -2,7 +2,7 @@
 
 Per reconcile: read the Rollout, its workload and BatchRelease from the cache; keep
 the ``rollouts.kruise.io/rollout`` finalizer while the Rollout lives and the workload labelled
-``rollouts.kruise.io/workload-type`` (:mod:`~kruise.rollouts.rollout.workloadlabel`: the hold
+``rollouts.kruise.io/workload-type`` (:mod:`~kruise.rollouts.workloads.label`: the hold
 webhooks see only labelled workloads; the label goes with the finalizer); call
 :func:`~kruise.rollouts.rollout.machine.decide` for the actions of the current state,
 run them (:class:`~kruise.rollouts.rollout.effects.Effects`), call it again with what
@@ -35,17 +35,17 @@ from kruise.core.patches import merge_patch
 from kruise.core.runtime import ControllerSpec, Watch, primary
 from kruise.core.workqueue import Result
 from kruise.rollouts.cache import ROLLOUTS_BY_WORKLOAD, RUNS_READ, RolloutsCache, index_run_rollout
+from kruise.rollouts.release.constants import RECHECK_SECONDS, ROLLOUT_FINALIZER, ROLLOUT_HASH_ANNOTATION
+from kruise.rollouts.release.hashing import rollout_hash
 from kruise.rollouts.resources import BATCH_RELEASES, ROLLOUTS
 from kruise.rollouts.rollout import analysis_effects
 from kruise.rollouts.rollout.analysis_effects import AnalysisGateError
 from kruise.rollouts.rollout.analysis_gate import has_analysis
 from kruise.rollouts.rollout.bluegreen import decide
-from kruise.rollouts.rollout.constants import RECHECK_SECONDS, ROLLOUT_FINALIZER, ROLLOUT_HASH_ANNOTATION
 from kruise.rollouts.rollout.effects import Effects, TrafficPort
-from kruise.rollouts.rollout.hashing import rollout_hash
 from kruise.rollouts.rollout.model import BatchView, Observed
-from kruise.rollouts.rollout.observe import observe_workload
-from kruise.rollouts.rollout.workloadlabel import label_patch, unlabel_patch
+from kruise.rollouts.workloads.label import label_patch, unlabel_patch
+from kruise.rollouts.workloads.observe import observe_workload
 
 JSON = dict[str, Any]
 ANALYSIS_ERROR_REASON = "AnalysisError"

@@ -18,9 +18,9 @@ from kruise.core.errors import AlreadyExistsError, NotFoundError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
 from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION
+from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION
 from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.rollouts.rollout import analysis_effects
-from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION
 from kruise.rollouts.rollout.model import Action, ActionKind
 
 log = logging.getLogger(__name__)

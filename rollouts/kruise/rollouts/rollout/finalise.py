@@ -25,12 +25,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.release import constants as c
+from kruise.rollouts.release.timefmt import fmt_time, seconds_since
 from kruise.rollouts.rollout.analysis_gate import has_analysis
 from kruise.rollouts.rollout.canary import batch_release_spec, grace_seconds, traffic_intent
 from kruise.rollouts.rollout.model import JSON, Action, ActionKind, Decision, Observed
 from kruise.rollouts.rollout.steps import is_blue_green, strategy_of
-from kruise.rollouts.rollout.timefmt import fmt_time, seconds_since
 
 SUCCESS_ORDER = (
     c.FIN_RESTORE_STABLE_SERVICE,

@@ -26,17 +26,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.release import constants as c
+from kruise.rollouts.release.batchplan import scaled
+from kruise.rollouts.release.hashing import rollout_hash
+from kruise.rollouts.release.timefmt import fmt_time, parse_time, seconds_since
 from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION, background_actions, failed_analysis
-from kruise.rollouts.rollout.batchplan import scaled
 from kruise.rollouts.rollout.canary import canary_step
 from kruise.rollouts.rollout.conditions import set_condition
 from kruise.rollouts.rollout.finalise import finalise
-from kruise.rollouts.rollout.hashing import rollout_hash
-from kruise.rollouts.rollout.model import JSON, BatchView, Decision, Event, Observed, WorkloadInfo
+from kruise.rollouts.rollout.model import JSON, BatchView, Decision, Event, Observed
 from kruise.rollouts.rollout.rolloutid import restart_in_batches, rollback_in_batch, sync_rollout_id
 from kruise.rollouts.rollout.steps import is_blue_green, steps_of, strategy_of
-from kruise.rollouts.rollout.timefmt import fmt_time, parse_time, seconds_since
+from kruise.rollouts.workloads.info import WorkloadInfo
 
 PAUSED_MESSAGE = "Rollout has been paused, you can resume it by kube-cli"
 # upstream's spelling since openkruise/rollouts 885497f (released v0.6.x still spells "cancelled")
@@ -198,7 +199,7 @@ def _progressing(
             return Decision(status, requeue_after=0.0, events=(event,))
         if workload.canary_revision_aliases and canary_status.get("canaryRevision") in (
             workload.canary_revision_aliases
-        ):  # a provisional Deployment revision became known (rollout/podtemplate.py)
+        ):  # a provisional Deployment revision became known (workloads/deployment/podtemplate.py)
             canary_status["canaryRevision"] = workload.canary_revision
         if workload.canary_revision and canary_status.get("canaryRevision") not in (
             "",

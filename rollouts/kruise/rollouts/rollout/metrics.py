@@ -39,7 +39,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from kruise.core.metrics import ObjectProvider, StateCollector, object_key, unix_seconds
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.release import constants as c
 
 PHASES = ("Completed", "Progressing", "Paused", "Timeout", "Error", "Abort")
 """Argo's ``RolloutPhase`` values, in the order it exports ``rollout_phase``."""

@@ -1,13 +1,7 @@
-"""The rollout-id of a workload and rolling back in batches (pure).
+"""Rollout-ids of releases and rolling back in batches (pure).
 
-**Where the rollout-id lives.** Upstream (Kruise Rollouts v1beta1) is inconsistent: its workload
-webhook compares the ``rollouts.kruise.io/rollout-id`` *annotation* to decide whether a release
-starts, while the Rollout controller reads the *label* of the same name
-(``rollout_status.go:getRolloutID``), and its e2e suite sets the label. Rule here, used by the
-webhook and by the controller alike (:func:`workload_rollout_id`): the **label** is authoritative;
-when the workload has no such label, the annotation is read instead. So manifests written for
-either half of upstream behave the same, and a release entered by an id change is the release the
-controller follows. Without either, the controller's id is the canary revision
+**The id** of a release is the workload's ``rollouts.kruise.io/rollout-id`` (label, else
+annotation: :mod:`kruise.rollouts.release.rolloutid`); without either, the canary revision
 (``rollback-<revision>`` while rolling back), as upstream's ``getRolloutID``.
 
 **Rolling back in batches** (``util.IsRollbackInBatchPolicy``): a Rollout annotated
@@ -29,23 +23,17 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION, ROLLOUT_ID_LABEL
-from kruise.rollouts.rollout import constants as c
-from kruise.rollouts.rollout.hashing import rollout_hash
-from kruise.rollouts.rollout.model import JSON, Action, ActionKind, BatchView, Event, WorkloadInfo
+from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION
+from kruise.rollouts.release import constants as c
+from kruise.rollouts.release.hashing import rollout_hash
+from kruise.rollouts.release.timefmt import fmt_time
+from kruise.rollouts.rollout.model import JSON, Action, ActionKind, BatchView, Event
 from kruise.rollouts.rollout.steps import steps_of, strategy_of
-from kruise.rollouts.rollout.timefmt import fmt_time
+from kruise.rollouts.workloads.info import WorkloadInfo
 
 ROLLBACK_IN_BATCH_MESSAGE = (
     "The workload has been rolled back and the rollout restarts from step 1 in batches"
 )
-
-
-def workload_rollout_id(workload: Mapping[str, Any]) -> str:
-    """The workload's ``rollouts.kruise.io/rollout-id``: its label, else its annotation, else ""."""
-    meta = workload.get("metadata") or {}
-    label = str((meta.get("labels") or {}).get(ROLLOUT_ID_LABEL) or "")
-    return label or str((meta.get("annotations") or {}).get(ROLLOUT_ID_LABEL) or "")
 
 
 def rollback_in_batch(rollout: Mapping[str, Any], workload: WorkloadInfo) -> bool:

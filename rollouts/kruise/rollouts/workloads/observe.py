@@ -1,8 +1,8 @@
 """Find a Rollout's workload in the cache and read it into :class:`WorkloadInfo`.
 
-CloneSets are read alone (:func:`~kruise.rollouts.rollout.workload.cloneset_info`); a native
+CloneSets are read alone (:func:`~kruise.rollouts.workloads.cloneset.cloneset_info`); a native
 Deployment with its ReplicaSets and canary Deployments
-(:func:`~kruise.rollouts.rollout.deployment.deployment_info`).
+(:func:`~kruise.rollouts.workloads.deployment.info.deployment_info`).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from kruise.rollouts.rollout.deployment import deployment_info
-from kruise.rollouts.rollout.model import WorkloadInfo
-from kruise.rollouts.rollout.workload import workload_info
+from kruise.rollouts.workloads.cloneset import workload_info
+from kruise.rollouts.workloads.deployment.info import deployment_info
+from kruise.rollouts.workloads.info import WorkloadInfo
 
 JSON = dict[str, Any]
 

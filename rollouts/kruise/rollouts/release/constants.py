@@ -13,6 +13,7 @@ BATCH_RELEASE_CONTROL_ANNOTATION = "batchrelease.rollouts.kruise.io/control-info
 STABLE_REVISION_LABEL = "rollouts.kruise.io/stable-revision"
 CANARY_DEPLOYMENT_LABEL = "rollouts.kruise.io/canary-deployment"
 ROLLOUT_HASH_ANNOTATION = "rollouts.kruise.io/hash"
+ROLLOUT_LABEL = "rollouts.kruise.io/rollout"  # on a Rollout's AnalysisRuns (kruise)
 POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
 
 # finalizers

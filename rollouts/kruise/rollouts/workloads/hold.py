@@ -21,8 +21,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION
-from kruise.rollouts.rollout.rolloutid import workload_rollout_id
+from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION
+from kruise.rollouts.release.rolloutid import workload_rollout_id
 
 JSON = dict[str, Any]
 

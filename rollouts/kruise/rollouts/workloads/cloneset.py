@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION
-from kruise.rollouts.rollout.model import WorkloadInfo
-from kruise.rollouts.rollout.rolloutid import workload_rollout_id
+from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION
+from kruise.rollouts.release.rolloutid import workload_rollout_id
+from kruise.rollouts.workloads.info import WorkloadInfo
 from kruise.workloads.pods import short_hash
 
 

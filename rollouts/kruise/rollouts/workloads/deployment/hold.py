@@ -33,21 +33,21 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.rollouts.advanceddeployment.strategy import (
+from kruise.rollouts.release.constants import (
+    IN_PROGRESSING_ANNOTATION,
+    ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
+    STABLE_REVISION_LABEL,
+)
+from kruise.rollouts.release.rolloutid import workload_rollout_id
+from kruise.rollouts.workloads.deployment.info import new_and_stable, owned_replicasets
+from kruise.rollouts.workloads.deployment.podtemplate import equal_ignore_hash, pod_template_hash
+from kruise.rollouts.workloads.deployment.strategy import (
     DEPLOYMENT_STRATEGY_ANNOTATION,
     DeploymentStrategy,
     dump_strategy,
     strategy_of,
 )
-from kruise.rollouts.rollout.constants import (
-    IN_PROGRESSING_ANNOTATION,
-    ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
-    STABLE_REVISION_LABEL,
-)
-from kruise.rollouts.rollout.deployment import new_and_stable, owned_replicasets
-from kruise.rollouts.rollout.podtemplate import equal_ignore_hash, pod_template_hash
-from kruise.rollouts.rollout.rolloutid import workload_rollout_id
-from kruise.rollouts.rollout.workloadhold import rollout_for
+from kruise.rollouts.workloads.hold import rollout_for
 
 JSON = dict[str, Any]
 

@@ -1,7 +1,7 @@
 """The workload admission webhook that holds a native Deployment back for its Rollout (adapter).
 
 Served at ``/mutate-apps-v1-deployment`` as ``mdeployment.kb.io`` (upstream's path and name);
-the decision is :func:`~kruise.rollouts.rollout.deploymenthold.hold_deployment`. Updates that
+the decision is :func:`~kruise.rollouts.workloads.deployment.hold.hold_deployment`. Updates that
 cannot matter (no release in progress, template and rollout-id unchanged) are admitted without
 reading anything. The API server sends it only Deployments labelled
 ``rollouts.kruise.io/workload-type`` (and not the manager's own, ``control-plane:
@@ -24,11 +24,11 @@ from kruise.core.webhook.configuration import (
     WebhookSpec,
     excluded_namespaces_selector,
 )
+from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION
 from kruise.rollouts.resources import ROLLOUTS
-from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION
-from kruise.rollouts.rollout.deploymenthold import effective_revision_change, hold_deployment
-from kruise.rollouts.rollout.workloadhold import rollout_for
-from kruise.rollouts.rollout.workloadlabel import MANAGER_DEPLOYMENT_EXCLUSION, held_workload_selector
+from kruise.rollouts.workloads.deployment.hold import effective_revision_change, hold_deployment
+from kruise.rollouts.workloads.hold import rollout_for
+from kruise.rollouts.workloads.label import MANAGER_DEPLOYMENT_EXCLUSION, held_workload_selector
 
 HOLD_DEPLOYMENT_PATH = "/mutate-apps-v1-deployment"
 

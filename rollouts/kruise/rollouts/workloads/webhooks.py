@@ -1,9 +1,9 @@
 """The workload admission webhook that holds a CloneSet back for its Rollout (adapter).
 
 Served at ``/mutate-rollouts-kruise-io-workload-cloneset`` as ``mcloneset-rollout.kruise.io``;
-the decision is :func:`~kruise.rollouts.rollout.workloadhold.hold_cloneset`. The API server
+the decision is :func:`~kruise.rollouts.workloads.hold.hold_cloneset`. The API server
 sends it only CloneSets the Rollout controller labelled ``rollouts.kruise.io/workload-type``
-(:func:`~kruise.rollouts.rollout.workloadlabel.held_workload_selector`), outside ``kube-system``
+(:func:`~kruise.rollouts.workloads.label.held_workload_selector`), outside ``kube-system``
 and the manager's namespace, so an unrelated CloneSet never waits for the manager.
 """
 
@@ -23,8 +23,8 @@ from kruise.core.webhook.configuration import (
     excluded_namespaces_selector,
 )
 from kruise.rollouts.resources import ROLLOUTS
-from kruise.rollouts.rollout.workloadhold import hold_cloneset
-from kruise.rollouts.rollout.workloadlabel import held_workload_selector
+from kruise.rollouts.workloads.hold import hold_cloneset
+from kruise.rollouts.workloads.label import held_workload_selector
 
 HOLD_CLONESET_PATH = "/mutate-rollouts-kruise-io-workload-cloneset"
 
