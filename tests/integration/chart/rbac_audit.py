@@ -6,7 +6,8 @@ controllers watch or read (the informers their specs create, found by composing 
 runtime exactly as ``kruise manager`` does: list and watch). Calls whose resource is a variable
 (``res``) are resolved through :data:`DYNAMIC`, which names, per call site, the expression listing
 what that variable can be; a new variable call site fails the audit until it is listed there.
-The CLI (``kruise rollout ...`` runs as the user) and the local control plane are left out.
+The CLI (``kruise rollout ...``) and the demo (``make demo``) run as the user, and the local control
+plane is not the manager: they are left out.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from kruise.core.kube.resources import Resource
 from tests.integration.chart.support import REPO
 
 ROOTS = ("core", "workloads", "traffic", "analysis", "rollouts", "daemon")
-SKIP = ("/cli/", "/localcluster/")
+SKIP = ("/cli/", "/demo/", "/localcluster/")
 VERBS = {
     "get": "get",
     "get_or_none": "get",
@@ -43,12 +44,24 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     },
     ("rollouts/kruise/rollouts/batchrelease/executor.py", "_run", "res"): {
         "patch": ("RESOURCES",),  # every Op target
-        "create": ("DEPLOYMENTS",),  # OpKind.CREATE: the canary Deployment only
-        "get": ("DEPLOYMENTS", "BATCH_RELEASES"),  # finalizer Ops
+        "create": ("CANARY_TARGETS",),  # OpKind.CREATE: the canary Deployment only
+        "get": ("FINALIZER_TARGETS",),  # finalizer Ops: canary Deployments, the BatchRelease
     },
-    ("rollouts/kruise/rollouts/batchrelease/executor.py", "_hpas", "res"): {"list": ("HPAS_V2", "HPAS_V1")},
+    ("rollouts/kruise/rollouts/batchrelease/executor.py", "hpas", "res"): {"list": ("HPAS_V2", "HPAS_V1")},
     ("rollouts/kruise/rollouts/rollout/effects.py", "_release_workload", "resource"): {
-        "patch": ("DEPLOYMENTS", "CLONESETS")
+        "patch": ("WORKLOAD_RESOURCES",)
+    },
+    ("rollouts/kruise/rollouts/rollout/effects.py", "_resume_workload", "resource"): {
+        "patch": ("WORKLOAD_RESOURCES",)
+    },
+    ("rollouts/kruise/rollouts/rollout/analysis_effects.py", "revert_workload", "resource"): {
+        "patch": ("WORKLOAD_RESOURCES",)
+    },
+    ("rollouts/kruise/rollouts/rollout/controller.py", "_patch_workload", "resource"): {
+        "patch": ("WORKLOAD_RESOURCES",)
+    },
+    ("rollouts/kruise/rollouts/workloads/holdwebhook.py", "__call__", "resource"): {
+        "list": ("RELATED_RESOURCES",)
     },
     ("rollouts/kruise/rollouts/rollout/analysis_effects.py", "ensure_run", "res"): {
         "get": ("ANALYSIS_TEMPLATES", "CLUSTER_ANALYSIS_TEMPLATES")

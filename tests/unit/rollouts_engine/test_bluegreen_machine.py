@@ -11,7 +11,6 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Any
 
-from kruise.rollouts.batchrelease.bluegreen import new_rs_replicas_limit
 from kruise.rollouts.release import constants as c
 from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.rollouts.rollout.bluegreen import (
@@ -21,6 +20,7 @@ from kruise.rollouts.rollout.bluegreen import (
     decide,
 )
 from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Observed
+from kruise.rollouts.workloads.bluegreen import new_rs_replicas_limit
 from kruise.rollouts.workloads.info import WorkloadInfo
 
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
@@ -86,6 +86,7 @@ class World:
             pod_template_hash=self.update if self.updated else "",
             in_progressing=self.in_progressing,
             in_rollback=self.in_progressing and self.update == self.stable,
+            style="BlueGreen",  # what the port reports for a blue-green Rollout
         )
 
     def batch_view(self) -> BatchView:

@@ -86,6 +86,7 @@ class World:
             in_rollback=self.in_progressing and self.update == self.stable and self.updated != self.replicas,
             updated_replicas=self.updated,
             updated_ready_replicas=self.updated,
+            rollback_in_batches=True,  # what the CloneSet port reports
         )
 
     def converge_pods(self) -> None:

@@ -12,8 +12,7 @@ from kruise.rollouts.release import constants as c
 from kruise.rollouts.release.rolloutid import workload_rollout_id
 from kruise.rollouts.rollout.model import ActionKind, BatchView
 from kruise.rollouts.rollout.rolloutid import batch_release_annotations
-from kruise.rollouts.workloads.cloneset import cloneset_info
-from kruise.rollouts.workloads.hold import hold_cloneset
+from kruise.rollouts.workloads.cloneset import cloneset_info, hold_cloneset
 from tests.unit.rollouts_engine.test_upstream_decisions import (
     kinds,
     obs,

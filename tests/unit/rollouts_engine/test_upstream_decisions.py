@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from kruise.rollouts.batchrelease.decide import decide_cloneset
 from kruise.rollouts.release import constants as c
 from kruise.rollouts.release.hashing import rollout_hash
 from kruise.rollouts.release.timefmt import fmt_time
 from kruise.rollouts.rollout.canary import batch_release_spec
 from kruise.rollouts.rollout.machine import decide, recalculate_step
 from kruise.rollouts.rollout.model import ActionKind, BatchView, Decision, Observed
+from kruise.rollouts.workloads.cloneset import decide_cloneset
 from kruise.rollouts.workloads.info import WorkloadInfo
 
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
@@ -47,6 +47,7 @@ def workload(**kw: Any) -> WorkloadInfo:
         in_progressing=True,
         in_rollback=False,
         generation=3,
+        rollback_in_batches=True,  # what the CloneSet port reports
     )
     base.update(kw)
     return WorkloadInfo(**base)

@@ -30,11 +30,11 @@ from kruise.core.errors import KruiseError, NotFoundError
 from kruise.core.kube import KubeClient, Resource
 from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, DEPLOYMENTS, PODS
 from kruise.rollouts.api.common import ROLLOUT_ID_LABEL
-from kruise.rollouts.batchrelease.podlabels import batch_summary
 from kruise.rollouts.release.constants import ROLLOUT_LABEL
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.steps import plan as plan_steps
 from kruise.rollouts.rollout.steps import steps_of
+from kruise.rollouts.workloads.podlabels import batch_summary
 from kruise.workloads.inplace import calculate_in_place_update_spec
 from kruise.workloads.revisions import sort_revisions, template_of_revision
 

@@ -9,7 +9,7 @@ what differs lives where it belongs:
   ``canaryReadyReplicas``: :func:`decide` shows the machine a canary-shaped view and renames the
   result back, so the two never coexist;
 - the BatchRelease runs in ``rollingStyle: BlueGreen`` (surge instead of partition, see
-  :mod:`kruise.rollouts.batchrelease.bluegreen`);
+  :mod:`kruise.rollouts.workloads.bluegreen`);
 - no step continues by itself: the last ``100%`` step waits for approval too (``canary.py``);
 - a new revision in the middle of a release is refused with upstream's message
   (:data:`CONTINUOUS_RELEASE_MESSAGE`), only a rollback is accepted (``machine.py``);

@@ -28,7 +28,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kruise.rollouts.release import constants as c
-from kruise.rollouts.release.batchplan import real_canary_goal
+from kruise.rollouts.release.batchplan import planned_canary
+from kruise.rollouts.release.constants import POD_TEMPLATE_HASH_LABEL
 from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.rollouts.release.timefmt import fmt_time, seconds_since
 from kruise.rollouts.rollout.analysis_gate import (
@@ -67,12 +68,14 @@ def canary_service_name(rollout: Mapping[str, Any]) -> str:
 def traffic_intent(
     rollout: Mapping[str, Any],
     status: Mapping[str, Any],
+    obs: Observed,
     weight: int | None,
     matches: Sequence[Any],
     modifier: Mapping[str, Any] | None = None,
 ) -> JSON:
     """The data a traffic router needs for one step (dict; the shell maps it to the router's type);
-    ``modifier`` is the step's ``requestHeaderModifier``."""
+    ``modifier`` is the step's ``requestHeaderModifier``. Services select on the label the
+    workload's pods carry their revision under (``pod-template-hash`` when the workload is gone)."""
     routings = strategy_of(rollout).get("trafficRoutings") or []
     routing = dict(routings[0]) if routings else {}
     cs = status.get("canaryStatus") or {}
@@ -86,19 +89,8 @@ def traffic_intent(
         "requestHeaderModifier": dict(modifier) if modifier else None,
         "stableRevision": cs.get("stableRevision", ""),
         "canaryRevision": cs.get("podTemplateHash") or cs.get("canaryRevision", ""),
-        "revisionLabelKey": "pod-template-hash",
+        "revisionLabelKey": obs.workload.revision_label_key if obs.workload else POD_TEMPLATE_HASH_LABEL,
     }
-
-
-def rolling_style(rollout: Mapping[str, Any], workload: WorkloadInfo) -> str:
-    """``Canary`` (extra Deployment), ``Partition`` or ``BlueGreen`` (``GetRollingStyle``)."""
-    strategy = (rollout.get("spec") or {}).get("strategy") or {}
-    if strategy.get("blueGreen"):
-        return "BlueGreen"
-    canary = strategy.get("canary") or {}
-    if canary.get("enableExtraWorkloadForCanary") and workload.kind == "Deployment":
-        return "Canary"
-    return "Partition"
 
 
 def batch_release_spec(
@@ -117,8 +109,8 @@ def batch_release_spec(
     strategy = strategy_of(rollout)
     plan: JSON = {
         "batches": [{"canaryReplicas": s.get("replicas", "100%")} for s in steps_of(rollout)],
-        "rollingStyle": rolling_style(rollout, workload),
-        "enableExtraWorkloadForCanary": rolling_style(rollout, workload) == "Canary",
+        "rollingStyle": workload.style,
+        "enableExtraWorkloadForCanary": workload.style == "Canary",
         "finalizingPolicy": "WaitResume" if finalizing and wait_ready else "Immediate",
     }
     if batch_partition is not None:
@@ -147,11 +139,12 @@ def batch_ready_for(spec: Mapping[str, Any], obs: Observed, step_index: int) -> 
     )
 
 
-def _release_all(rollout: Mapping[str, Any], step: Mapping[str, Any], workload: WorkloadInfo) -> bool:
-    """Partition style and this step releases every pod."""
-    if rolling_style(rollout, workload) != "Partition":
+def _release_all(step: Mapping[str, Any], workload: WorkloadInfo) -> bool:
+    """Partition style and this step releases every pod (a batch's real share reaches every pod
+    exactly when its planned share does, whatever the kind's partition rounding)."""
+    if workload.style != "Partition":
         return False
-    return real_canary_goal(step.get("replicas", "100%"), workload.replicas) >= workload.replicas
+    return planned_canary(step.get("replicas", "100%"), workload.replicas) >= workload.replicas
 
 
 def _services_managed(rollout: Mapping[str, Any]) -> bool:
@@ -194,7 +187,7 @@ def _teardown(
     if cursor and waited < grace and not changed:  # the last change still settles
         return Decision(status, requeue_after=grace - waited)
     if changed is None:
-        intent = {"intent": traffic_intent(rollout, status, None, [])}
+        intent = {"intent": traffic_intent(rollout, status, obs, None, [])}
         actions = tuple(Action(_TEARDOWN_ACTIONS[s], intent) for s in TEARDOWN[start:])
         return Decision(status, actions, requeue_after=0.5, sequential=True)
     for offset, did in enumerate(changed):
@@ -249,16 +242,19 @@ def canary_step(
                 status, requeue_after=0.0
             )
         actions: list[Action] = []
-        if routings and _release_all(rollout, step, workload):
+        if routings and _release_all(step, workload):
             actions.append(
                 Action(
-                    ActionKind.RESTORE_STABLE_SERVICE, {"intent": traffic_intent(rollout, status, None, [])}
+                    ActionKind.RESTORE_STABLE_SERVICE,
+                    {"intent": traffic_intent(rollout, status, obs, None, [])},
                 )
             )
         elif routings and step_has_routing(step) and index == 1 and _services_managed(rollout):
             # before the first batch, so that A/B traffic never reaches new pods via the stable Service
             actions.append(
-                Action(ActionKind.PIN_STABLE_SERVICE, {"intent": traffic_intent(rollout, status, None, [])})
+                Action(
+                    ActionKind.PIN_STABLE_SERVICE, {"intent": traffic_intent(rollout, status, obs, None, [])}
+                )
             )
         if changed is None:
             return Decision(status, tuple(actions), requeue_after=0.5)
@@ -296,10 +292,11 @@ def canary_step(
                 status, requeue_after=0.0
             )
         actions = []
-        if routings and step_has_routing(step) and not _release_all(rollout, step, workload):
+        if routings and step_has_routing(step) and not _release_all(step, workload):
             intent = traffic_intent(
                 rollout,
                 status,
+                obs,
                 step_weight(step),
                 step.get("matches") or [],
                 step.get("requestHeaderModifier"),

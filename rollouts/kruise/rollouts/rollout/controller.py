@@ -30,7 +30,6 @@ from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.events import EventRecorder
 from kruise.core.informer import object_key
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
 from kruise.core.patches import merge_patch
 from kruise.core.runtime import ControllerSpec, Watch, primary
 from kruise.core.workqueue import Result
@@ -45,11 +44,13 @@ from kruise.rollouts.rollout.bluegreen import decide
 from kruise.rollouts.rollout.effects import Effects, TrafficPort
 from kruise.rollouts.rollout.model import BatchView, Observed
 from kruise.rollouts.workloads.label import label_patch, unlabel_patch
-from kruise.rollouts.workloads.observe import observe_workload
+from kruise.rollouts.workloads.registry import Found, find, resources
 
 JSON = dict[str, Any]
 ANALYSIS_ERROR_REASON = "AnalysisError"
 """Warning event reason when an analysis gate cannot start (its message is also ``status.message``)."""
+WORKLOAD_RESOURCES = resources()
+"""What the workload-type label is written on (every registered kind's resource)."""
 BLOCKED_RECHECK_SECONDS = 5.0
 """How soon a Rollout blocked by an analysis gate looks again (the missing template may appear)."""
 
@@ -101,16 +102,14 @@ class RolloutController:
         self.workers = workers
 
     def spec(self) -> ControllerSpec:
-        """Woken by its Rollouts, their BatchReleases (same name), their workloads (CloneSets,
-        Deployments with their ReplicaSets and canary Deployments) and their AnalysisRuns."""
+        """Woken by its Rollouts, their BatchReleases (same name), their workloads (every
+        registered kind's routes) and their AnalysisRuns."""
         return ControllerSpec(
             name=self.name,
             watches=(
                 primary(ROLLOUTS, indexers=ROLLOUTS_BY_WORKLOAD.indexers),
                 Watch(BATCH_RELEASES, lambda br: (object_key(br),)),
-                self.cache.watch_cloneset(),
-                self.cache.watch_deployment(),
-                self.cache.watch_replicaset(),
+                *self.cache.workload_watches(),
                 Watch(ANALYSIS_RUNS, index_run_rollout, RUNS_READ.indexers),
             ),
             workers=self.workers,
@@ -129,12 +128,12 @@ class RolloutController:
             return Result()
         if not deleting and await self._annotate_hash(rollout):
             return Result(requeue_after=0.1)
-        workload, info = observe_workload(rollout, self.cache)
-        if workload is not None and not deleting:
-            await self._patch_workload(workload, label_patch(workload))
+        found = find(rollout, self.cache.reader)
+        if found is not None and not deleting:
+            await self._patch_workload(found, label_patch(found.workload))
         obs = Observed(
             now=datetime.datetime.now(datetime.UTC),
-            workload=info,
+            workload=None if found is None else found.info(rollout),
             batch=batch_view(self.cache.batch_release(key)),
             deleting=deleting,
             analysis=analysis_effects.phases(self.cache.analysis_runs(key)) if has_analysis(rollout) else {},
@@ -144,7 +143,7 @@ class RolloutController:
         blocked: AnalysisGateError | None = None
         for action in first.actions:
             try:
-                changed.append(await self.effects.run(rollout, workload, action))
+                changed.append(await self.effects.run(rollout, found, action))
             except AnalysisGateError as err:
                 blocked = err
                 changed.append(False)
@@ -183,8 +182,8 @@ class RolloutController:
         if has_analysis(rollout) and decision.status.get("phase") == "Healthy":
             await analysis_effects.gc_runs(self.kube, rollout)
         if decision.remove_finalizer:
-            if workload is not None:
-                await self._patch_workload(workload, unlabel_patch(workload))
+            if found is not None:
+                await self._patch_workload(found, unlabel_patch(found.workload))
             await self._set_finalizers(
                 rollout, [f for f in meta.get("finalizers") or [] if f != ROLLOUT_FINALIZER]
             )
@@ -212,12 +211,12 @@ class RolloutController:
             await self.kube.patch(ROLLOUTS, meta["name"], patch, meta["namespace"], patch_type="merge")
         return True
 
-    async def _patch_workload(self, workload: JSON, patch: JSON | None) -> None:
+    async def _patch_workload(self, found: Found, patch: JSON | None) -> None:
         """Merge-patch the workload's metadata (the workload-type label); gone is fine."""
         if patch is None:
             return
-        resource = CLONESETS if workload.get("kind") == "CloneSet" else DEPLOYMENTS
-        meta = workload.get("metadata") or {}
+        meta = found.workload.get("metadata") or {}
+        resource = found.kind.resource
         with contextlib.suppress(NotFoundError):
             await self.kube.patch(resource, meta["name"], patch, meta["namespace"], patch_type="merge")
 

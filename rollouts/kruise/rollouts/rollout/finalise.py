@@ -96,7 +96,7 @@ def _actions(
     rollout: Mapping[str, Any], status: JSON, obs: Observed, step: str, *, wait_ready: bool = True
 ) -> list[Action]:
     routings = bool(strategy_of(rollout).get("trafficRoutings"))
-    intent = traffic_intent(rollout, status, None, [])
+    intent = traffic_intent(rollout, status, obs, None, [])
     if step == c.FIN_RESTORE_STABLE_SERVICE:
         return [Action(ActionKind.RESTORE_STABLE_SERVICE, {"intent": intent})] if routings else []
     if step == c.FIN_ROUTE_TRAFFIC_TO_STABLE:

@@ -324,7 +324,7 @@ def _continuous_release(
     from kruise.rollouts.rollout.model import Action, ActionKind
 
     cs: JSON = status["canaryStatus"]
-    intent = {"intent": traffic_intent(rollout, status, None, [])}
+    intent = {"intent": traffic_intent(rollout, status, obs, None, [])}
     routings = bool(strategy_of(rollout).get("trafficRoutings"))
     order = (
         (c.FIN_ROUTE_TRAFFIC_TO_STABLE, c.FIN_RELEASE_WORKLOAD, c.FIN_REMOVE_CANARY_SERVICE)

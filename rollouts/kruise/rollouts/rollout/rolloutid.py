@@ -5,7 +5,8 @@ annotation: :mod:`kruise.rollouts.release.rolloutid`); without either, the canar
 (``rollback-<revision>`` while rolling back), as upstream's ``getRolloutID``.
 
 **Rolling back in batches** (``util.IsRollbackInBatchPolicy``): a Rollout annotated
-``rollouts.kruise.io/rollback-in-batch: "true"`` on a CloneSet without traffic routing does not
+``rollouts.kruise.io/rollback-in-batch: "true"`` on a workload whose release style supports it
+(partition releases of CloneSets and StatefulSets, upstream's kinds) without traffic routing does not
 cancel when the workload goes back to its stable revision; it starts over at step 1 with that
 revision as the new canary (``handleRollbackInBatches``), and its BatchRelease carries the same
 annotation while the workload is rolling back, which is what makes the BatchRelease leave the
@@ -37,11 +38,12 @@ ROLLBACK_IN_BATCH_MESSAGE = (
 
 
 def rollback_in_batch(rollout: Mapping[str, Any], workload: WorkloadInfo) -> bool:
-    """``IsRollbackInBatchPolicy``: annotated ``"true"``, a CloneSet, no traffic routing."""
+    """``IsRollbackInBatchPolicy``: annotated ``"true"``, a workload whose release style supports
+    it (the workload port says so), no traffic routing."""
     annotations = (rollout.get("metadata") or {}).get("annotations") or {}
     return (
         annotations.get(ROLLBACK_IN_BATCH_ANNOTATION) == "true"
-        and workload.kind == "CloneSet"
+        and workload.rollback_in_batches
         and not strategy_of(rollout).get("trafficRoutings")
     )
 

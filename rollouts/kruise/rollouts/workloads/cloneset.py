@@ -1,60 +1,163 @@
-"""Read a workload into :class:`WorkloadInfo` (pure), as Kruise Rollouts' ``ControllerFinder``.
+"""CloneSets (``apps.kruise.io/v1alpha1``) as a release sees them (pure): partition and blue-green.
 
-CloneSet: revisions are the short hashes (the last ``-`` segment) of
-``status.currentRevision`` (stable) and ``status.updateRevision`` (canary, also
-``podTemplateHash``); the Service selector key is ``pod-template-hash``; it is in a
-rollout while it carries ``rollouts.kruise.io/in-progressing``, and rolling back when
-``currentRevision == updateRevision`` but not every pod is updated. The status is
-only trusted once it observed the current generation. The rollout-id is the
-``rollouts.kruise.io/rollout-id`` label, else the annotation (:mod:`.rolloutid`).
+As Kruise Rollouts' ``ControllerFinder`` and ``control/partitionstyle/cloneset``:
+
+- revisions are the short hashes (the last ``-`` segment) of ``status.currentRevision`` (stable)
+  and ``status.updateRevision`` (canary, also ``podTemplateHash``); the pods carry them as
+  ``pod-template-hash``, the key the canary Services select on;
+- ``updateStrategy.partition`` counts the pods kept at the stable revision: an integer batch is
+  written as ``replicas - planned``, a percentage batch as the percentage of stable pods
+  (:func:`~kruise.rollouts.release.batchplan.cloneset_partition`); rolling back in batches, the
+  pods already at the target are left out of the plan; the hold writes ``"100%"``;
+- ``updateStrategy.paused`` is lifted when the BatchRelease takes control and when it finalises;
+- with traffic routing a CloneSet enters a release only while single-version
+  (``status.replicas == status.updatedReplicas``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION
-from kruise.rollouts.release.rolloutid import workload_rollout_id
+from kruise.core.kube.resources import CLONESETS
+from kruise.rollouts.api.common import RollingStyle
+from kruise.rollouts.release.batchplan import (
+    IntOrStr,
+    cloneset_partition,
+    cloneset_partition_pods,
+    planned_canary,
+    stable_partition_percent,
+)
+from kruise.rollouts.release.objects import observed_current, spec_replicas
+from kruise.rollouts.workloads.bluegreen import BlueGreenRelease
 from kruise.rollouts.workloads.info import WorkloadInfo
+from kruise.rollouts.workloads.partition import (
+    PartitionDecision,
+    PartitionRelease,
+    decide_partition,
+    partition_hold,
+    partition_info,
+    partition_resume,
+    template_or_id_changed,
+)
+from kruise.rollouts.workloads.port import Observation, PartitionState, WorkloadHold, WorkloadKind, self_route
 from kruise.workloads.pods import short_hash
 
-
-def cloneset_info(cs: Mapping[str, Any]) -> WorkloadInfo:
-    meta = cs.get("metadata") or {}
-    spec = cs.get("spec") or {}
-    status = cs.get("status") or {}
-    current = str(status.get("currentRevision") or "")
-    update = str(status.get("updateRevision") or "")
-    in_progressing = IN_PROGRESSING_ANNOTATION in (meta.get("annotations") or {})
-    consistent = int(meta.get("generation") or 0) == int(status.get("observedGeneration") or -1)
-    return WorkloadInfo(
-        kind="CloneSet",
-        api_version=str(cs.get("apiVersion") or "apps.kruise.io/v1alpha1"),
-        name=str(meta.get("name")),
-        namespace=str(meta.get("namespace")),
-        uid=str(meta.get("uid") or ""),
-        replicas=int(spec.get("replicas", 1)),
-        stable_revision=short_hash(current),
-        canary_revision=short_hash(update),
-        pod_template_hash=short_hash(update),
-        in_progressing=in_progressing,
-        in_rollback=in_progressing
-        and bool(current)
-        and current == update
-        and int(status.get("updatedReplicas") or 0) != int(status.get("replicas") or 0),
-        status_consistent=consistent,
-        updated_replicas=int(status.get("updatedReplicas") or 0),
-        updated_ready_replicas=int(status.get("updatedReadyReplicas") or 0),
-        generation=int(meta.get("generation") or 0),
-        rollout_id=workload_rollout_id(cs),
-    )
+JSON = dict[str, Any]
 
 
-def workload_info(ref: Mapping[str, Any], obj: Mapping[str, Any] | None) -> WorkloadInfo | None:
-    """Info for the object ``ref`` names (None when absent or of a kind not served yet)."""
-    if obj is None:
-        return None
-    if ref.get("kind") == "CloneSet" and str(ref.get("apiVersion", "")).startswith("apps.kruise.io/"):
-        return cloneset_info(obj)
-    return None
+def _strategy(cloneset: Mapping[str, Any]) -> Mapping[str, Any]:
+    return (cloneset.get("spec") or {}).get("updateStrategy") or {}
+
+
+@dataclass(frozen=True)
+class CloneSetPartition:
+    """:class:`~kruise.rollouts.workloads.port.PartitionWorkload` of a CloneSet."""
+
+    revision_label_key: str = "pod-template-hash"
+    held_partition: IntOrStr = "100%"
+
+    def ordered(self, workload: Mapping[str, Any]) -> bool:
+        return False
+
+    def state(self, workload: Mapping[str, Any], pods: Sequence[Mapping[str, Any]]) -> PartitionState:
+        status = workload.get("status") or {}
+        return PartitionState(
+            replicas=spec_replicas(workload),
+            current=int(status.get("replicas") or 0),
+            stable_revision=short_hash(str(status.get("currentRevision") or "")),
+            update_revision=short_hash(str(status.get("updateRevision") or "")),
+            updated=int(status.get("updatedReplicas") or 0),
+            updated_ready=int(status.get("updatedReadyReplicas") or 0),
+            consistent=observed_current(workload),
+        )
+
+    def partition(self, workload: Mapping[str, Any]) -> IntOrStr | None:
+        value = _strategy(workload).get("partition")
+        return value if isinstance(value, int | str) and not isinstance(value, bool) else None
+
+    def kept(self, partition: IntOrStr | None, replicas: int) -> int:
+        return cloneset_partition_pods(partition, replicas)
+
+    def partition_for(
+        self, workload: Mapping[str, Any], batch_replicas: IntOrStr, replicas: int, no_need: int
+    ) -> IntOrStr:
+        """The partition for a batch; rolling back in batches, the ``no_need`` pods already at the
+        target are left out of the plan and only the others are released by its percentages."""
+        if no_need <= 0:
+            return cloneset_partition(batch_replicas, replicas)
+        released = planned_canary(batch_replicas, replicas - no_need)
+        stable = max(0, replicas - no_need - released)
+        if isinstance(batch_replicas, int):
+            return stable
+        return stable_partition_percent(stable, replicas, batch_replicas)
+
+    def partition_patch(self, partition: IntOrStr | None) -> JSON:
+        return {"spec": {"updateStrategy": {"partition": partition}}}
+
+    def paused(self, workload: Mapping[str, Any]) -> bool:
+        return bool(_strategy(workload).get("paused"))
+
+    def unpause_patch(self) -> JSON | None:
+        return {"spec": {"updateStrategy": {"paused": False}}}
+
+    def holdable(self, workload: Mapping[str, Any]) -> bool:
+        return True
+
+    def single_version(self, workload: Mapping[str, Any]) -> bool | None:
+        status = workload.get("status") or {}
+        return int(status.get("replicas") or 0) == int(status.get("updatedReplicas") or 0)
+
+
+PARTITION = CloneSetPartition()
+
+
+def decide_cloneset(
+    br: Mapping[str, Any],
+    cloneset: Mapping[str, Any] | None,
+    pods: Sequence[Mapping[str, Any]] = (),
+    *,
+    keep_paused_on_cancel: bool = False,
+) -> PartitionDecision:
+    """One round of the partition control over a CloneSet
+    (:func:`~kruise.rollouts.workloads.partition.decide_partition`)."""
+    return decide_partition(PARTITION, br, cloneset, pods, keep_paused_on_cancel=keep_paused_on_cancel)
+
+
+def hold_cloneset(
+    new: Mapping[str, Any], old: Mapping[str, Any], rollouts: Sequence[Mapping[str, Any]]
+) -> JSON | None:
+    """The CloneSet to admit instead of ``new`` (None: admit ``new`` unchanged); see
+    :func:`~kruise.rollouts.workloads.partition.partition_hold` (blue-green Rollouts hold too)."""
+    return partition_hold(PARTITION, new, old, rollouts, blue_green=True)
+
+
+def cloneset_info(cloneset: Mapping[str, Any]) -> WorkloadInfo:
+    """What the Rollout engine knows of ``cloneset``."""
+    return partition_info(PARTITION, CLONESETS, Observation(dict(cloneset)))
+
+
+CLONESET = WorkloadKind(
+    resource=CLONESETS,
+    styles={
+        RollingStyle.PARTITION: PartitionRelease(PARTITION, CLONESETS),
+        RollingStyle.BLUE_GREEN: BlueGreenRelease(
+            lambda _rollout, obs: cloneset_info(obs.workload), finalise_when_deleted=False
+        ),
+    },
+    hold=WorkloadHold(
+        name="mcloneset-rollout.kruise.io",
+        path="/mutate-rollouts-kruise-io-workload-cloneset",
+        group="apps.kruise.io",
+        versions=("v1alpha1",),
+        plural="clonesets",
+        decide=lambda new, old, rollouts, _related: hold_cloneset(new, old, rollouts),
+        worth_a_look=template_or_id_changed,
+    ),
+    routes=(self_route(CLONESETS),),
+    resume=lambda cloneset: partition_resume(PARTITION, cloneset),
+)
+"""The CloneSet registry entry. Its hold is ``mcloneset-rollout.kruise.io`` at
+``/mutate-rollouts-kruise-io-workload-cloneset``: upstream's ``mcloneset.kb.io`` and its path are
+OpenKruise's own CloneSet webhook's in this one manager."""

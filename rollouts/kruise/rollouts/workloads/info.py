@@ -9,7 +9,9 @@ from dataclasses import dataclass
 class WorkloadInfo:
     """What the engine needs to know about the workload (``util.Workload`` upstream).
 
-    Revisions are the short hashes pods carry in ``pod-template-hash``.
+    Revisions are written as the pods carry them under ``revision_label_key`` (the label canary
+    Services select on): a short hash in ``pod-template-hash``, or a ControllerRevision name in
+    ``controller-revision-hash``.
     """
 
     kind: str
@@ -32,6 +34,10 @@ class WorkloadInfo:
     # earlier names of ``canary_revision`` (a provisional Deployment revision, see
     # ``workloads/deployment/podtemplate.py``): a status recording one of them is updated, not restarted
     canary_revision_aliases: tuple[str, ...] = ()
+    # how the release runs (``releasePlan.rollingStyle``: Partition, Canary, BlueGreen) and whether
+    # ``rollouts.kruise.io/rollback-in-batch`` applies to it (the workload port decides both)
+    style: str = "Partition"
+    rollback_in_batches: bool = False
 
     @property
     def observed_rollout_id(self) -> str:

@@ -30,8 +30,6 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.rollouts.batchrelease.decide import control_info
-from kruise.rollouts.batchrelease.ops import ControlDecision, Op, OpKind, Target, patch
 from kruise.rollouts.release.batchplan import batch_ready, planned_canary, scaled
 from kruise.rollouts.release.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
@@ -44,19 +42,17 @@ from kruise.rollouts.release.objects import meta as meta_of
 from kruise.rollouts.release.objects import observed_current, spec_replicas
 from kruise.rollouts.workloads.deployment.info import stable_replicaset
 from kruise.rollouts.workloads.deployment.podtemplate import equal_ignore_hash, pod_template_hash
+from kruise.rollouts.workloads.ops import (
+    ControlDecision,
+    Op,
+    OpKind,
+    Target,
+    control_info,
+    owner_reference,
+    patch,
+)
 
 JSON = dict[str, Any]
-
-
-def owner_reference(br: Mapping[str, Any]) -> JSON:
-    return {
-        "apiVersion": br.get("apiVersion", "rollouts.kruise.io/v1beta1"),
-        "kind": "BatchRelease",
-        "name": meta_of(br).get("name"),
-        "uid": meta_of(br).get("uid"),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
 
 
 def canary_template(stable: Mapping[str, Any], plan: Mapping[str, Any]) -> JSON:

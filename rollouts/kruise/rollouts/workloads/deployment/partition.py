@@ -34,8 +34,6 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.rollouts.batchrelease.decide import control_info
-from kruise.rollouts.batchrelease.ops import ControlDecision, Target, patch
 from kruise.rollouts.release.batchplan import batch_ready
 from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
 from kruise.rollouts.release.hashing import release_plan_hash
@@ -55,8 +53,15 @@ from kruise.rollouts.workloads.deployment.strategy import (
     strategy_of,
     with_defaults,
 )
+from kruise.rollouts.workloads.ops import ControlDecision, Target, control_info, patch
 
 JSON = dict[str, Any]
+PARTITION_DEPLOYMENT_MESSAGE = (
+    "partition-style release of an apps/v1 Deployment needs the advanced deployment controller: "
+    "enable the feature gate AdvancedDeployment, or set enableExtraWorkloadForCanary: true "
+    "(canary style) or use strategy.blueGreen"
+)
+"""``status.message`` of a partition-style Deployment release with the gate ``AdvancedDeployment`` off."""
 
 
 def under_rollout_control(deployment: Mapping[str, Any]) -> bool:

@@ -1,0 +1,393 @@
+"""Partition-style releases of any :class:`~kruise.rollouts.workloads.port.PartitionWorkload` (pure).
+
+Mirrors Kruise Rollouts' partition control plane (``pkg/controller/batchrelease/control/
+partitionstyle/control_plane.go``) with one implementation per kind behind it, as its
+``partitionstyle.Interface`` (CloneSet, StatefulSet, Advanced StatefulSet, Advanced DaemonSet):
+
+- **take control** on the first round: the control annotation
+  ``batchrelease.rollouts.kruise.io/control-info`` (the BatchRelease as owner reference JSON),
+  the kind's pause lifted;
+- **upgrade the batch**: the partition for ``releasePlan.batches[canaryStatus.currentBatch]``
+  (:meth:`~kruise.rollouts.workloads.port.PartitionWorkload.partition_for`); once the release has
+  started the partition only moves down (it never keeps more pods back than it does);
+- **which batch**: a new BatchRelease starts at ``batchPartition``; when the plan changes
+  (``signalRecalculate``) it moves there too, unless ``releasePlan.rolloutID`` differs from
+  ``status.observedRolloutID``: then it starts over at batch 0 so the pods are labelled again
+  batch by batch; below ``batchPartition`` a Ready batch moves to the next one
+  (``moveToNextBatch``);
+- **batch labels** (``releasePlan.rolloutID`` set): the upgraded pods get
+  ``rollouts.kruise.io/rollout-id``/``rollout-batch-id`` (:mod:`.podlabels`) and the batch is not
+  Ready before the planned pods carry the rollout-id;
+- **report**: ``canaryStatus.currentBatch``, ``batchState`` (``Upgrading`` until the
+  batch-ready rule holds on a status that observed its generation, then ``Ready``),
+  ``updatedReplicas``/``updatedReadyReplicas``, ``noNeedUpdateReplicas``,
+  ``observedReleasePlanHash``, ``observedRolloutID``, ``observedGeneration``, revisions and
+  ``observedWorkloadReplicas``;
+- **a status behind its spec** (``isWorkloadUnstable``): touch nothing, look again;
+- **a new update revision** while progressing (a continuous release): record it and touch
+  nothing this round (``isWorkloadRevisionChanged``), the Rollout is about to reset;
+- **rolled back to the stable revision** while progressing: with the Rollout's
+  ``rollouts.kruise.io/rollback-in-batch`` annotation copied onto the BatchRelease, mark the pods
+  already there ``rollouts.kruise.io/no-need-update`` and roll the others back batch by batch
+  (``noNeedUpdateReplicas`` left out of each batch's share; an ordered workload keeps them inside
+  its partition); without it, wait for the Rollout to cancel;
+- **finalise** (``batchPartition`` unset): partition cleared, pause lifted, control annotation
+  removed; ``Completed`` at once (``Immediate``) or once every pod runs the new revision
+  (``WaitResume``). With ``KeepWorkloadPausedOnRolloutDeletion`` a release finalised without
+  ``WaitResume`` keeps its partition (only the pause is lifted), so a cancelled release leaves the
+  pods where they are.
+
+The same module holds what else a partition kind gets for free: the hold of the workload webhook
+(:func:`partition_hold`), the Rollout engine's info (:func:`partition_info`) and the resume without
+a BatchRelease (:func:`partition_resume`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kruise.core.kube.resources import Resource
+from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION, RollingStyle
+from kruise.rollouts.release.batchplan import batch_ready, planned_canary
+from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, IN_PROGRESSING_ANNOTATION
+from kruise.rollouts.release.hashing import release_plan_hash
+from kruise.rollouts.release.objects import meta
+from kruise.rollouts.release.rolloutid import workload_rollout_id
+from kruise.rollouts.workloads.hold import rollout_for, traffic_routed
+from kruise.rollouts.workloads.info import WorkloadInfo
+from kruise.rollouts.workloads.ops import ControlDecision, control_info, label_pod, patch
+from kruise.rollouts.workloads.podlabels import (
+    PodLabelPatch,
+    batch_label_patches,
+    label_candidates,
+    labels_satisfied,
+    no_need_update,
+)
+from kruise.rollouts.workloads.port import Gates, Observation, PartitionWorkload
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class PartitionDecision:
+    """A merge patch for the workload (None: leave it), pod label patches and the BatchRelease's new
+    status."""
+
+    workload_patch: JSON | None
+    status: JSON
+    requeue_after: float | None = None
+    pod_patches: tuple[PodLabelPatch, ...] = ()  # labels merged onto pods (batch ids, no-need-update)
+
+
+def merged(*patches: Mapping[str, Any] | None) -> JSON:
+    """Deep merge of merge patches (later ones win on conflicting leaves)."""
+    out: JSON = {}
+    for one in patches:
+        for key, value in (one or {}).items():
+            if isinstance(value, Mapping) and isinstance(out.get(key), dict):
+                out[key] = merged(out[key], value)
+            else:
+                out[key] = copy.deepcopy(value)
+    return out
+
+
+def decide_partition(
+    w: PartitionWorkload,
+    br: Mapping[str, Any],
+    workload: Mapping[str, Any] | None,
+    pods: Sequence[Mapping[str, Any]] = (),
+    *,
+    keep_paused_on_cancel: bool = False,
+) -> PartitionDecision:
+    """One round of the partition control for ``br`` over ``workload`` (of the kind ``w``);
+    ``pods`` are the workload's pods (batch labels, no-need-update marks, counts the status lacks).
+
+    ``keep_paused_on_cancel`` (feature gate ``KeepWorkloadPausedOnRolloutDeletion``): finalizing
+    without ``WaitResume`` only lifts the pause and keeps the partition."""
+    status: JSON = copy.deepcopy(dict(br.get("status") or {}))
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    previous_hash = status.get("observedReleasePlanHash")
+    previous_id = str(status.get("observedRolloutID") or "")
+    rollout_id = str(plan.get("rolloutID") or "")
+    status["observedGeneration"] = int(meta(br).get("generation") or 0)
+    status["observedReleasePlanHash"] = release_plan_hash(plan)
+    if workload is None:
+        status["message"] = "workload not found"
+        return PartitionDecision(None, status, requeue_after=2.0)
+    state = w.state(workload, pods)
+    replicas = state.replicas
+    annotations = meta(workload).get("annotations") or {}
+    observed_revision = str(status.get("updateRevision") or "")
+    observed_stable = str(status.get("stableRevision") or "")
+    status["stableRevision"] = state.stable_revision
+    status["updateRevision"] = state.update_revision
+    status["observedWorkloadReplicas"] = replicas
+    canary: JSON = status.setdefault("canaryStatus", {"currentBatch": 0})
+    canary.setdefault("currentBatch", 0)
+    canary["updatedReplicas"] = state.updated
+    canary["updatedReadyReplicas"] = state.updated_ready
+    index = plan.get("batchPartition")
+    batches = [b.get("canaryReplicas", "100%") for b in plan.get("batches") or []] or ["100%"]
+    target = 0 if index is None else max(0, min(int(index), len(batches) - 1))
+    progressing = index is not None and status.get("phase") == "Progressing"
+    if progressing and previous_hash != status["observedReleasePlanHash"]:
+        # signalRecalculate: the plan in force moved; a new rollout-id relabels from the first batch
+        canary["currentBatch"] = target if rollout_id == previous_id else 0
+        canary["batchState"] = "Upgrading"
+        status["observedRolloutID"] = rollout_id
+    if progressing and state.consistent and observed_revision not in ("", state.update_revision):
+        if state.update_revision == observed_stable:  # rolled back to the stable revision
+            return _prepare_rollback(br, status, observed_revision, state.updated, pods)
+        # isWorkloadRevisionChanged (continuous release): record the new revision, act next round
+        status["observedRolloutID"] = rollout_id
+        return PartitionDecision(None, status, requeue_after=2.0)
+    status["observedRolloutID"] = rollout_id
+
+    if index is None:  # finalise: hand the workload back
+        return _finalise(w, workload, plan, status, state.consistent, keep_paused_on_cancel)
+
+    if not state.consistent:  # isWorkloadUnstable: its status may still show the old revision; wait
+        return PartitionDecision(None, status, requeue_after=1.0)
+    starting = status.get("phase") in (None, "", "Preparing")
+    current_batch = (
+        target if starting else max(0, min(int(canary.get("currentBatch") or 0), len(batches) - 1))
+    )
+    batch_replicas = batches[current_batch]
+    no_need = canary.get("noNeedUpdateReplicas")
+    if no_need is not None and rollout_id:  # countAndUpdateNoNeedUpdateReplicas
+        no_need, _ = no_need_update(pods, rollout_id, state.update_revision)
+        canary["noNeedUpdateReplicas"] = no_need
+    ordered = w.ordered(workload)
+    desired = w.partition_for(workload, batch_replicas, replicas, int(no_need or 0))
+    planned = planned_canary(batch_replicas, replicas)
+    goal = replicas - w.kept(desired, replicas) + (int(no_need or 0) if ordered else 0)
+    current = w.partition(workload)
+    moves_down = current is not None and w.kept(desired, replicas) < w.kept(current, replicas)
+    workload_patch = merged(
+        w.unpause_patch() if w.paused(workload) else None,
+        w.partition_patch(desired) if (starting and current != desired) or moves_down else None,
+    )
+    if annotations.get(BATCH_RELEASE_CONTROL_ANNOTATION) != control_info(br):
+        workload_patch["metadata"] = {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)}}
+    status["phase"] = "Progressing"
+    if canary.get("currentBatch") != current_batch:
+        canary["currentBatch"] = current_batch
+        canary["batchState"] = "Upgrading"
+    candidates = label_candidates(
+        pods,
+        rollout_id=rollout_id,
+        update_revision=state.update_revision,
+        planned=planned,
+        desired_updated=goal,
+        rolling_back=no_need is not None,
+        ordered_partition=w.kept(desired, replicas) if ordered else None,
+        replicas=replicas,
+    )
+    labels = batch_label_patches(
+        candidates, rollout_id=rollout_id, batches=batches, replicas=replicas, current_batch=current_batch
+    )
+    ready = (
+        not workload_patch
+        and not labels
+        and batch_ready(
+            goal, state.updated, state.updated_ready, failure_threshold=plan.get("failureThreshold")
+        )
+        and labels_satisfied(pods, rollout_id, planned)
+    )
+    canary["batchState"] = "Ready" if ready else "Upgrading"
+    if ready and current_batch < target:  # moveToNextBatch: one batch at a time up to the partition
+        canary["currentBatch"] = current_batch + 1
+        canary["batchState"] = "Upgrading"
+        return PartitionDecision(None, status, requeue_after=0.2)
+    return PartitionDecision(
+        workload_patch or None, status, requeue_after=None if ready else 1.0, pod_patches=tuple(labels)
+    )
+
+
+def _finalise(
+    w: PartitionWorkload,
+    workload: Mapping[str, Any],
+    plan: Mapping[str, Any],
+    status: JSON,
+    consistent: bool,
+    keep_paused_on_cancel: bool,
+) -> PartitionDecision:
+    """Hand the workload back (see the module docstring); ``Completed`` once nothing is left to
+    write and, with ``WaitResume``, every pod runs the update revision."""
+    paused = w.paused(workload)
+    patch_: JSON = {}
+    if keep_paused_on_cancel and plan.get("finalizingPolicy") != "WaitResume":
+        if paused:
+            patch_ = merged(w.unpause_patch())
+    elif w.partition(workload) not in (None, 0) or paused:
+        # a defaulting webhook (CloneSet) or the API server (StatefulSet) turns a null partition
+        # into 0: both mean "released"
+        patch_ = merged(w.partition_patch(None), w.unpause_patch())
+    if BATCH_RELEASE_CONTROL_ANNOTATION in (meta(workload).get("annotations") or {}):
+        patch_["metadata"] = {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: None}}
+    status["phase"] = "Finalizing"
+    state = w.state(workload, ())
+    done = not patch_ and (
+        plan.get("finalizingPolicy") != "WaitResume"
+        or (consistent and state.updated == state.replicas == state.current)
+    )
+    if done:
+        status["phase"] = "Completed"
+    return PartitionDecision(patch_ or None, status, requeue_after=None if done else 1.0)
+
+
+def _prepare_rollback(
+    br: Mapping[str, Any],
+    status: JSON,
+    observed_revision: str,
+    updated: int,
+    pods: Sequence[Mapping[str, Any]],
+) -> PartitionDecision:
+    """The workload went back to its stable revision mid-release. Rolling back in batches (the
+    Rollout put ``rollouts.kruise.io/rollback-in-batch`` on the BatchRelease): mark the pods already
+    at that revision no-need-update, then record their count and the new update revision and go
+    on batch by batch. Otherwise (or before the annotation arrives) wait: the Rollout cancels."""
+    annotations = meta(br).get("annotations") or {}
+    canary: JSON = status["canaryStatus"]
+    new_revision = status["updateRevision"]
+    if not annotations.get(ROLLBACK_IN_BATCH_ANNOTATION) or canary.get("noNeedUpdateReplicas") is not None:
+        status["updateRevision"] = observed_revision  # isRollbackInBatchSatisfied not yet: wait
+        return PartitionDecision(None, status, requeue_after=2.0)
+    rollout_id = str(((br.get("spec") or {}).get("releasePlan") or {}).get("rolloutID") or "")
+    if rollout_id:
+        marked, marks = no_need_update(pods, rollout_id, new_revision)
+        if marks:
+            status["updateRevision"] = observed_revision
+            return PartitionDecision(None, status, requeue_after=0.5, pod_patches=tuple(marks))
+    else:  # no rollout-id: the pods updated so far are the ones that need nothing
+        marked = updated
+    canary["noNeedUpdateReplicas"] = marked
+    canary["batchState"] = "Upgrading"
+    status["observedRolloutID"] = rollout_id
+    return PartitionDecision(None, status, requeue_after=0.2)
+
+
+# ---------------------------------------------------------------------------------------- the rest
+def template_or_id_changed(new: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
+    """Whether an update can start a release at all: its pod template or its rollout-id changed
+    (the hold webhook's cheap filter before it reads anything)."""
+    template_changed = (new.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template")
+    return template_changed or workload_rollout_id(new) != workload_rollout_id(old)
+
+
+def partition_hold(
+    w: PartitionWorkload,
+    new: Mapping[str, Any],
+    old: Mapping[str, Any],
+    rollouts: Sequence[Mapping[str, Any]],
+    *,
+    blue_green: bool = False,
+) -> JSON | None:
+    """The workload webhook's hold (``workload_update_handler.go``): on an UPDATE that changes the
+    pod template (or the rollout-id: label, else annotation) of a workload an enabled Rollout in the
+    namespace references, set the partition to :attr:`~PartitionWorkload.held_partition` (no pod
+    moves until the Rollout releases a batch) and stamp ``rollouts.kruise.io/in-progressing:
+    {"rolloutName": ...}``. None: admit ``new`` unchanged.
+
+    Entry conditions as upstream: replicas > 0 and a holdable update strategy; a blue-green Rollout
+    only on a kind that serves it (``blue_green``); with traffic routing a workload known to run
+    several revisions does not enter (silently), except one already in progress; a workload in
+    progress is held again on every template change (continuous release)."""
+    ro = rollout_for(new, rollouts)
+    if ro is None:
+        return None
+    strategy = (ro.get("spec") or {}).get("strategy") or {}
+    if strategy.get("blueGreen") and not blue_green:
+        return None
+    replicas = (new.get("spec") or {}).get("replicas", 1)
+    if (replicas is not None and int(replicas) == 0) or not w.holdable(new):
+        return None
+    if not template_or_id_changed(new, old):
+        return None
+    in_progress = IN_PROGRESSING_ANNOTATION in (meta(new).get("annotations") or {})
+    if (
+        traffic_routed(ro)
+        and w.single_version(old) is False
+        and (not in_progress or strategy.get("blueGreen"))
+    ):
+        # upstream never re-holds a multi-version workload; for blue-green (whose surge pods make
+        # it multi-version) that is what lets a rollback proceed instead of freezing at 100%
+        return None
+    held: JSON = merged(new, w.partition_patch(w.held_partition))
+    held.setdefault("metadata", {}).setdefault("annotations", {})[IN_PROGRESSING_ANNOTATION] = json.dumps(
+        {"rolloutName": meta(ro).get("name")}, separators=(",", ":")
+    )
+    return held
+
+
+def partition_info(w: PartitionWorkload, resource: Resource, obs: Observation) -> WorkloadInfo:
+    """The Rollout engine's view (``ControllerFinder``): stable and canary revisions as the pods
+    carry them (also ``podTemplateHash``, the canary Service's selector value); in a rollout while
+    ``rollouts.kruise.io/in-progressing`` is there; rolling back when the update revision is the
+    stable one again but not every pod is updated; the status trusted once it observed the
+    current generation."""
+    workload = obs.workload
+    info_meta = meta(workload)
+    state = w.state(workload, obs.pods)
+    in_progressing = IN_PROGRESSING_ANNOTATION in (info_meta.get("annotations") or {})
+    return WorkloadInfo(
+        kind=resource.kind,
+        api_version=str(workload.get("apiVersion") or resource.api_version),
+        name=str(info_meta.get("name")),
+        namespace=str(info_meta.get("namespace")),
+        uid=str(info_meta.get("uid") or ""),
+        replicas=state.replicas,
+        stable_revision=state.stable_revision,
+        canary_revision=state.update_revision,
+        pod_template_hash=state.update_revision,
+        in_progressing=in_progressing,
+        in_rollback=in_progressing
+        and bool(state.stable_revision)
+        and state.stable_revision == state.update_revision
+        and state.updated != state.current,
+        status_consistent=state.consistent,
+        updated_replicas=state.updated,
+        updated_ready_replicas=state.updated_ready,
+        generation=int(info_meta.get("generation") or 0),
+        revision_label_key=w.revision_label_key,
+        rollout_id=workload_rollout_id(workload),
+    )
+
+
+def partition_resume(w: PartitionWorkload, workload: Mapping[str, Any]) -> JSON | None:
+    """Lift the hold when no BatchRelease is left to do it: partition cleared, pause lifted."""
+    if w.partition(workload) in (None, 0, "0%") and not w.paused(workload):
+        return None
+    return merged(w.partition_patch(None), w.unpause_patch())
+
+
+@dataclass(frozen=True)
+class PartitionRelease:
+    """The partition :class:`~kruise.rollouts.workloads.port.ReleaseStyle` of a partition kind."""
+
+    workload: PartitionWorkload
+    resource: Resource
+    rollback_in_batches: bool = True
+    style: RollingStyle = field(default=RollingStyle.PARTITION)
+
+    def info(self, rollout: Mapping[str, Any], obs: Observation) -> WorkloadInfo:
+        return partition_info(self.workload, self.resource, obs)
+
+    def control(self, br: Mapping[str, Any], obs: Observation | None, gates: Gates) -> ControlDecision:
+        if meta(br).get("deletionTimestamp"):  # nothing to undo: the Rollout finalised it already
+            return ControlDecision((), dict(br.get("status") or {}))
+        workload = None if obs is None else obs.workload
+        pods = () if obs is None else obs.pods
+        d = decide_partition(
+            self.workload, br, workload, pods, keep_paused_on_cancel=gates.keep_paused_on_cancel
+        )
+        ops = [patch(self.resource, workload, d.workload_patch)] if d.workload_patch and workload else []
+        ops += [label_pod(p.name, p.labels) for p in d.pod_patches]
+        return ControlDecision(tuple(ops), d.status, d.requeue_after)
+
+    def needs_hpas(self, br: Mapping[str, Any], obs: Observation | None) -> bool:
+        return False
