@@ -6,8 +6,8 @@ controllers watch or read (the informers their specs create, found by composing 
 runtime exactly as ``kruise manager`` does: list and watch). Calls whose resource is a variable
 (``res``) are resolved through :data:`DYNAMIC`, which names, per call site, the expression listing
 what that variable can be; a new variable call site fails the audit until it is listed there.
-The CLI (``kruise rollout ...``) and the demo (``make demo``) run as the user, and the local control
-plane is not the manager: they are left out.
+The CLI and the demo (``kruise rollout ...``, ``kruise demo`` run as the user) and the local control
+plane are left out.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from kruise.core.kube.resources import Resource
 from tests.integration.chart.support import REPO
 
 ROOTS = ("core", "workloads", "traffic", "analysis", "rollouts", "daemon")
-SKIP = ("/cli/", "/demo/", "/localcluster/")
+SKIP = ("/cli/", "/localcluster/", "/demo/")  # run by the user, not the manager
 VERBS = {
     "get": "get",
     "get_or_none": "get",
