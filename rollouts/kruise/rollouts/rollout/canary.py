@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kruise.rollouts.api.common import BatchReleaseBatchState, CanaryStepState, FinalisingStepType
 from kruise.rollouts.release import constants as c
 from kruise.rollouts.release.batchplan import planned_canary
 from kruise.rollouts.release.constants import POD_TEMPLATE_HASH_LABEL
@@ -134,7 +135,7 @@ def batch_ready_for(spec: Mapping[str, Any], obs: Observed, step_index: int) -> 
         and not b.deleting
         and b.observed_plan_hash == release_plan_hash(spec["releasePlan"])
         and b.generation == b.observed_generation
-        and b.batch_state == "Ready"
+        and b.batch_state == BatchReleaseBatchState.READY
         and b.current_batch + 1 >= step_index
     )
 
@@ -153,11 +154,15 @@ def _services_managed(rollout: Mapping[str, Any]) -> bool:
     return not strategy_of(rollout).get("disableGenerateCanaryService")
 
 
-TEARDOWN = (c.FIN_RESTORE_STABLE_SERVICE, c.FIN_ROUTE_TRAFFIC_TO_STABLE, c.FIN_REMOVE_CANARY_SERVICE)
+TEARDOWN = (
+    FinalisingStepType.RESTORE_STABLE_SERVICE,
+    FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE,
+    FinalisingStepType.REMOVE_CANARY_SERVICE,
+)
 _TEARDOWN_ACTIONS = {
-    c.FIN_RESTORE_STABLE_SERVICE: ActionKind.RESTORE_STABLE_SERVICE,
-    c.FIN_ROUTE_TRAFFIC_TO_STABLE: ActionKind.RESTORE_ROUTES,
-    c.FIN_REMOVE_CANARY_SERVICE: ActionKind.DELETE_CANARY_SERVICE,
+    FinalisingStepType.RESTORE_STABLE_SERVICE: ActionKind.RESTORE_STABLE_SERVICE,
+    FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE: ActionKind.RESTORE_ROUTES,
+    FinalisingStepType.REMOVE_CANARY_SERVICE: ActionKind.DELETE_CANARY_SERVICE,
 }
 
 
@@ -230,17 +235,17 @@ def canary_step(
     total = len(steps)
     index = max(1, min(int(cs.get("currentStepIndex") or 1), total))
     step = steps[index - 1]
-    state = cs.get("currentStepState") or c.STEP_UPGRADE
+    state = cs.get("currentStepState") or CanaryStepState.STEP_UPGRADE
     routings = strategy_of(rollout).get("trafficRoutings") or []
     grace = grace_seconds(rollout)
     where = f"step({index}/{total})"
 
-    if state == c.BEFORE_STEP_UPGRADE:
+    if state == CanaryStepState.BEFORE_STEP_UPGRADE:
         if needs_teardown(rollout, step):
             upgrade = f"Rollout is in {where}, and upgrade workload to new version"
-            return _teardown(rollout, status, obs, changed, c.STEP_UPGRADE, upgrade) or Decision(
-                status, requeue_after=0.0
-            )
+            return _teardown(
+                rollout, status, obs, changed, CanaryStepState.STEP_UPGRADE, upgrade
+            ) or Decision(status, requeue_after=0.0)
         actions: list[Action] = []
         if routings and _release_all(step, workload):
             actions.append(
@@ -263,12 +268,12 @@ def canary_step(
             obs,
             changed,
             grace if actions else 0,
-            c.STEP_UPGRADE,
+            CanaryStepState.STEP_UPGRADE,
             f"Rollout is in {where}, and upgrade workload to new version",
         )
         return held or Decision(status, requeue_after=0.0)
 
-    if state == c.STEP_UPGRADE:
+    if state == CanaryStepState.STEP_UPGRADE:
         spec = batch_release_spec(rollout, workload, index - 1)
         annotations = batch_release_annotations(rollout, workload)
         actions = [Action(ActionKind.ENSURE_BATCH_RELEASE, {"spec": spec, "annotations": annotations})]
@@ -280,17 +285,17 @@ def canary_step(
         if any(changed) or not batch_ready_for(spec, obs, index):
             return Decision(status, requeue_after=BATCH_RECHECK)
         cs["podTemplateHash"] = workload.pod_template_hash
-        cs["currentStepState"] = c.STEP_TRAFFIC_ROUTING
+        cs["currentStepState"] = CanaryStepState.STEP_TRAFFIC_ROUTING
         cs["lastUpdateTime"] = fmt_time(obs.now)
         event = Event("Normal", "StepUpgrade", f"upgrade {where}: {cs['canaryReplicas']} canary pods ready")
         return Decision(status, requeue_after=0.0, events=(event,))
 
-    if state == c.STEP_TRAFFIC_ROUTING:
+    if state == CanaryStepState.STEP_TRAFFIC_ROUTING:
         if needs_teardown(rollout, step):  # e.g. jumped here from a step with traffic
             analysis = f"Rollout is in {where}, and doing metrics analysis"
-            return _teardown(rollout, status, obs, changed, c.STEP_METRICS_ANALYSIS, analysis) or Decision(
-                status, requeue_after=0.0
-            )
+            return _teardown(
+                rollout, status, obs, changed, CanaryStepState.STEP_METRICS_ANALYSIS, analysis
+            ) or Decision(status, requeue_after=0.0)
         actions = []
         if routings and step_has_routing(step) and not _release_all(step, workload):
             intent = traffic_intent(
@@ -312,7 +317,7 @@ def canary_step(
             obs,
             changed,
             grace if actions else 0,
-            c.STEP_METRICS_ANALYSIS,
+            CanaryStepState.STEP_METRICS_ANALYSIS,
             f"Rollout is in {where}, and doing metrics analysis",
         )
         if held is not None:
@@ -320,7 +325,7 @@ def canary_step(
             return held
         return Decision(status, requeue_after=0.0)
 
-    if state == c.STEP_METRICS_ANALYSIS:
+    if state == CanaryStepState.STEP_METRICS_ANALYSIS:
         gate = step_analysis(rollout, index)
         if gate is not None:
             request = run_request(rollout, status, gate, f"step{index}")
@@ -335,11 +340,11 @@ def canary_step(
                 return Decision(status, requeue_after=2.0)
         elif changed is None:
             return Decision(status)
-        cs["currentStepState"] = c.STEP_PAUSED
+        cs["currentStepState"] = CanaryStepState.STEP_PAUSED
         cs["lastUpdateTime"] = fmt_time(obs.now)
         return canary_step(rollout, status, obs, [])  # StepPaused has no actions: evaluate it now
 
-    if state == c.STEP_PAUSED:
+    if state == CanaryStepState.STEP_PAUSED:
         if changed is None:
             return Decision(status)
         duration = (step.get("pause") or {}).get("duration")
@@ -353,7 +358,7 @@ def canary_step(
             )
             return Decision(status)
         if index == total and step.get("replicas", "100%") == "100%" and not is_blue_green(rollout):
-            cs["currentStepState"] = c.STEP_READY
+            cs["currentStepState"] = CanaryStepState.STEP_READY
             return Decision(status, requeue_after=0.0)
         if duration is None:
             cs["message"] = f"Rollout is in {where}, and you need manually confirm to enter the next step"
@@ -364,18 +369,18 @@ def canary_step(
                 f"Rollout is in {where}, and wait duration({int(duration)} seconds) to enter the next step"
             )
             return Decision(status, requeue_after=int(duration) - waited)
-        cs["currentStepState"] = c.STEP_READY
+        cs["currentStepState"] = CanaryStepState.STEP_READY
         cs["lastUpdateTime"] = fmt_time(obs.now)
         return Decision(status, requeue_after=0.0)
 
-    if state == c.STEP_READY:
+    if state == CanaryStepState.STEP_READY:
         if changed is None:
             return Decision(status)
         if index < total:
             nxt = index + 1
             cs["currentStepIndex"] = nxt
             cs["nextStepIndex"] = nxt + 1 if nxt < total else -1
-            cs["currentStepState"] = c.BEFORE_STEP_UPGRADE
+            cs["currentStepState"] = CanaryStepState.BEFORE_STEP_UPGRADE
             cs["lastUpdateTime"] = fmt_time(obs.now)
             cs["message"] = f"Rollout is in step({nxt}/{total}), and upgrade workload to new version"
             return Decision(
@@ -383,7 +388,7 @@ def canary_step(
                 requeue_after=0.0,
                 events=(Event("Normal", "StepReady", f"enter step({nxt}/{total})"),),
             )
-        cs["currentStepState"] = c.STEP_COMPLETED
+        cs["currentStepState"] = CanaryStepState.COMPLETED
         cs["message"] = "Rollout progressing has been completed"
         cs["lastUpdateTime"] = fmt_time(obs.now)
         return Decision(status, requeue_after=0.0)

@@ -33,6 +33,7 @@ from kruise.core.kube.client import KubeClient
 from kruise.core.patches import merge_patch
 from kruise.core.runtime import ControllerSpec, Watch, primary
 from kruise.core.workqueue import Result
+from kruise.rollouts.api.common import RolloutPhase
 from kruise.rollouts.cache import ROLLOUTS_BY_WORKLOAD, RUNS_READ, RolloutsCache, index_run_rollout
 from kruise.rollouts.release.constants import RECHECK_SECONDS, ROLLOUT_FINALIZER, ROLLOUT_HASH_ANNOTATION
 from kruise.rollouts.release.hashing import rollout_hash
@@ -179,7 +180,7 @@ class RolloutController:
                 return Result(requeue_after=0.1)
             except NotFoundError:
                 return Result()
-        if has_analysis(rollout) and decision.status.get("phase") == "Healthy":
+        if has_analysis(rollout) and decision.status.get("phase") == RolloutPhase.HEALTHY:
             await analysis_effects.gc_runs(self.kube, rollout)
         if decision.remove_finalizer:
             if found is not None:
@@ -194,7 +195,7 @@ class RolloutController:
         if (
             requeue is None
             and obs.workload is not None
-            and rollout.get("status", {}).get("phase") == "Progressing"
+            and rollout.get("status", {}).get("phase") == RolloutPhase.PROGRESSING
         ):
             requeue = RECHECK_SECONDS
         return Result(requeue_after=requeue)

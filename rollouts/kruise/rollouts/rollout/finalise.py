@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.rollouts.release import constants as c
+from kruise.rollouts.api.common import FinaliseReason, FinalisingStepType, RolloutPhase
 from kruise.rollouts.release.timefmt import fmt_time, seconds_since
 from kruise.rollouts.rollout.analysis_gate import has_analysis
 from kruise.rollouts.rollout.canary import batch_release_spec, grace_seconds, traffic_intent
@@ -33,61 +33,63 @@ from kruise.rollouts.rollout.model import JSON, Action, ActionKind, Decision, Ob
 from kruise.rollouts.rollout.steps import is_blue_green, strategy_of
 
 SUCCESS_ORDER = (
-    c.FIN_RESTORE_STABLE_SERVICE,
-    c.FIN_ROUTE_TRAFFIC_TO_STABLE,
-    c.FIN_REMOVE_CANARY_SERVICE,
-    c.FIN_RESUME_WORKLOAD,
-    c.FIN_RELEASE_WORKLOAD,
+    FinalisingStepType.RESTORE_STABLE_SERVICE,
+    FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE,
+    FinalisingStepType.REMOVE_CANARY_SERVICE,
+    FinalisingStepType.RESUME_WORKLOAD,
+    FinalisingStepType.RELEASE_WORKLOAD_CONTROL,
 )
 ROLLBACK_ORDER = (
-    c.FIN_ROUTE_TRAFFIC_TO_STABLE,
-    c.FIN_RESUME_WORKLOAD,
-    c.FIN_RELEASE_WORKLOAD,
-    c.FIN_RESTORE_STABLE_SERVICE,
-    c.FIN_REMOVE_CANARY_SERVICE,
+    FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE,
+    FinalisingStepType.RESUME_WORKLOAD,
+    FinalisingStepType.RELEASE_WORKLOAD_CONTROL,
+    FinalisingStepType.RESTORE_STABLE_SERVICE,
+    FinalisingStepType.REMOVE_CANARY_SERVICE,
 )
 # kruise: a failed analysis aborts like a rollback, with the workload reverted to stable first
 ABORT_ORDER = (
-    c.FIN_ROUTE_TRAFFIC_TO_STABLE,
-    c.FIN_REVERT_WORKLOAD,
-    c.FIN_RESUME_WORKLOAD,
-    c.FIN_RELEASE_WORKLOAD,
-    c.FIN_RESTORE_STABLE_SERVICE,
-    c.FIN_REMOVE_CANARY_SERVICE,
+    FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE,
+    FinalisingStepType.REVERT_WORKLOAD,
+    FinalisingStepType.RESUME_WORKLOAD,
+    FinalisingStepType.RELEASE_WORKLOAD_CONTROL,
+    FinalisingStepType.RESTORE_STABLE_SERVICE,
+    FinalisingStepType.REMOVE_CANARY_SERVICE,
 )
 # blue-green (``nextBlueGreenTask``); disable and delete use SUCCESS_ORDER
 BLUE_GREEN_SUCCESS_ORDER = (
-    c.FIN_ROUTE_TRAFFIC_TO_NEW,
-    c.FIN_RESTORE_STABLE_SERVICE,
-    c.FIN_RESUME_WORKLOAD,
-    c.FIN_ROUTE_TRAFFIC_TO_STABLE,
-    c.FIN_REMOVE_CANARY_SERVICE,
-    c.FIN_RELEASE_WORKLOAD,
+    FinalisingStepType.ROUTE_TRAFFIC_TO_NEW,
+    FinalisingStepType.RESTORE_STABLE_SERVICE,
+    FinalisingStepType.RESUME_WORKLOAD,
+    FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE,
+    FinalisingStepType.REMOVE_CANARY_SERVICE,
+    FinalisingStepType.RELEASE_WORKLOAD_CONTROL,
 )
 BLUE_GREEN_ROLLBACK_ORDER = (
-    c.FIN_ROUTE_TRAFFIC_TO_STABLE,
-    c.FIN_RESUME_WORKLOAD,
-    c.FIN_RESTORE_STABLE_SERVICE,
-    c.FIN_REMOVE_CANARY_SERVICE,
-    c.FIN_RELEASE_WORKLOAD,
+    FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE,
+    FinalisingStepType.RESUME_WORKLOAD,
+    FinalisingStepType.RESTORE_STABLE_SERVICE,
+    FinalisingStepType.REMOVE_CANARY_SERVICE,
+    FinalisingStepType.RELEASE_WORKLOAD_CONTROL,
 )
 _TRAFFIC_STEPS = {
-    c.FIN_RESTORE_STABLE_SERVICE,
-    c.FIN_ROUTE_TRAFFIC_TO_STABLE,
-    c.FIN_REMOVE_CANARY_SERVICE,
-    c.FIN_ROUTE_TRAFFIC_TO_NEW,
+    FinalisingStepType.RESTORE_STABLE_SERVICE,
+    FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE,
+    FinalisingStepType.REMOVE_CANARY_SERVICE,
+    FinalisingStepType.ROUTE_TRAFFIC_TO_NEW,
 }
 
 
-def finalising_order(rollout: Mapping[str, Any], reason: str, *, rollback: bool) -> tuple[str, ...]:
+def finalising_order(
+    rollout: Mapping[str, Any], reason: FinaliseReason, *, rollback: bool
+) -> tuple[FinalisingStepType, ...]:
     """The finalising steps for ``reason`` (Success, Rollback, RolloutDisabled, RolloutDeleting)."""
     if is_blue_green(rollout):
-        if reason == "Success":
+        if reason == FinaliseReason.SUCCESS:
             return BLUE_GREEN_SUCCESS_ORDER
-        if rollback or reason == "Rollback":
+        if rollback or reason == FinaliseReason.ROLLBACK:
             return BLUE_GREEN_ROLLBACK_ORDER
         return SUCCESS_ORDER
-    if reason == "Abort":
+    if reason == FinaliseReason.ABORT:
         return ABORT_ORDER
     return ROLLBACK_ORDER if rollback else SUCCESS_ORDER
 
@@ -97,15 +99,17 @@ def _actions(
 ) -> list[Action]:
     routings = bool(strategy_of(rollout).get("trafficRoutings"))
     intent = traffic_intent(rollout, status, obs, None, [])
-    if step == c.FIN_RESTORE_STABLE_SERVICE:
+    if step == FinalisingStepType.RESTORE_STABLE_SERVICE:
         return [Action(ActionKind.RESTORE_STABLE_SERVICE, {"intent": intent})] if routings else []
-    if step == c.FIN_ROUTE_TRAFFIC_TO_STABLE:
+    if step == FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE:
         return [Action(ActionKind.RESTORE_ROUTES, {"intent": intent})] if routings else []
-    if step == c.FIN_REMOVE_CANARY_SERVICE:
+    if step == FinalisingStepType.REMOVE_CANARY_SERVICE:
         return [Action(ActionKind.DELETE_CANARY_SERVICE, {"intent": intent})] if routings else []
-    if step == c.FIN_ROUTE_TRAFFIC_TO_NEW:  # RouteAllTrafficToNewVersion: traffic 100%, no matches
+    if (
+        step == FinalisingStepType.ROUTE_TRAFFIC_TO_NEW
+    ):  # RouteAllTrafficToNewVersion: traffic 100%, no matches
         return [Action(ActionKind.ENSURE_ROUTES, {"intent": {**intent, "weight": 100}})] if routings else []
-    if step == c.FIN_RESUME_WORKLOAD:
+    if step == FinalisingStepType.RESUME_WORKLOAD:
         workload = obs.workload
         spec = (
             batch_release_spec(rollout, workload, None, finalizing=True, wait_ready=wait_ready)
@@ -113,21 +117,21 @@ def _actions(
             else {}
         )
         return [Action(ActionKind.FINALIZE_BATCH_RELEASE, {"spec": spec, "exists": obs.batch.exists})]
-    if step == c.FIN_RELEASE_WORKLOAD:
+    if step == FinalisingStepType.RELEASE_WORKLOAD_CONTROL:
         release = [Action(ActionKind.DELETE_BATCH_RELEASE), Action(ActionKind.RELEASE_WORKLOAD)]
         if has_analysis(rollout):
             release.insert(0, Action(ActionKind.TERMINATE_ANALYSIS_RUNS))
         return release
-    if step == c.FIN_REVERT_WORKLOAD:
+    if step == FinalisingStepType.REVERT_WORKLOAD:
         cs = status.get("canaryStatus") or {}
         return [Action(ActionKind.REVERT_WORKLOAD, {"stableRevision": cs.get("stableRevision", "")})]
     return []
 
 
 def _extra_done(step: str, obs: Observed) -> bool:
-    if step == c.FIN_RESUME_WORKLOAD:
-        return not obs.batch.exists or obs.batch.phase == "Completed"
-    if step == c.FIN_RELEASE_WORKLOAD:
+    if step == FinalisingStepType.RESUME_WORKLOAD:
+        return not obs.batch.exists or obs.batch.phase == RolloutPhase.COMPLETED
+    if step == FinalisingStepType.RELEASE_WORKLOAD_CONTROL:
         return not obs.batch.exists
     return True
 
@@ -139,7 +143,7 @@ def finalise(
     changed: Sequence[bool] | None,
     *,
     rollback: bool,
-    reason: str = "",
+    reason: FinaliseReason,
 ) -> Decision:
     """Run the current finalising step; ``finalisingStep`` becomes ``Done`` at the end."""
     cs: JSON = status.setdefault("canaryStatus", {})
@@ -154,14 +158,18 @@ def finalise(
         cs.setdefault(key, default)
     order = finalising_order(rollout, reason, rollback=rollback)
     step = cs.get("finalisingStep") or order[0]
-    if step == c.FIN_DONE:
+    if step == FinalisingStepType.END:
         return Decision(status)
     if step not in order:
         step = order[0]
     cs["finalisingStep"] = step
     # only a successful release waits for every pod (upstream's WaitReady -> WaitResume)
-    actions = _actions(rollout, status, obs, step, wait_ready=reason in ("Success", ""))
-    if obs.workload is not None and obs.workload.in_progressing and step != c.FIN_RELEASE_WORKLOAD:
+    actions = _actions(rollout, status, obs, step, wait_ready=reason == FinaliseReason.SUCCESS)
+    if (
+        obs.workload is not None
+        and obs.workload.in_progressing
+        and step != FinalisingStepType.RELEASE_WORKLOAD_CONTROL
+    ):
         # removeRolloutProgressingAnnotation runs first in every finalising round upstream: a
         # Deployment's hold webhook would otherwise pause it again when it is resumed
         actions.insert(0, Action(ActionKind.RELEASE_WORKLOAD))
@@ -177,7 +185,7 @@ def finalise(
     if not _extra_done(step, obs):
         return Decision(status, requeue_after=1.0)
     position = order.index(step)
-    cs["finalisingStep"] = order[position + 1] if position + 1 < len(order) else c.FIN_DONE
+    cs["finalisingStep"] = order[position + 1] if position + 1 < len(order) else FinalisingStepType.END
     cs["lastUpdateTime"] = fmt_time(obs.now)
     cs["message"] = f"Rollout is in finalising: {step} done"
     return Decision(status, requeue_after=0.0)

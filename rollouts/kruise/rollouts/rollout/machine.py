@@ -26,6 +26,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from kruise.rollouts.api.common import (
+    CanaryStepState,
+    FinaliseReason,
+    FinalisingStepType,
+    ProgressingReason,
+    RolloutConditionType,
+    RolloutPhase,
+    TerminatingReason,
+)
 from kruise.rollouts.release import constants as c
 from kruise.rollouts.release.batchplan import scaled
 from kruise.rollouts.release.hashing import rollout_hash
@@ -61,30 +70,35 @@ def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | 
     now = obs.now
 
     if obs.deleting:
-        if phase != c.PHASE_TERMINATING:
-            status["phase"] = c.PHASE_TERMINATING
+        if phase != RolloutPhase.TERMINATING:
+            status["phase"] = RolloutPhase.TERMINATING
             set_condition(
-                status, c.COND_TERMINATING, "True", c.REASON_IN_TERMINATING, "Rollout is in terminating", now
+                status,
+                RolloutConditionType.TERMINATING,
+                "True",
+                TerminatingReason.IN_TERMINATING,
+                "Rollout is in terminating",
+                now,
             )
             return Decision(status, requeue_after=0.0)
-        return _finalising(rollout, status, obs, changed, reason="RolloutDeleting", terminating=True)
+        return _finalising(rollout, status, obs, changed, reason=FinaliseReason.DELETING, terminating=True)
 
     # calculateRolloutStatus
     disabled = bool(spec.get("disabled"))
-    if disabled and phase not in (c.PHASE_DISABLED, c.PHASE_DISABLING):
-        if phase == c.PHASE_PROGRESSING:  # a working rollout is disabled: finalise it first
-            status["phase"] = c.PHASE_DISABLING
+    if disabled and phase not in (RolloutPhase.DISABLED, RolloutPhase.DISABLING):
+        if phase == RolloutPhase.PROGRESSING:  # a working rollout is disabled: finalise it first
+            status["phase"] = RolloutPhase.DISABLING
             status["message"] = "Disabling rollout, release resources"
             return Decision(status, requeue_after=0.0)
-        phase = status["phase"] = c.PHASE_DISABLED
+        phase = status["phase"] = RolloutPhase.DISABLED
         status["message"] = "Rollout is disabled"
     if not phase:
-        phase = status["phase"] = c.PHASE_INITIAL
+        phase = status["phase"] = RolloutPhase.INITIAL
     if workload is None:
         if not disabled:  # upstream resets the whole status
             status = {
                 "observedGeneration": status["observedGeneration"],
-                "phase": c.PHASE_INITIAL,
+                "phase": RolloutPhase.INITIAL,
                 "message": "Workload Not Found",
                 "currentStepIndex": 0,
                 "currentStepState": "",
@@ -94,32 +108,37 @@ def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | 
         return Decision(dict(rollout.get("status") or {}), requeue_after=1.0)
     _refresh_observed(status, workload)
 
-    if phase == c.PHASE_INITIAL:
-        status["phase"] = c.PHASE_HEALTHY
+    if phase == RolloutPhase.INITIAL:
+        status["phase"] = RolloutPhase.HEALTHY
         status["message"] = "rollout is healthy"
         return Decision(status, requeue_after=0.0)
-    if phase == c.PHASE_HEALTHY:
+    if phase == RolloutPhase.HEALTHY:
         if workload.in_progressing:
-            status["phase"] = c.PHASE_PROGRESSING
+            status["phase"] = RolloutPhase.PROGRESSING
             set_condition(
-                status, c.COND_PROGRESSING, "True", c.REASON_INITIALIZING, "Rollout is in Progressing", now
+                status,
+                RolloutConditionType.PROGRESSING,
+                "True",
+                ProgressingReason.INITIALIZING,
+                "Rollout is in Progressing",
+                now,
             )
             status["message"] = "Rollout is in Progressing"
-            _drop_condition(status, c.COND_SUCCEEDED)
+            _drop_condition(status, RolloutConditionType.SUCCEEDED)
             _drop_condition(status, ABORTED_CONDITION)  # the previous release's abort, if any
             return Decision(
                 status, requeue_after=0.0, events=(Event("Normal", "Progressing", "upgrade workload"),)
             )
         _synthesise_completed(rollout, status, workload, now)
         return Decision(status)
-    if phase == c.PHASE_DISABLED:
+    if phase == RolloutPhase.DISABLED:
         if not disabled:
-            status["phase"] = c.PHASE_HEALTHY
+            status["phase"] = RolloutPhase.HEALTHY
             status["message"] = "rollout is healthy"
         return Decision(status)
-    if phase == c.PHASE_DISABLING:
-        return _finalising(rollout, status, obs, changed, reason="RolloutDisabled", disabling=True)
-    if phase == c.PHASE_PROGRESSING:
+    if phase == RolloutPhase.DISABLING:
+        return _finalising(rollout, status, obs, changed, reason=FinaliseReason.DISABLED, disabling=True)
+    if phase == RolloutPhase.PROGRESSING:
         return _progressing(rollout, status, obs, changed)
     return Decision(status)
 
@@ -139,11 +158,11 @@ def _progressing(
     assert obs.workload is not None
     workload = obs.workload
     now = obs.now
-    reason = _condition_reason(status, c.COND_PROGRESSING)
+    reason = _condition_reason(status, RolloutConditionType.PROGRESSING)
     strategy = (rollout.get("spec") or {}).get("strategy") or {}
     steps = steps_of(rollout)
 
-    if reason == c.REASON_INITIALIZING:
+    if reason == ProgressingReason.INITIALIZING:
         status["canaryStatus"] = {
             "observedWorkloadGeneration": workload.generation,
             "rolloutHash": rollout_hash(rollout),
@@ -153,7 +172,7 @@ def _progressing(
             "podTemplateHash": "",
             "currentStepIndex": 1,
             "nextStepIndex": 2 if len(steps) > 1 else -1,
-            "currentStepState": c.BEFORE_STEP_UPGRADE,
+            "currentStepState": CanaryStepState.BEFORE_STEP_UPGRADE,
             "finalisingStep": "",
             "canaryReplicas": 0,
             "canaryReadyReplicas": 0,
@@ -163,34 +182,62 @@ def _progressing(
         _mirror(status)
         # doProgressingInitializing: wait a grace period after entering Initializing, in case the
         # Rollout spec is updated a moment after the workload (the webhook forbids it later)
-        waited = seconds_since(_condition(status, c.COND_PROGRESSING).get("lastUpdateTime"), now)
+        waited = seconds_since(
+            _condition(status, RolloutConditionType.PROGRESSING).get("lastUpdateTime"), now
+        )
         if waited < c.DEFAULT_GRACE_SECONDS:
             return Decision(status, requeue_after=c.DEFAULT_GRACE_SECONDS - waited)
         set_condition(
-            status, c.COND_PROGRESSING, "True", c.REASON_IN_ROLLING, "Rollout is in Progressing", now
+            status,
+            RolloutConditionType.PROGRESSING,
+            "True",
+            ProgressingReason.IN_ROLLING,
+            "Rollout is in Progressing",
+            now,
         )
         return Decision(status, requeue_after=0.0)
 
     canary_status: JSON = status.setdefault("canaryStatus", {})
-    if reason == c.REASON_PAUSED:  # from paused back to rolling; nothing else until then
+    if reason == ProgressingReason.PAUSED:  # from paused back to rolling; nothing else until then
         if not strategy.get("paused"):
-            set_condition(status, c.COND_PROGRESSING, "True", c.REASON_IN_ROLLING, PAUSED_MESSAGE, now)
+            set_condition(
+                status,
+                RolloutConditionType.PROGRESSING,
+                "True",
+                ProgressingReason.IN_ROLLING,
+                PAUSED_MESSAGE,
+                now,
+            )
             return Decision(status, requeue_after=0.0)
         return Decision(status)
-    if reason == c.REASON_IN_ROLLING:
+    if reason == ProgressingReason.IN_ROLLING:
         # doProgressingInRolling's special cases, in upstream's order
         rolled_back = workload.in_rollback and canary_status.get("canaryRevision") != workload.canary_revision
         in_batches = rollback_in_batch(rollout, workload)
         if rolled_back and not in_batches:
             canary_status["canaryRevision"] = workload.canary_revision
-            set_condition(status, c.COND_PROGRESSING, "True", c.REASON_CANCELLING, ROLLBACK_MESSAGE, now)
+            set_condition(
+                status,
+                RolloutConditionType.PROGRESSING,
+                "True",
+                ProgressingReason.CANCELLING,
+                ROLLBACK_MESSAGE,
+                now,
+            )
             status["message"] = ROLLBACK_MESSAGE
             canary_status["finalisingStep"] = ""
             return Decision(
                 status, requeue_after=0.0, events=(Event("Normal", "Progressing", ROLLBACK_EVENT),)
             )
         if strategy.get("paused"):
-            set_condition(status, c.COND_PROGRESSING, "True", c.REASON_PAUSED, PAUSED_MESSAGE, now)
+            set_condition(
+                status,
+                RolloutConditionType.PROGRESSING,
+                "True",
+                ProgressingReason.PAUSED,
+                PAUSED_MESSAGE,
+                now,
+            )
             status["message"] = PAUSED_MESSAGE
             return Decision(status)
         if rolled_back:  # rollouts.kruise.io/rollback-in-batch (rollout/rolloutid.py)
@@ -209,7 +256,7 @@ def _progressing(
             if is_blue_green(rollout):  # handleContinuousRelease: only a rollback is accepted
                 set_condition(
                     status,
-                    c.COND_PROGRESSING,
+                    RolloutConditionType.PROGRESSING,
                     "True",
                     reason,
                     c.BLUE_GREEN_CONTINUOUS_RELEASE_MESSAGE,
@@ -223,8 +270,15 @@ def _progressing(
             _mirror(status)
             return Decision(status, requeue_after=0.0)
         # handleNormalRolling
-        if canary_status.get("currentStepState") == c.STEP_COMPLETED:
-            set_condition(status, c.COND_PROGRESSING, "True", c.REASON_FINALISING, FINALISING_MESSAGE, now)
+        if canary_status.get("currentStepState") == CanaryStepState.COMPLETED:
+            set_condition(
+                status,
+                RolloutConditionType.PROGRESSING,
+                "True",
+                ProgressingReason.FINALISING,
+                FINALISING_MESSAGE,
+                now,
+            )
             status["message"] = FINALISING_MESSAGE
             canary_status["finalisingStep"] = ""
             return Decision(status, requeue_after=0.0)
@@ -240,7 +294,9 @@ def _progressing(
         failed = failed_analysis(rollout, status, obs)
         if failed is not None:
             message = f"Rollout is aborted: analysis {failed} failed; traffic and pods go back to stable"
-            set_condition(status, c.COND_PROGRESSING, "True", c.REASON_CANCELLING, message, now)
+            set_condition(
+                status, RolloutConditionType.PROGRESSING, "True", ProgressingReason.CANCELLING, message, now
+            )
             set_condition(status, ABORTED_CONDITION, "True", "AnalysisFailed", message, now)
             status["message"] = message
             canary_status["message"] = message
@@ -252,14 +308,16 @@ def _progressing(
             decision = replace(decision, actions=(*background, *decision.actions))
         _mirror(decision.status)
         return decision
-    if reason == c.REASON_FINALISING:
-        return _finalising(rollout, status, obs, changed, reason="Success")
-    if reason == c.REASON_CANCELLING:
+    if reason == ProgressingReason.FINALISING:
+        return _finalising(rollout, status, obs, changed, reason=FinaliseReason.SUCCESS)
+    if reason == ProgressingReason.CANCELLING:
         aborted = any(
             x.get("type") == ABORTED_CONDITION and x.get("status") == "True"
             for x in status.get("conditions") or []
         )
-        return _finalising(rollout, status, obs, changed, reason="Abort" if aborted else "Rollback")
+        return _finalising(
+            rollout, status, obs, changed, reason=FinaliseReason.ABORT if aborted else FinaliseReason.ROLLBACK
+        )
     return Decision(status)
 
 
@@ -269,38 +327,50 @@ def _finalising(
     obs: Observed,
     changed: Sequence[bool] | None,
     *,
-    reason: str,
+    reason: FinaliseReason,
     terminating: bool = False,
     disabling: bool = False,
 ) -> Decision:
     now = obs.now
     decision = finalise(
-        rollout, status, obs, changed, rollback=reason in ("Rollback", "Abort"), reason=reason
+        rollout,
+        status,
+        obs,
+        changed,
+        rollback=reason in (FinaliseReason.ROLLBACK, FinaliseReason.ABORT),
+        reason=reason,
     )
     st = decision.status
-    if st.get("canaryStatus", {}).get("finalisingStep") != c.FIN_DONE:
+    if st.get("canaryStatus", {}).get("finalisingStep") != FinalisingStepType.END:
         _mirror(st)
         return decision
     if terminating:
-        set_condition(st, c.COND_TERMINATING, "False", c.REASON_COMPLETED, "Rollout is terminated", now)
+        set_condition(
+            st,
+            RolloutConditionType.TERMINATING,
+            "False",
+            ProgressingReason.COMPLETED,
+            "Rollout is terminated",
+            now,
+        )
         return Decision(st, remove_finalizer=True)
     if disabling:
-        st["phase"] = c.PHASE_DISABLED
+        st["phase"] = RolloutPhase.DISABLED
         st["message"] = "Rollout is disabled"
         return Decision(st)  # the sub-status stays, as upstream's
     # the Finalising / Cancelling branches of reconcileRolloutProgressing: Progressing False with
     # reason Completed either way, its message telling the two apart (and becoming status.message);
     # Succeeded (dropped when the release began) is created anew with no reason and no message
-    succeeded = reason == "Success"
+    succeeded = reason == FinaliseReason.SUCCESS
     message = COMPLETED_MESSAGE if succeeded else CANCELED_MESSAGE
-    set_condition(st, c.COND_PROGRESSING, "False", c.REASON_COMPLETED, message, now)
-    set_condition(st, c.COND_SUCCEEDED, "True" if succeeded else "False", "", "", now)
-    st["phase"] = c.PHASE_HEALTHY
+    set_condition(st, RolloutConditionType.PROGRESSING, "False", ProgressingReason.COMPLETED, message, now)
+    set_condition(st, RolloutConditionType.SUCCEEDED, "True" if succeeded else "False", "", "", now)
+    st["phase"] = RolloutPhase.HEALTHY
     st["message"] = message
     cs = st.setdefault("canaryStatus", {})
     cs["message"] = message
     if succeeded:
-        cs["currentStepState"] = c.STEP_COMPLETED
+        cs["currentStepState"] = CanaryStepState.COMPLETED
     else:  # a cancelled release never reached its last step: the step state stays as it was
         workload = obs.workload
         if workload is not None:
@@ -327,24 +397,30 @@ def _continuous_release(
     intent = {"intent": traffic_intent(rollout, status, obs, None, [])}
     routings = bool(strategy_of(rollout).get("trafficRoutings"))
     order = (
-        (c.FIN_ROUTE_TRAFFIC_TO_STABLE, c.FIN_RELEASE_WORKLOAD, c.FIN_REMOVE_CANARY_SERVICE)
+        (
+            FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE,
+            FinalisingStepType.RELEASE_WORKLOAD_CONTROL,
+            FinalisingStepType.REMOVE_CANARY_SERVICE,
+        )
         if routings
-        else (c.FIN_RELEASE_WORKLOAD,)
+        else (FinalisingStepType.RELEASE_WORKLOAD_CONTROL,)
     )
     step = cs.get("finalisingStep") if cs.get("finalisingStep") in order else order[0]
-    if step == c.FIN_REMOVE_CANARY_SERVICE and obs.batch.exists:
-        step = c.FIN_RELEASE_WORKLOAD  # a step's teardown left this cursor: the BatchRelease first
+    if step == FinalisingStepType.REMOVE_CANARY_SERVICE and obs.batch.exists:
+        step = (
+            FinalisingStepType.RELEASE_WORKLOAD_CONTROL
+        )  # a step's teardown left this cursor: the BatchRelease first
     cs["finalisingStep"] = step
-    if step == c.FIN_ROUTE_TRAFFIC_TO_STABLE:
+    if step == FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE:
         actions = [Action(ActionKind.RESTORE_ROUTES, intent)]
-    elif step == c.FIN_RELEASE_WORKLOAD:
+    elif step == FinalisingStepType.RELEASE_WORKLOAD_CONTROL:
         actions = [Action(ActionKind.DELETE_BATCH_RELEASE)]
     else:
         actions = [Action(ActionKind.DELETE_CANARY_SERVICE, intent)]
     if changed is None:
         return Decision(status, tuple(actions), requeue_after=1.0)
     now = obs.now
-    if step == c.FIN_ROUTE_TRAFFIC_TO_STABLE:
+    if step == FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE:
         grace = grace_seconds(rollout)
         if any(changed):
             cs["lastUpdateTime"] = fmt_time(now)
@@ -352,7 +428,7 @@ def _continuous_release(
         waited = seconds_since(cs.get("lastUpdateTime"), now)
         if waited < grace:
             return Decision(status, requeue_after=grace - waited)
-    elif step == c.FIN_RELEASE_WORKLOAD and (any(changed) or obs.batch.exists):
+    elif step == FinalisingStepType.RELEASE_WORKLOAD_CONTROL and (any(changed) or obs.batch.exists):
         return Decision(status, requeue_after=1.0)
     position = order.index(step)
     if position + 1 < len(order):  # the last step (canary Service) ignores the grace period
@@ -360,7 +436,14 @@ def _continuous_release(
         cs["lastUpdateTime"] = fmt_time(now)
         return Decision(status, requeue_after=0.0)
     status.pop("canaryStatus", None)
-    set_condition(status, c.COND_PROGRESSING, "True", c.REASON_INITIALIZING, CONTINUOUS_MESSAGE, now)
+    set_condition(
+        status,
+        RolloutConditionType.PROGRESSING,
+        "True",
+        ProgressingReason.INITIALIZING,
+        CONTINUOUS_MESSAGE,
+        now,
+    )
     status["message"] = CONTINUOUS_MESSAGE
     event = Event(
         "Normal", "Progressing", "workload continuous publishing canaryRevision, then restart publishing"
@@ -378,7 +461,7 @@ def _plan_changed(rollout: Mapping[str, Any], status: JSON, obs: Observed) -> No
     cs["lastUpdateTime"] = fmt_time(obs.now)
     cs["rolloutHash"] = rollout_hash(rollout)
     if cs.get("nextStepIndex") == target:
-        cs["currentStepState"] = c.STEP_READY
+        cs["currentStepState"] = CanaryStepState.STEP_READY
         return
     cs["nextStepIndex"] = target
     _jump(cs, steps, obs.workload.replicas, obs.now)
@@ -427,7 +510,9 @@ def _jump(cs: JSON, steps: Sequence[Mapping[str, Any]], replicas: int, now: date
     cs["nextStepIndex"] = _next_index(nxt, len(steps))
     wanted = scaled(steps[nxt - 1].get("replicas"), replicas, round_up=True)
     same = wanted == int(cs.get("canaryReplicas") or 0)
-    cs["currentStepState"] = c.STEP_TRAFFIC_ROUTING if same else c.BEFORE_STEP_UPGRADE
+    cs["currentStepState"] = (
+        CanaryStepState.STEP_TRAFFIC_ROUTING if same else CanaryStepState.BEFORE_STEP_UPGRADE
+    )
     cs["lastUpdateTime"] = fmt_time(now)
     return True
 
@@ -448,7 +533,7 @@ def _synthesise_completed(
         "podTemplateHash": workload.pod_template_hash,
         "currentStepIndex": len(steps),
         "nextStepIndex": -1,
-        "currentStepState": c.STEP_COMPLETED,
+        "currentStepState": CanaryStepState.COMPLETED,
         "finalisingStep": "",
         "canaryReplicas": 0,
         "canaryReadyReplicas": 0,

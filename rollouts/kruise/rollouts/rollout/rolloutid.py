@@ -24,8 +24,7 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION
-from kruise.rollouts.release import constants as c
+from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION, CanaryStepState
 from kruise.rollouts.release.hashing import rollout_hash
 from kruise.rollouts.release.timefmt import fmt_time
 from kruise.rollouts.rollout.model import JSON, Action, ActionKind, BatchView, Event
@@ -66,7 +65,7 @@ def restart_in_batches(
     cs["currentStepIndex"] = 1
     cs["nextStepIndex"] = 2 if steps > 1 else -1
     cs["canaryRevision"] = workload.canary_revision
-    cs["currentStepState"] = c.BEFORE_STEP_UPGRADE
+    cs["currentStepState"] = CanaryStepState.BEFORE_STEP_UPGRADE
     cs["lastUpdateTime"] = fmt_time(now)
     cs["rolloutHash"] = rollout_hash(rollout)
     cs["finalisingStep"] = ""

@@ -36,7 +36,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, Resource
-from kruise.rollouts.api.common import RollingStyle
+from kruise.rollouts.api.common import (
+    BatchReleaseBatchState,
+    ProgressingReason,
+    RollingStyle,
+    RolloutConditionType,
+    RolloutPhase,
+)
 from kruise.rollouts.release.batchplan import IntOrStr, batch_ready, scaled
 from kruise.rollouts.release.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
@@ -191,14 +197,25 @@ def _restore(workload: Mapping[str, Any]) -> Op:
 
 def _with_condition(status: JSON, message: str) -> None:
     """``progressingStateTransition(InRolling, message)``."""
-    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "Progressing"]
-    conditions.append({"type": "Progressing", "status": "True", "reason": "InRolling", "message": message})
+    conditions = [
+        c for c in status.get("conditions") or [] if c.get("type") != RolloutConditionType.PROGRESSING
+    ]
+    conditions.append(
+        {
+            "type": RolloutConditionType.PROGRESSING,
+            "status": "True",
+            "reason": ProgressingReason.IN_ROLLING,
+            "message": message,
+        }
+    )
     status["conditions"] = conditions
     status["message"] = message
 
 
 def _clear_condition(status: JSON) -> None:
-    status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != "Progressing"]
+    status["conditions"] = [
+        c for c in status.get("conditions") or [] if c.get("type") != RolloutConditionType.PROGRESSING
+    ]
     if not status["conditions"]:
         status.pop("conditions")
     status.pop("message", None)
@@ -244,9 +261,9 @@ def decide_blue_green(
     index = plan.get("batchPartition")
 
     if index is None or meta.get("deletionTimestamp"):
-        status["phase"] = "Finalizing"
+        status["phase"] = RolloutPhase.FINALIZING
         if index is not None:  # continuous release: not supported for blue-green, nothing to undo
-            status["phase"] = "Completed"
+            status["phase"] = RolloutPhase.COMPLETED
             return ControlDecision((), status)
         if (meta_of(workload).get("annotations") or {}).get(
             ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION
@@ -258,12 +275,12 @@ def decide_blue_green(
         hpa = hpa_op(workload, hpas, disable=False)
         if hpa is not None:
             return ControlDecision((hpa,), status, requeue_after=0.5)
-        status["phase"] = "Completed"
+        status["phase"] = RolloutPhase.COMPLETED
         status.pop("message", None)
         return ControlDecision((), status)
 
     if not is_controlled(br, workload):
-        status["phase"] = "Preparing"
+        status["phase"] = RolloutPhase.PREPARING
         try:
             ops = _take_control(br, workload, replicasets, hpas)
         except ValueError as err:
@@ -276,12 +293,12 @@ def decide_blue_green(
             return ControlDecision((), status, requeue_after=2.0)
         return ControlDecision(tuple(ops), status, requeue_after=0.5)
 
-    status["phase"] = "Progressing"
+    status["phase"] = RolloutPhase.PROGRESSING
     batches = plan.get("batches") or []
     index = max(0, min(int(index), len(batches) - 1)) if batches else 0
     if batch.get("currentBatch") != index:
         batch["currentBatch"] = index
-        batch["batchState"] = "Upgrading"
+        batch["batchState"] = BatchReleaseBatchState.UPGRADING
     desired_surge: IntOrStr = batches[index].get("canaryReplicas", "100%") if batches else "100%"
     problem = validate_ready(workload)
     if problem is not None:
@@ -290,7 +307,7 @@ def decide_blue_green(
         _with_condition(
             status, f"cannot upgrade batch, because {kind} {name} doesn't satisfy conditions: {problem}"
         )
-        batch["batchState"] = "Upgrading"
+        batch["batchState"] = BatchReleaseBatchState.UPGRADING
         return ControlDecision((), status, requeue_after=2.0)
     _clear_condition(status)
     current = scaled(_max_surge(workload), replicas, round_up=True)
@@ -308,13 +325,13 @@ def decide_blue_green(
             }
         else:
             body = {"spec": {"updateStrategy": {"partition": None, "maxSurge": desired_surge}}}
-        batch["batchState"] = "Upgrading"
+        batch["batchState"] = BatchReleaseBatchState.UPGRADING
         return ControlDecision((patch(_target(workload), workload, body),), status, requeue_after=1.0)
     planned = new_rs_replicas_limit(desired_surge, replicas) if is_deployment(workload) else desired
     ready = observed_current(workload) and batch_ready(
         planned, updated, updated_ready, failure_threshold=plan.get("failureThreshold")
     )
-    batch["batchState"] = "Ready" if ready else "Upgrading"
+    batch["batchState"] = BatchReleaseBatchState.READY if ready else BatchReleaseBatchState.UPGRADING
     return ControlDecision((), status, requeue_after=None if ready else 1.0)
 
 

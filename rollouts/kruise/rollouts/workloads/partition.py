@@ -51,7 +51,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.core.kube.resources import Resource
-from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION, RollingStyle
+from kruise.rollouts.api.common import (
+    ROLLBACK_IN_BATCH_ANNOTATION,
+    BatchReleaseBatchState,
+    RollingStyle,
+    RolloutPhase,
+)
 from kruise.rollouts.release.batchplan import batch_ready, planned_canary
 from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, IN_PROGRESSING_ANNOTATION
 from kruise.rollouts.release.hashing import release_plan_hash
@@ -133,11 +138,11 @@ def decide_partition(
     index = plan.get("batchPartition")
     batches = [b.get("canaryReplicas", "100%") for b in plan.get("batches") or []] or ["100%"]
     target = 0 if index is None else max(0, min(int(index), len(batches) - 1))
-    progressing = index is not None and status.get("phase") == "Progressing"
+    progressing = index is not None and status.get("phase") == RolloutPhase.PROGRESSING
     if progressing and previous_hash != status["observedReleasePlanHash"]:
         # signalRecalculate: the plan in force moved; a new rollout-id relabels from the first batch
         canary["currentBatch"] = target if rollout_id == previous_id else 0
-        canary["batchState"] = "Upgrading"
+        canary["batchState"] = BatchReleaseBatchState.UPGRADING
         status["observedRolloutID"] = rollout_id
     if progressing and state.consistent and observed_revision not in ("", state.update_revision):
         if state.update_revision == observed_stable:  # rolled back to the stable revision
@@ -152,7 +157,7 @@ def decide_partition(
 
     if not state.consistent:  # isWorkloadUnstable: its status may still show the old revision; wait
         return PartitionDecision(None, status, requeue_after=1.0)
-    starting = status.get("phase") in (None, "", "Preparing")
+    starting = status.get("phase") in (None, "", RolloutPhase.PREPARING)
     current_batch = (
         target if starting else max(0, min(int(canary.get("currentBatch") or 0), len(batches) - 1))
     )
@@ -173,10 +178,10 @@ def decide_partition(
     )
     if annotations.get(BATCH_RELEASE_CONTROL_ANNOTATION) != control_info(br):
         workload_patch["metadata"] = {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)}}
-    status["phase"] = "Progressing"
+    status["phase"] = RolloutPhase.PROGRESSING
     if canary.get("currentBatch") != current_batch:
         canary["currentBatch"] = current_batch
-        canary["batchState"] = "Upgrading"
+        canary["batchState"] = BatchReleaseBatchState.UPGRADING
     candidates = label_candidates(
         pods,
         rollout_id=rollout_id,
@@ -198,10 +203,10 @@ def decide_partition(
         )
         and labels_satisfied(pods, rollout_id, planned)
     )
-    canary["batchState"] = "Ready" if ready else "Upgrading"
+    canary["batchState"] = BatchReleaseBatchState.READY if ready else BatchReleaseBatchState.UPGRADING
     if ready and current_batch < target:  # moveToNextBatch: one batch at a time up to the partition
         canary["currentBatch"] = current_batch + 1
-        canary["batchState"] = "Upgrading"
+        canary["batchState"] = BatchReleaseBatchState.UPGRADING
         return PartitionDecision(None, status, requeue_after=0.2)
     return PartitionDecision(
         workload_patch or None, status, requeue_after=None if ready else 1.0, pod_patches=tuple(labels)
@@ -229,14 +234,14 @@ def _finalise(
         patch_ = merged(w.partition_patch(None), w.unpause_patch())
     if BATCH_RELEASE_CONTROL_ANNOTATION in (meta(workload).get("annotations") or {}):
         patch_["metadata"] = {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: None}}
-    status["phase"] = "Finalizing"
+    status["phase"] = RolloutPhase.FINALIZING
     state = w.state(workload, ())
     done = not patch_ and (
         plan.get("finalizingPolicy") != "WaitResume"
         or (consistent and state.updated == state.replicas == state.current)
     )
     if done:
-        status["phase"] = "Completed"
+        status["phase"] = RolloutPhase.COMPLETED
     return PartitionDecision(patch_ or None, status, requeue_after=None if done else 1.0)
 
 
@@ -266,7 +271,7 @@ def _prepare_rollback(
     else:  # no rollout-id: the pods updated so far are the ones that need nothing
         marked = updated
     canary["noNeedUpdateReplicas"] = marked
-    canary["batchState"] = "Upgrading"
+    canary["batchState"] = BatchReleaseBatchState.UPGRADING
     status["observedRolloutID"] = rollout_id
     return PartitionDecision(None, status, requeue_after=0.2)
 

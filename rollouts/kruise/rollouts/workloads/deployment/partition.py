@@ -34,6 +34,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kruise.rollouts.api.common import BatchReleaseBatchState, RolloutPhase
 from kruise.rollouts.release.batchplan import batch_ready
 from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
 from kruise.rollouts.release.hashing import release_plan_hash
@@ -160,7 +161,7 @@ def decide_deployment_partition(
     index = plan.get("batchPartition")
     if (
         index is not None
-        and status.get("phase") == "Progressing"
+        and status.get("phase") == RolloutPhase.PROGRESSING
         and consistent
         and observed_revision not in ("", status["updateRevision"])
     ):  # isWorkloadRevisionChanged: a continuous release; the Rollout is about to reset
@@ -168,7 +169,7 @@ def decide_deployment_partition(
 
     annotations = meta_of(deployment).get("annotations") or {}
     if index is None:  # Finalize
-        status["phase"] = "Finalizing"
+        status["phase"] = RolloutPhase.FINALIZING
         if BATCH_RELEASE_CONTROL_ANNOTATION in annotations and spec.get("paused"):
             keep = keep_paused_on_cancel and plan.get("finalizingPolicy") != "WaitResume"
             finalize = _finalize_body(deployment, keep_paused=keep)
@@ -181,7 +182,7 @@ def decide_deployment_partition(
         )
         if waiting:
             return ControlDecision((), status, requeue_after=1.0)
-        status["phase"] = "Completed"
+        status["phase"] = RolloutPhase.COMPLETED
         status.pop("message", None)
         return ControlDecision((), status)
 
@@ -198,17 +199,17 @@ def decide_deployment_partition(
             },
             "spec": {"paused": True, "strategy": {"type": "Recreate", "rollingUpdate": None}},
         }
-        if status.get("phase") in (None, "", "Preparing"):
-            status["phase"] = "Preparing"
+        if status.get("phase") in (None, "", RolloutPhase.PREPARING):
+            status["phase"] = RolloutPhase.PREPARING
         return ControlDecision((patch(Target.DEPLOYMENT, deployment, body),), status, requeue_after=0.5)
 
-    status["phase"] = "Progressing"
+    status["phase"] = RolloutPhase.PROGRESSING
     status.pop("message", None)
     batches = plan.get("batches") or []
     index = max(0, min(int(index), len(batches) - 1)) if batches else 0
     if canary.get("currentBatch") != index:
         canary["currentBatch"] = index
-        canary["batchState"] = "Upgrading"
+        canary["batchState"] = BatchReleaseBatchState.UPGRADING
     wanted = batches[index].get("canaryReplicas", "100%") if batches else "100%"
     current = strategy_of(deployment)
     if new_rs_limit(current.partition, replicas) < new_rs_limit(wanted, replicas):  # UpgradeBatch
@@ -221,7 +222,7 @@ def decide_deployment_partition(
             partition=wanted,
         )
         body = {"metadata": {"annotations": {DEPLOYMENT_STRATEGY_ANNOTATION: dump_strategy(updated)}}}
-        canary["batchState"] = "Upgrading"
+        canary["batchState"] = BatchReleaseBatchState.UPGRADING
         return ControlDecision((patch(Target.DEPLOYMENT, deployment, body),), status, requeue_after=1.0)
     ready = consistent and batch_ready(
         new_rs_limit(wanted, replicas),
@@ -229,5 +230,5 @@ def decide_deployment_partition(
         canary["updatedReadyReplicas"],
         failure_threshold=plan.get("failureThreshold"),
     )
-    canary["batchState"] = "Ready" if ready else "Upgrading"
+    canary["batchState"] = BatchReleaseBatchState.READY if ready else BatchReleaseBatchState.UPGRADING
     return ControlDecision((), status, requeue_after=None if ready else 1.0)
