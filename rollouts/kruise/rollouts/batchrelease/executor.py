@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from kruise.core.errors import ConflictError, NotFoundError
@@ -107,7 +108,7 @@ class ReleaseExecutor:
             }
             await self.kube.patch(res, op.name, body, ns, patch_type="merge")
 
-    async def write_status(self, br: JSON, status: JSON) -> None:
+    async def write_status(self, br: JSON, status: Mapping[str, Any]) -> None:
         """Merge-patch the status subresource, when it changed (a BatchRelease gone is fine)."""
         if status == (br.get("status") or {}):
             return

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from kruise.rollouts.release import constants as c
+from kruise.rollouts.release.views import RolloutStatusView
 from kruise.rollouts.rollout import machine
 from kruise.rollouts.rollout.model import JSON, Decision, Observed
 from kruise.rollouts.rollout.steps import is_blue_green
@@ -64,4 +65,4 @@ def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | 
         return machine.decide(rollout, obs, changed)
     view = {**rollout, "status": canary_view(rollout.get("status") or {})}
     decision = machine.decide(view, obs, changed)
-    return replace(decision, status=blue_green_status(decision.status))
+    return replace(decision, status=cast(RolloutStatusView, blue_green_status(decision.status)))

@@ -33,6 +33,7 @@ from kruise.rollouts.release.batchplan import planned_canary
 from kruise.rollouts.release.constants import POD_TEMPLATE_HASH_LABEL
 from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.rollouts.release.timefmt import fmt_time, seconds_since
+from kruise.rollouts.release.views import CanaryStatusView, RolloutStatusView
 from kruise.rollouts.rollout.analysis_gate import (
     FAILED_PHASES,
     INCONCLUSIVE,
@@ -173,7 +174,7 @@ def needs_teardown(rollout: Mapping[str, Any], step: Mapping[str, Any]) -> bool:
 
 def _teardown(
     rollout: Mapping[str, Any],
-    status: JSON,
+    status: RolloutStatusView,
     obs: Observed,
     changed: Sequence[bool] | None,
     next_state: str,
@@ -184,7 +185,7 @@ def _teardown(
     wait ``gracePeriodSeconds``. The actions run sequentially (:attr:`Decision.sequential`) and
     the one that changed something is remembered in ``finalisingStep``, so the wait survives a
     restart. None once everything was already in place (the state moved to ``next_state``)."""
-    cs: JSON = status["canaryStatus"]
+    cs: CanaryStatusView = status["canaryStatus"]
     cursor = cs.get("finalisingStep") if cs.get("finalisingStep") in TEARDOWN else ""
     start = TEARDOWN.index(cursor) if cursor else 0
     grace = grace_seconds(rollout)
@@ -208,7 +209,12 @@ def _teardown(
 
 
 def _advance_after_actions(
-    status: JSON, obs: Observed, changed: Sequence[bool], grace: int, next_state: str, message: str
+    status: RolloutStatusView,
+    obs: Observed,
+    changed: Sequence[bool],
+    grace: int,
+    next_state: str,
+    message: str,
 ) -> Decision | None:
     """Shared rule: changed -> restart the grace clock; converged and grace passed -> next state."""
     cs = status["canaryStatus"]
@@ -225,12 +231,12 @@ def _advance_after_actions(
 
 
 def canary_step(
-    rollout: Mapping[str, Any], status: JSON, obs: Observed, changed: Sequence[bool] | None
+    rollout: Mapping[str, Any], status: RolloutStatusView, obs: Observed, changed: Sequence[bool] | None
 ) -> Decision:
     """Run the current step's state; see the module docstring."""
     workload = obs.workload
     assert workload is not None
-    cs: JSON = status["canaryStatus"]
+    cs: CanaryStatusView = status["canaryStatus"]
     steps = steps_of(rollout)
     total = len(steps)
     index = max(1, min(int(cs.get("currentStepIndex") or 1), total))

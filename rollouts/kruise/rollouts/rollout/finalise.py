@@ -27,9 +27,10 @@ from typing import Any
 
 from kruise.rollouts.api.common import FinaliseReason, FinalisingStepType, RolloutPhase
 from kruise.rollouts.release.timefmt import fmt_time, seconds_since
+from kruise.rollouts.release.views import CanaryStatusView, RolloutStatusView
 from kruise.rollouts.rollout.analysis_gate import has_analysis
 from kruise.rollouts.rollout.canary import batch_release_spec, grace_seconds, traffic_intent
-from kruise.rollouts.rollout.model import JSON, Action, ActionKind, Decision, Observed
+from kruise.rollouts.rollout.model import Action, ActionKind, Decision, Observed
 from kruise.rollouts.rollout.steps import is_blue_green, strategy_of
 
 SUCCESS_ORDER = (
@@ -95,7 +96,12 @@ def finalising_order(
 
 
 def _actions(
-    rollout: Mapping[str, Any], status: JSON, obs: Observed, step: str, *, wait_ready: bool = True
+    rollout: Mapping[str, Any],
+    status: RolloutStatusView,
+    obs: Observed,
+    step: str,
+    *,
+    wait_ready: bool = True,
 ) -> list[Action]:
     routings = bool(strategy_of(rollout).get("trafficRoutings"))
     intent = traffic_intent(rollout, status, obs, None, [])
@@ -138,24 +144,21 @@ def _extra_done(step: str, obs: Observed) -> bool:
 
 def finalise(
     rollout: Mapping[str, Any],
-    status: JSON,
+    status: RolloutStatusView,
     obs: Observed,
     changed: Sequence[bool] | None,
     *,
     rollback: bool,
     reason: FinaliseReason,
 ) -> Decision:
-    """Run the current finalising step; ``finalisingStep`` becomes ``Done`` at the end."""
-    cs: JSON = status.setdefault("canaryStatus", {})
-    for key, default in (
-        ("canaryRevision", ""),
-        ("podTemplateHash", ""),
-        ("currentStepState", ""),
-        ("nextStepIndex", -1),
-        ("canaryReplicas", 0),
-        ("canaryReadyReplicas", 0),
-    ):
-        cs.setdefault(key, default)
+    """Run the current finalising step; ``finalisingStep`` becomes ``END`` at the end."""
+    cs: CanaryStatusView = status.setdefault("canaryStatus", {})
+    cs.setdefault("canaryRevision", "")  # the fields the CRD requires, as upstream's zero values
+    cs.setdefault("podTemplateHash", "")
+    cs.setdefault("currentStepState", "")
+    cs.setdefault("nextStepIndex", -1)
+    cs.setdefault("canaryReplicas", 0)
+    cs.setdefault("canaryReadyReplicas", 0)
     order = finalising_order(rollout, reason, rollback=rollback)
     step = cs.get("finalisingStep") or order[0]
     if step == FinalisingStepType.END:

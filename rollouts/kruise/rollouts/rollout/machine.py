@@ -24,7 +24,7 @@ import copy
 import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from kruise.rollouts.api.common import (
     CanaryStepState,
@@ -39,11 +39,12 @@ from kruise.rollouts.release import constants as c
 from kruise.rollouts.release.batchplan import scaled
 from kruise.rollouts.release.hashing import rollout_hash
 from kruise.rollouts.release.timefmt import fmt_time, parse_time, seconds_since
+from kruise.rollouts.release.views import CanaryStatusView, RolloutStatusView
 from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION, background_actions, failed_analysis
 from kruise.rollouts.rollout.canary import canary_step
 from kruise.rollouts.rollout.conditions import set_condition
 from kruise.rollouts.rollout.finalise import finalise
-from kruise.rollouts.rollout.model import JSON, BatchView, Decision, Event, Observed
+from kruise.rollouts.rollout.model import BatchView, Decision, Event, Observed
 from kruise.rollouts.rollout.rolloutid import restart_in_batches, rollback_in_batch, sync_rollout_id
 from kruise.rollouts.rollout.steps import is_blue_green, steps_of, strategy_of
 from kruise.rollouts.workloads.info import WorkloadInfo
@@ -60,7 +61,7 @@ CONTINUOUS_MESSAGE = "Workload is continuous release"
 
 def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | None = None) -> Decision:
     """Decide for ``rollout`` given ``obs`` (and, on the second call, the actions' outcomes)."""
-    status: JSON = copy.deepcopy(dict(rollout.get("status") or {}))
+    status = cast(RolloutStatusView, copy.deepcopy(dict(rollout.get("status") or {})))
     status["observedGeneration"] = int((rollout.get("metadata") or {}).get("generation") or 0)
     status.setdefault("currentStepIndex", 0)  # required by the CRD schema, as upstream
     status.setdefault("currentStepState", "")
@@ -96,16 +97,16 @@ def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | 
         phase = status["phase"] = RolloutPhase.INITIAL
     if workload is None:
         if not disabled:  # upstream resets the whole status
-            status = {
-                "observedGeneration": status["observedGeneration"],
-                "phase": RolloutPhase.INITIAL,
-                "message": "Workload Not Found",
-                "currentStepIndex": 0,
-                "currentStepState": "",
-            }
+            status = RolloutStatusView(
+                observedGeneration=status["observedGeneration"],
+                phase=RolloutPhase.INITIAL,
+                message="Workload Not Found",
+                currentStepIndex=0,
+                currentStepState="",
+            )
         return Decision(status, requeue_after=None)
     if not workload.status_consistent:
-        return Decision(dict(rollout.get("status") or {}), requeue_after=1.0)
+        return Decision(cast(RolloutStatusView, dict(rollout.get("status") or {})), requeue_after=1.0)
     _refresh_observed(status, workload)
 
     if phase == RolloutPhase.INITIAL:
@@ -143,7 +144,7 @@ def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | 
     return Decision(status)
 
 
-def _refresh_observed(status: JSON, workload: WorkloadInfo) -> None:
+def _refresh_observed(status: RolloutStatusView, workload: WorkloadInfo) -> None:
     """The sub-status follows the workload it describes (``observedWorkloadGeneration``/``ID``)."""
     cs = status.get("canaryStatus")
     if cs and cs.get("canaryRevision") and cs.get("canaryRevision") == workload.canary_revision:
@@ -153,7 +154,7 @@ def _refresh_observed(status: JSON, workload: WorkloadInfo) -> None:
 
 # ---------------------------------------------------------------------- progressing
 def _progressing(
-    rollout: Mapping[str, Any], status: JSON, obs: Observed, changed: Sequence[bool] | None
+    rollout: Mapping[str, Any], status: RolloutStatusView, obs: Observed, changed: Sequence[bool] | None
 ) -> Decision:
     assert obs.workload is not None
     workload = obs.workload
@@ -197,7 +198,7 @@ def _progressing(
         )
         return Decision(status, requeue_after=0.0)
 
-    canary_status: JSON = status.setdefault("canaryStatus", {})
+    canary_status: CanaryStatusView = status.setdefault("canaryStatus", {})
     if reason == ProgressingReason.PAUSED:  # from paused back to rolling; nothing else until then
         if not strategy.get("paused"):
             set_condition(
@@ -323,7 +324,7 @@ def _progressing(
 
 def _finalising(
     rollout: Mapping[str, Any],
-    status: JSON,
+    status: RolloutStatusView,
     obs: Observed,
     changed: Sequence[bool] | None,
     *,
@@ -381,7 +382,7 @@ def _finalising(
 
 
 def _continuous_release(
-    rollout: Mapping[str, Any], status: JSON, obs: Observed, changed: Sequence[bool] | None
+    rollout: Mapping[str, Any], status: RolloutStatusView, obs: Observed, changed: Sequence[bool] | None
 ) -> Decision:
     """v1 -> v2 -> v3 (``doProgressingReset``): restore the routes (then wait the grace period),
     delete the BatchRelease (and wait until it is gone), remove the canary Service; then clear
@@ -393,7 +394,7 @@ def _continuous_release(
     from kruise.rollouts.rollout.canary import grace_seconds, traffic_intent
     from kruise.rollouts.rollout.model import Action, ActionKind
 
-    cs: JSON = status["canaryStatus"]
+    cs: CanaryStatusView = status["canaryStatus"]
     intent = {"intent": traffic_intent(rollout, status, obs, None, [])}
     routings = bool(strategy_of(rollout).get("trafficRoutings"))
     order = (
@@ -405,11 +406,11 @@ def _continuous_release(
         if routings
         else (FinalisingStepType.RELEASE_WORKLOAD_CONTROL,)
     )
-    step = cs.get("finalisingStep") if cs.get("finalisingStep") in order else order[0]
+    cursor = cs.get("finalisingStep", "")
+    step = cursor if cursor in order else order[0]
     if step == FinalisingStepType.REMOVE_CANARY_SERVICE and obs.batch.exists:
-        step = (
-            FinalisingStepType.RELEASE_WORKLOAD_CONTROL
-        )  # a step's teardown left this cursor: the BatchRelease first
+        # a step's teardown left this cursor: the BatchRelease first
+        step = FinalisingStepType.RELEASE_WORKLOAD_CONTROL
     cs["finalisingStep"] = step
     if step == FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE:
         actions = [Action(ActionKind.RESTORE_ROUTES, intent)]
@@ -451,7 +452,7 @@ def _continuous_release(
     return Decision(status, requeue_after=0.0, events=(event,))
 
 
-def _plan_changed(rollout: Mapping[str, Any], status: JSON, obs: Observed) -> None:
+def _plan_changed(rollout: Mapping[str, Any], status: RolloutStatusView, obs: Observed) -> None:
     """Steps edited mid-rollout (``handleRolloutPlanChanged``): find the step the pods released so
     far belong to; run it from its start, or go on to the next step if that is where it lands."""
     cs = status["canaryStatus"]
@@ -485,7 +486,7 @@ def recalculate_step(
     return target
 
 
-def _correct_next_step_index(cs: JSON, step_count: int) -> None:
+def _correct_next_step_index(cs: CanaryStatusView, step_count: int) -> None:
     """``CheckNextBatchIndexWithCorrect``: a ``nextStepIndex`` outside ``1..steps`` is reset."""
     nxt = int(cs.get("nextStepIndex") or 0)
     if nxt <= 0 or nxt > step_count:
@@ -497,7 +498,9 @@ def _next_index(current: int, step_count: int) -> int:
     return -1 if current >= step_count else current + 1
 
 
-def _jump(cs: JSON, steps: Sequence[Mapping[str, Any]], replicas: int, now: datetime.datetime) -> bool:
+def _jump(
+    cs: CanaryStatusView, steps: Sequence[Mapping[str, Any]], replicas: int, now: datetime.datetime
+) -> bool:
     """``doStepJump``: ``nextStepIndex`` patched to another step (by a user, or a plan change) moves
     the release there, in any state. A step that wants the pods already released goes straight to
     StepTrafficRouting, any other starts over at BeforeStepUpgrade (the partition never moves back
@@ -518,7 +521,7 @@ def _jump(cs: JSON, steps: Sequence[Mapping[str, Any]], replicas: int, now: date
 
 
 def _synthesise_completed(
-    rollout: Mapping[str, Any], status: JSON, workload: Any, now: datetime.datetime
+    rollout: Mapping[str, Any], status: RolloutStatusView, workload: Any, now: datetime.datetime
 ) -> None:
     """A Rollout created against a settled workload reports Completed at the last step."""
     if workload.in_progressing or status.get("canaryStatus"):
@@ -543,7 +546,7 @@ def _synthesise_completed(
     status["message"] = "workload deployment is completed"
 
 
-def _mirror(status: JSON) -> None:
+def _mirror(status: RolloutStatusView) -> None:
     """Top-level ``currentStepIndex``/``currentStepState`` mirror the sub-status (printer columns)."""
     cs = status.get("canaryStatus") or {}
     if cs:
@@ -567,7 +570,7 @@ def _condition_reason(status: Mapping[str, Any], ctype: str) -> str:
     return ""
 
 
-def _drop_condition(status: JSON, ctype: str) -> None:
+def _drop_condition(status: RolloutStatusView, ctype: str) -> None:
     status["conditions"] = [x for x in status.get("conditions") or [] if x.get("type") != ctype]
 
 

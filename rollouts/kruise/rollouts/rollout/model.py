@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from kruise.rollouts.release.views import RolloutStatusView
 from kruise.rollouts.workloads.info import WorkloadInfo
 
 JSON = dict[str, Any]
@@ -98,7 +99,7 @@ class Decision:
     second ``decide`` then gets the outcomes of the actions that ran, a prefix of ``actions``.
     """
 
-    status: JSON
+    status: RolloutStatusView
     actions: tuple[Action, ...] = ()
     requeue_after: float | None = None
     events: tuple[Event, ...] = ()

@@ -27,7 +27,8 @@ from typing import Any
 from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION, CanaryStepState
 from kruise.rollouts.release.hashing import rollout_hash
 from kruise.rollouts.release.timefmt import fmt_time
-from kruise.rollouts.rollout.model import JSON, Action, ActionKind, BatchView, Event
+from kruise.rollouts.release.views import CanaryStatusView, RolloutStatusView
+from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Event
 from kruise.rollouts.rollout.steps import steps_of, strategy_of
 from kruise.rollouts.workloads.info import WorkloadInfo
 
@@ -57,10 +58,10 @@ def batch_release_annotations(rollout: Mapping[str, Any], workload: WorkloadInfo
 
 
 def restart_in_batches(
-    rollout: Mapping[str, Any], status: JSON, workload: WorkloadInfo, now: datetime.datetime
+    rollout: Mapping[str, Any], status: RolloutStatusView, workload: WorkloadInfo, now: datetime.datetime
 ) -> Event:
     """``handleRollbackInBatches``: back to step 1 with the rollback target as canary revision."""
-    cs: JSON = status.setdefault("canaryStatus", {})
+    cs: CanaryStatusView = status.setdefault("canaryStatus", {})
     steps = len(steps_of(rollout))
     cs["currentStepIndex"] = 1
     cs["nextStepIndex"] = 2 if steps > 1 else -1

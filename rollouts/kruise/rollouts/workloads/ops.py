@@ -52,7 +52,7 @@ class ControlDecision:
     """The writes of one round, the BatchRelease's new ``status``, and when to look again."""
 
     ops: tuple[Op, ...]
-    status: JSON
+    status: Mapping[str, Any]
     requeue_after: float | None = None
 
 

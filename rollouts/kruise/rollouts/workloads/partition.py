@@ -48,7 +48,7 @@ import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from kruise.core.kube.resources import Resource
 from kruise.rollouts.api.common import (
@@ -62,6 +62,7 @@ from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, 
 from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.rollouts.release.objects import meta
 from kruise.rollouts.release.rolloutid import workload_rollout_id
+from kruise.rollouts.release.views import BatchCanaryStatusView, BatchReleaseStatusView
 from kruise.rollouts.workloads.hold import rollout_for, traffic_routed
 from kruise.rollouts.workloads.info import WorkloadInfo
 from kruise.rollouts.workloads.ops import ControlDecision, control_info, label_pod, patch
@@ -83,7 +84,7 @@ class PartitionDecision:
     status."""
 
     workload_patch: JSON | None
-    status: JSON
+    status: BatchReleaseStatusView
     requeue_after: float | None = None
     pod_patches: tuple[PodLabelPatch, ...] = ()  # labels merged onto pods (batch ids, no-need-update)
 
@@ -113,7 +114,7 @@ def decide_partition(
 
     ``keep_paused_on_cancel`` (feature gate ``KeepWorkloadPausedOnRolloutDeletion``): finalizing
     without ``WaitResume`` only lifts the pause and keeps the partition."""
-    status: JSON = copy.deepcopy(dict(br.get("status") or {}))
+    status = cast(BatchReleaseStatusView, copy.deepcopy(dict(br.get("status") or {})))
     plan = (br.get("spec") or {}).get("releasePlan") or {}
     previous_hash = status.get("observedReleasePlanHash")
     previous_id = str(status.get("observedRolloutID") or "")
@@ -131,7 +132,7 @@ def decide_partition(
     status["stableRevision"] = state.stable_revision
     status["updateRevision"] = state.update_revision
     status["observedWorkloadReplicas"] = replicas
-    canary: JSON = status.setdefault("canaryStatus", {"currentBatch": 0})
+    canary: BatchCanaryStatusView = status.setdefault("canaryStatus", {"currentBatch": 0})
     canary.setdefault("currentBatch", 0)
     canary["updatedReplicas"] = state.updated
     canary["updatedReadyReplicas"] = state.updated_ready
@@ -217,7 +218,7 @@ def _finalise(
     w: PartitionWorkload,
     workload: Mapping[str, Any],
     plan: Mapping[str, Any],
-    status: JSON,
+    status: BatchReleaseStatusView,
     consistent: bool,
     keep_paused_on_cancel: bool,
 ) -> PartitionDecision:
@@ -247,7 +248,7 @@ def _finalise(
 
 def _prepare_rollback(
     br: Mapping[str, Any],
-    status: JSON,
+    status: BatchReleaseStatusView,
     observed_revision: str,
     updated: int,
     pods: Sequence[Mapping[str, Any]],
@@ -257,7 +258,7 @@ def _prepare_rollback(
     at that revision no-need-update, then record their count and the new update revision and go
     on batch by batch. Otherwise (or before the annotation arrives) wait: the Rollout cancels."""
     annotations = meta(br).get("annotations") or {}
-    canary: JSON = status["canaryStatus"]
+    canary: BatchCanaryStatusView = status["canaryStatus"]
     new_revision = status["updateRevision"]
     if not annotations.get(ROLLBACK_IN_BATCH_ANNOTATION) or canary.get("noNeedUpdateReplicas") is not None:
         status["updateRevision"] = observed_revision  # isRollbackInBatchSatisfied not yet: wait
