@@ -19,7 +19,7 @@ from kruise.rollouts.rollout.bluegreen import (
     canary_view,
     decide,
 )
-from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Observed
+from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Observed, Outcomes
 from kruise.rollouts.workloads.bluegreen import new_rs_replicas_limit
 from kruise.rollouts.workloads.info import WorkloadInfo
 
@@ -173,7 +173,8 @@ class World:
 def reconcile(ro: dict[str, Any], world: World) -> dict[str, Any]:
     first = decide(ro, Observed(now=world.now, workload=world.info(), batch=world.batch_view()))
     changed = [world.apply(a) for a in first.actions]
-    second = decide(ro, Observed(now=world.now, workload=world.info(), batch=world.batch_view()), changed)
+    outcomes = Outcomes.of(first.actions, changed)
+    second = decide(ro, Observed(now=world.now, workload=world.info(), batch=world.batch_view()), outcomes)
     world.now += datetime.timedelta(seconds=1)
     return {**ro, "status": second.status}
 
@@ -317,6 +318,6 @@ def test_a_provisional_revision_becoming_known_is_not_a_continuous_release() -> 
     known = world.info()
     world.update = "v2"
     info = WorkloadInfo(**{**known.__dict__, "canary_revision": "v2", "canary_revision_aliases": ("prov",)})
-    d = decide(ro, Observed(now=world.now, workload=info, batch=world.batch_view()), [False])
+    d = decide(ro, Observed(now=world.now, workload=info, batch=world.batch_view()), Outcomes())
     assert d.status["blueGreenStatus"]["updatedRevision"] == "v2"
     assert d.status.get("message") != CONTINUOUS_RELEASE_MESSAGE

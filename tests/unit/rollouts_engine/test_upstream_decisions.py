@@ -19,9 +19,10 @@ from kruise.rollouts.api.common import (
 )
 from kruise.rollouts.release.hashing import rollout_hash
 from kruise.rollouts.release.timefmt import fmt_time
-from kruise.rollouts.rollout.canary import batch_release_spec
-from kruise.rollouts.rollout.machine import decide, recalculate_step
-from kruise.rollouts.rollout.model import ActionKind, BatchView, Decision, Observed
+from kruise.rollouts.rollout.machine import decide
+from kruise.rollouts.rollout.model import ActionKind, BatchView, Decision, Observed, Outcomes
+from kruise.rollouts.rollout.requests import batch_release_spec
+from kruise.rollouts.rollout.stepjump import recalculate_step
 from kruise.rollouts.workloads.cloneset import decide_cloneset
 from kruise.rollouts.workloads.info import WorkloadInfo
 
@@ -113,7 +114,7 @@ def twice(ro: dict[str, Any], o: Observed, outcomes: list[bool] | None = None) -
     changed = outcomes if outcomes is not None else [False] * len(first.actions)
     if first.sequential and True in changed:
         changed = changed[: changed.index(True) + 1]
-    return first, decide(ro, o, changed)
+    return first, decide(ro, o, Outcomes.of(first.actions, changed))
 
 
 def kinds(d: Decision) -> list[ActionKind]:

@@ -20,14 +20,14 @@ what differs lives where it belongs:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, cast
 
 from kruise.rollouts.release import constants as c
 from kruise.rollouts.release.views import RolloutStatusView
 from kruise.rollouts.rollout import machine
-from kruise.rollouts.rollout.model import JSON, Decision, Observed
+from kruise.rollouts.rollout.model import JSON, Decision, Observed, Outcomes
 from kruise.rollouts.rollout.steps import is_blue_green
 
 CONTINUOUS_RELEASE_MESSAGE = c.BLUE_GREEN_CONTINUOUS_RELEASE_MESSAGE
@@ -59,10 +59,10 @@ def blue_green_status(status: Mapping[str, Any]) -> JSON:
     return out
 
 
-def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | None = None) -> Decision:
+def decide(rollout: Mapping[str, Any], obs: Observed, outcomes: Outcomes | None = None) -> Decision:
     """:func:`kruise.rollouts.rollout.machine.decide` for either strategy."""
     if not is_blue_green(rollout):
-        return machine.decide(rollout, obs, changed)
+        return machine.decide(rollout, obs, outcomes)
     view = {**rollout, "status": canary_view(rollout.get("status") or {})}
-    decision = machine.decide(view, obs, changed)
+    decision = machine.decide(view, obs, outcomes)
     return replace(decision, status=cast(RolloutStatusView, blue_green_status(decision.status)))

@@ -1,4 +1,5 @@
-"""Rollout conditions (``metav1.Condition``-like with ``lastUpdateTime``, as upstream's RolloutCondition)."""
+"""Rollout conditions (``metav1.Condition``-like with ``lastUpdateTime``, as upstream's
+RolloutCondition) and the top-level mirror of the sub-status."""
 
 from __future__ import annotations
 
@@ -33,3 +34,24 @@ def set_condition(
             }
         )
     status["conditions"] = conditions
+
+
+def condition(status: RolloutStatusView, ctype: str) -> ConditionView:
+    """The condition ``ctype`` (empty when absent)."""
+    found = [x for x in status.get("conditions") or [] if x.get("type") == ctype]
+    return ConditionView(**found[0]) if found else ConditionView()
+
+
+def drop_condition(status: RolloutStatusView, ctype: str) -> None:
+    status["conditions"] = [x for x in status.get("conditions") or [] if x.get("type") != ctype]
+
+
+def mirror(status: RolloutStatusView) -> None:
+    """Top-level ``currentStepIndex``/``currentStepState`` mirror the sub-status (printer columns),
+    and its message becomes ``status.message``."""
+    cs = status.get("canaryStatus") or {}
+    if cs:
+        status["currentStepIndex"] = cs.get("currentStepIndex", 0)
+        status["currentStepState"] = cs.get("currentStepState", "")
+        if cs.get("message"):
+            status["message"] = cs["message"]

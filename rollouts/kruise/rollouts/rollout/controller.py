@@ -43,7 +43,7 @@ from kruise.rollouts.rollout.analysis_effects import AnalysisGateError
 from kruise.rollouts.rollout.analysis_gate import has_analysis
 from kruise.rollouts.rollout.bluegreen import decide
 from kruise.rollouts.rollout.effects import Effects, TrafficPort
-from kruise.rollouts.rollout.model import BatchView, Observed
+from kruise.rollouts.rollout.model import Action, BatchView, Observed, Outcomes
 from kruise.rollouts.workloads.label import label_patch, unlabel_patch
 from kruise.rollouts.workloads.registry import Found, find, resources
 
@@ -140,18 +140,17 @@ class RolloutController:
             analysis=analysis_effects.phases(self.cache.analysis_runs(key)) if has_analysis(rollout) else {},
         )
         first = decide(rollout, obs)
-        changed: list[bool] = []
+        reports: list[tuple[Action, bool]] = []
         blocked: AnalysisGateError | None = None
         for action in first.actions:
             try:
-                changed.append(await self.effects.run(rollout, found, action))
+                changed = await self.effects.run(rollout, found, action)
             except AnalysisGateError as err:
-                blocked = err
-                changed.append(False)
-                continue
-            if first.sequential and changed[-1]:
+                blocked, changed = err, False
+            reports.append((action, changed))
+            if first.sequential and changed:
                 break  # the rest waits for the next round (and the grace period)
-        decision = decide(rollout, obs, changed)
+        decision = decide(rollout, obs, Outcomes(reports))
         leaving = rollout.get("status") or {}
         for event in decision.events:  # before the status write that records the transition
             if not await self.recorder.transition(

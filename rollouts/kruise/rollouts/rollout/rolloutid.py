@@ -6,7 +6,7 @@ annotation: :mod:`kruise.rollouts.release.rolloutid`); without either, the canar
 
 **Rolling back in batches** (``util.IsRollbackInBatchPolicy``): a Rollout annotated
 ``rollouts.kruise.io/rollback-in-batch: "true"`` on a workload whose release style supports it
-(partition releases of CloneSets and StatefulSets, upstream's kinds) without traffic routing does not
+(the workload port says which: partition releases, as upstream's kinds) without traffic routing does not
 cancel when the workload goes back to its stable revision; it starts over at step 1 with that
 revision as the new canary (``handleRollbackInBatches``), and its BatchRelease carries the same
 annotation while the workload is rolling back, which is what makes the BatchRelease leave the
