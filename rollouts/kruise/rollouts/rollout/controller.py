@@ -37,6 +37,7 @@ from kruise.rollouts.api.common import RolloutPhase
 from kruise.rollouts.cache import ROLLOUTS_BY_WORKLOAD, RUNS_READ, RolloutsCache, index_run_rollout
 from kruise.rollouts.release.constants import RECHECK_SECONDS, ROLLOUT_FINALIZER, ROLLOUT_HASH_ANNOTATION
 from kruise.rollouts.release.hashing import rollout_hash
+from kruise.rollouts.release.timefmt import fmt_time
 from kruise.rollouts.resources import BATCH_RELEASES, ROLLOUTS
 from kruise.rollouts.rollout import analysis_effects
 from kruise.rollouts.rollout.analysis_effects import AnalysisGateError
@@ -44,6 +45,7 @@ from kruise.rollouts.rollout.analysis_gate import has_analysis
 from kruise.rollouts.rollout.bluegreen import decide
 from kruise.rollouts.rollout.effects import Effects, TrafficPort
 from kruise.rollouts.rollout.model import Action, BatchView, Observed, Outcomes
+from kruise.rollouts.rollout.readiness import with_rollout_kstatus
 from kruise.rollouts.workloads.label import label_patch, unlabel_patch
 from kruise.rollouts.workloads.registry import Found, find, resources
 
@@ -157,13 +159,14 @@ class RolloutController:
                 rollout, event.type, event.reason, event.message, leaving=leaving
             ):
                 return Result(requeue_after=BLOCKED_RECHECK_SECONDS)
-        new_status = decision.status
+        new_status: JSON = dict(decision.status)
         if blocked is not None:
-            new_status = {**decision.status, "message": str(blocked)}
+            new_status["message"] = str(blocked)
             if leaving.get("message") != str(blocked) and not await self.recorder.transition(
                 rollout, "Warning", ANALYSIS_ERROR_REASON, str(blocked), leaving=leaving
             ):
                 return Result(requeue_after=BLOCKED_RECHECK_SECONDS)
+        new_status = with_rollout_kstatus(rollout, new_status, fmt_time(obs.now))  # Ready/Reconciling/Stalled
         status_patch = merge_patch(rollout.get("status") or {}, new_status)
         if status_patch:
             try:
