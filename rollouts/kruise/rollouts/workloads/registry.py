@@ -33,8 +33,9 @@ from kruise.rollouts.workloads.port import (
     WorkloadHold,
     WorkloadKind,
 )
+from kruise.rollouts.workloads.statefulset import STATEFULSET
 
-KINDS: tuple[WorkloadKind, ...] = (CLONESET, DEPLOYMENT)
+KINDS: tuple[WorkloadKind, ...] = (CLONESET, DEPLOYMENT, STATEFULSET)
 """Every workload kind a Rollout can release, in registration order."""
 
 
