@@ -4,7 +4,7 @@ A partition kind (CloneSet, native StatefulSet; Advanced StatefulSet and Advance
 is one module implementing ``PartitionWorkload`` plus a registry entry. This module checks it the
 way a release uses it, on a **simulated workload** that plays the kind's own controller (pods move
 to the update revision as the partition allows, the status follows), through the generic hold,
-BatchRelease round, info and resume of :mod:`kruise.rollouts.workloads.partition`:
+BatchRelease round, info and resume of :mod:`kruise.rollouts.workloads.partition` and ``partitionkind``:
 
 - :func:`check_hold`: a template change under a Rollout is admitted with the partition at its
   maximum and the in-progressing mark, and then no pod moves; updates that cannot start a release
@@ -36,12 +36,8 @@ from kruise.core.kube.resources import Resource
 from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION, ROLLOUT_BATCH_ID_LABEL, ROLLOUT_ID_LABEL
 from kruise.rollouts.release.batchplan import planned_canary
 from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, IN_PROGRESSING_ANNOTATION
-from kruise.rollouts.workloads.partition import (
-    decide_partition,
-    partition_hold,
-    partition_info,
-    partition_resume,
-)
+from kruise.rollouts.workloads.partition import decide_partition
+from kruise.rollouts.workloads.partitionkind import partition_hold, partition_info, partition_resume
 from kruise.rollouts.workloads.port import Observation, PartitionWorkload
 
 JSON = dict[str, Any]

@@ -24,7 +24,7 @@ from kruise.rollouts.manager.webhooks import webhook_specs
 from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION, WORKLOAD_TYPE_LABEL
 from kruise.rollouts.workloads import statefulset
 from kruise.rollouts.workloads.label import label_patch
-from kruise.rollouts.workloads.partition import partition_info
+from kruise.rollouts.workloads.partitionkind import partition_info
 from kruise.rollouts.workloads.port import Observation
 from kruise.rollouts.workloads.registry import find, kind_for, release_style
 

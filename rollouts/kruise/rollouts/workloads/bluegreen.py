@@ -67,7 +67,7 @@ from kruise.rollouts.workloads.deployment.info import new_and_stable, owned_repl
 from kruise.rollouts.workloads.deployment.podtemplate import pod_template_hash
 from kruise.rollouts.workloads.hpa import hpa_op
 from kruise.rollouts.workloads.info import WorkloadInfo
-from kruise.rollouts.workloads.ops import ControlDecision, Op, Target, control_info, patch
+from kruise.rollouts.workloads.ops import ControlDecision, Op, Target, control_info, enter_batch, patch
 from kruise.rollouts.workloads.port import Gates, Observation
 
 JSON = dict[str, Any]
@@ -294,12 +294,7 @@ def decide_blue_green(
         return ControlDecision(tuple(ops), status, requeue_after=0.5)
 
     status["phase"] = RolloutPhase.PROGRESSING
-    batches = plan.get("batches") or []
-    index = max(0, min(int(index), len(batches) - 1)) if batches else 0
-    if batch.get("currentBatch") != index:
-        batch["currentBatch"] = index
-        batch["batchState"] = BatchReleaseBatchState.UPGRADING
-    desired_surge: IntOrStr = batches[index].get("canaryReplicas", "100%") if batches else "100%"
+    desired_surge = enter_batch(batch, plan, index)
     problem = validate_ready(workload)
     if problem is not None:
         kind = "deployment" if is_deployment(workload) else "cloneset"

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.core.kube.resources import CLONESETS
-from kruise.rollouts.api.common import RollingStyle
 from kruise.rollouts.release.batchplan import (
     IntOrStr,
     cloneset_partition,
@@ -32,16 +31,9 @@ from kruise.rollouts.release.batchplan import (
 from kruise.rollouts.release.objects import observed_current, spec_replicas
 from kruise.rollouts.workloads.bluegreen import BlueGreenRelease
 from kruise.rollouts.workloads.info import WorkloadInfo
-from kruise.rollouts.workloads.partition import (
-    PartitionDecision,
-    PartitionRelease,
-    decide_partition,
-    partition_hold,
-    partition_info,
-    partition_resume,
-    template_or_id_changed,
-)
-from kruise.rollouts.workloads.port import Observation, PartitionState, WorkloadHold, WorkloadKind, self_route
+from kruise.rollouts.workloads.partition import PartitionDecision, decide_partition
+from kruise.rollouts.workloads.partitionkind import partition_hold, partition_info, partition_kind
+from kruise.rollouts.workloads.port import Observation, PartitionState
 from kruise.workloads.pods import short_hash
 
 JSON = dict[str, Any]
@@ -138,25 +130,15 @@ def cloneset_info(cloneset: Mapping[str, Any]) -> WorkloadInfo:
     return partition_info(PARTITION, CLONESETS, Observation(dict(cloneset)))
 
 
-CLONESET = WorkloadKind(
-    resource=CLONESETS,
-    styles={
-        RollingStyle.PARTITION: PartitionRelease(PARTITION, CLONESETS),
-        RollingStyle.BLUE_GREEN: BlueGreenRelease(
-            lambda _rollout, obs: cloneset_info(obs.workload), finalise_when_deleted=False
-        ),
-    },
-    hold=WorkloadHold(
-        name="mcloneset-rollout.kruise.io",
-        path="/mutate-rollouts-kruise-io-workload-cloneset",
-        group="apps.kruise.io",
-        versions=("v1alpha1",),
-        plural="clonesets",
-        decide=lambda new, old, rollouts, _related: hold_cloneset(new, old, rollouts),
-        worth_a_look=template_or_id_changed,
+CLONESET = partition_kind(
+    PARTITION,
+    CLONESETS,
+    webhook="mcloneset-rollout.kruise.io",
+    path="/mutate-rollouts-kruise-io-workload-cloneset",
+    versions=("v1alpha1",),
+    blue_green=BlueGreenRelease(
+        lambda _rollout, obs: cloneset_info(obs.workload), finalise_when_deleted=False
     ),
-    routes=(self_route(CLONESETS),),
-    resume=lambda cloneset: partition_resume(PARTITION, cloneset),
 )
 """The CloneSet registry entry. Its hold is ``mcloneset-rollout.kruise.io`` at
 ``/mutate-rollouts-kruise-io-workload-cloneset``: upstream's ``mcloneset.kb.io`` and its path are

@@ -10,12 +10,14 @@ skipped (a pod deleted meanwhile).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from kruise.core.kube.resources import DEPLOYMENTS, PODS, REPLICASETS, Resource
+from kruise.rollouts.api.common import BatchReleaseBatchState
+from kruise.rollouts.release.batchplan import IntOrStr
 from kruise.rollouts.resources import BATCH_RELEASES, HPAS_V1, HPAS_V2
 
 JSON = dict[str, Any]
@@ -89,3 +91,16 @@ def control_info(br: Mapping[str, Any]) -> str:
     """``batchrelease.rollouts.kruise.io/control-info``: the owner reference as compact JSON
     (``BuildReleaseControlInfo``), the mark of the BatchRelease that controls a workload."""
     return json.dumps(owner_reference(br), separators=(",", ":"))
+
+
+def enter_batch(batch: MutableMapping[str, Any], plan: Mapping[str, Any], index: int) -> IntOrStr:
+    """The ``canaryReplicas`` of batch ``index`` of ``plan`` (clamped to its batches; ``"100%"``
+    without any); ``batch`` (a BatchRelease's ``status.canaryStatus``) moves to it, Upgrading, when
+    it was at another batch."""
+    batches = plan.get("batches") or []
+    index = max(0, min(int(index), len(batches) - 1)) if batches else 0
+    if batch.get("currentBatch") != index:
+        batch["currentBatch"] = index
+        batch["batchState"] = BatchReleaseBatchState.UPGRADING
+    replicas: IntOrStr = batches[index].get("canaryReplicas", "100%") if batches else "100%"
+    return replicas

@@ -24,7 +24,8 @@ Most kinds release by **partition**: the hold sets the partition to its maximum,
 it, finalising clears it, canary Services select on the revision label the pods carry. Such a kind
 implements only :class:`PartitionWorkload` (a few pure accessors and patches) and gets the hold,
 the info, the BatchRelease control and the resume from
-:mod:`kruise.rollouts.workloads.partition`; every implementation passes
+:mod:`kruise.rollouts.workloads.partition` and :mod:`~kruise.rollouts.workloads.partitionkind`
+(``partition_kind`` makes the registry entry); every implementation passes
 ``tests/unit/rollouts_engine/partition_contract.py``. Adding a kind is one module plus a registry
 entry.
 
@@ -132,7 +133,8 @@ class PartitionWorkload(Protocol):
     DaemonSet): the pods it keeps at the stable revision are set by a partition.
 
     Everything is pure over JSON dicts. The generic parts (hold, info, the BatchRelease round,
-    resume) live in :mod:`kruise.rollouts.workloads.partition`; an implementation answers:
+    resume) live in :mod:`kruise.rollouts.workloads.partition` and
+    :mod:`~kruise.rollouts.workloads.partitionkind`; an implementation answers:
 
     - :attr:`revision_label_key`: the pod label canary Services select on;
     - :attr:`ordered`: pods are updated by ordinal, highest first (a StatefulSet): a rollback in

@@ -30,17 +30,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.core.kube.resources import NATIVE_STATEFULSETS
-from kruise.rollouts.api.common import RollingStyle
 from kruise.rollouts.release.batchplan import IntOrStr, planned_canary
 from kruise.rollouts.release.objects import observed_current, spec_replicas
-from kruise.rollouts.workloads.partition import (
-    PartitionRelease,
-    partition_hold,
-    partition_resume,
-    template_or_id_changed,
-)
+from kruise.rollouts.workloads.partitionkind import partition_kind
 from kruise.rollouts.workloads.podlabels import at_revision, deleting
-from kruise.rollouts.workloads.port import PartitionState, WorkloadHold, WorkloadKind, self_route
+from kruise.rollouts.workloads.port import PartitionState
 
 JSON = dict[str, Any]
 MAX_PARTITION = 32767
@@ -114,19 +108,11 @@ class StatefulSetPartition:
 
 PARTITION = StatefulSetPartition()
 
-STATEFULSET = WorkloadKind(
-    resource=NATIVE_STATEFULSETS,
-    styles={RollingStyle.PARTITION: PartitionRelease(PARTITION, NATIVE_STATEFULSETS)},
-    hold=WorkloadHold(
-        name="mstatefulset-rollout.kruise.io",
-        path="/mutate-apps-v1-statefulset",
-        group="apps",
-        versions=("v1",),
-        plural="statefulsets",
-        decide=lambda new, old, rollouts, _related: partition_hold(PARTITION, new, old, rollouts),
-        worth_a_look=template_or_id_changed,
-    ),
-    routes=(self_route(NATIVE_STATEFULSETS),),
-    resume=lambda statefulset: partition_resume(PARTITION, statefulset),
+STATEFULSET = partition_kind(
+    PARTITION,
+    NATIVE_STATEFULSETS,
+    webhook="mstatefulset-rollout.kruise.io",
+    path="/mutate-apps-v1-statefulset",
+    versions=("v1",),
 )
 """The native StatefulSet registry entry."""

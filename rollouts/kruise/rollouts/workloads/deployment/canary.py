@@ -49,6 +49,7 @@ from kruise.rollouts.workloads.ops import (
     OpKind,
     Target,
     control_info,
+    enter_batch,
     owner_reference,
     patch,
 )
@@ -257,18 +258,14 @@ def decide_deployment_canary(
             status["phase"] = RolloutPhase.PREPARING
         return ControlDecision(tuple(ops), status, requeue_after=0.5)
     status["phase"] = RolloutPhase.PROGRESSING
-    batches = plan.get("batches") or []
-    index = max(0, min(int(index), len(batches) - 1)) if batches else 0
-    if batch.get("currentBatch") != index:
-        batch["currentBatch"] = index
-        batch["batchState"] = BatchReleaseBatchState.UPGRADING
+    batch_replicas = enter_batch(batch, plan, index)
     if canary is None:  # the template changed under the release: the Rollout restarts or rolls back
         batch["batchState"] = BatchReleaseBatchState.UPGRADING
         status["message"] = f"no canary Deployment of {meta_of(stable).get('name')} with the current template"
         return ControlDecision((), status, requeue_after=2.0)
     status.pop("message", None)
     replicas = spec_replicas(stable)
-    desired = planned_canary(batches[index].get("canaryReplicas", "100%") if batches else "100%", replicas)
+    desired = planned_canary(batch_replicas, replicas)
     if replicas > 0 and spec_replicas(canary) < desired:  # UpgradeBatch only scales up
         batch["batchState"] = BatchReleaseBatchState.UPGRADING
         return ControlDecision(

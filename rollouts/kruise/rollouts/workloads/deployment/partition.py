@@ -54,7 +54,7 @@ from kruise.rollouts.workloads.deployment.strategy import (
     strategy_of,
     with_defaults,
 )
-from kruise.rollouts.workloads.ops import ControlDecision, Target, control_info, patch
+from kruise.rollouts.workloads.ops import ControlDecision, Target, control_info, enter_batch, patch
 
 JSON = dict[str, Any]
 PARTITION_DEPLOYMENT_MESSAGE = (
@@ -205,12 +205,7 @@ def decide_deployment_partition(
 
     status["phase"] = RolloutPhase.PROGRESSING
     status.pop("message", None)
-    batches = plan.get("batches") or []
-    index = max(0, min(int(index), len(batches) - 1)) if batches else 0
-    if canary.get("currentBatch") != index:
-        canary["currentBatch"] = index
-        canary["batchState"] = BatchReleaseBatchState.UPGRADING
-    wanted = batches[index].get("canaryReplicas", "100%") if batches else "100%"
+    wanted = enter_batch(canary, plan, index)
     current = strategy_of(deployment)
     if new_rs_limit(current.partition, replicas) < new_rs_limit(wanted, replicas):  # UpgradeBatch
         updated = DeploymentStrategy(
