@@ -53,7 +53,7 @@ from kruise.rollouts.api.common import (
     BatchReleaseBatchState,
     RolloutPhase,
 )
-from kruise.rollouts.release.batchplan import batch_ready, planned_canary
+from kruise.rollouts.release.batchplan import IntOrStr, batch_ready, planned_canary
 from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION
 from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.rollouts.release.objects import meta
@@ -66,9 +66,7 @@ from kruise.rollouts.workloads.podlabels import (
     labels_satisfied,
     no_need_update,
 )
-from kruise.rollouts.workloads.port import (
-    PartitionWorkload,
-)
+from kruise.rollouts.workloads.port import PartitionState, PartitionWorkload
 
 JSON = dict[str, Any]
 
@@ -121,7 +119,6 @@ def decide_partition(
         return PartitionDecision(None, status, requeue_after=2.0)
     state = w.state(workload, pods)
     replicas = state.replicas
-    annotations = meta(workload).get("annotations") or {}
     observed_revision = str(status.get("updateRevision") or "")
     observed_stable = str(status.get("stableRevision") or "")
     status["stableRevision"] = state.stable_revision
@@ -153,6 +150,27 @@ def decide_partition(
 
     if not state.consistent:  # isWorkloadUnstable: its status may still show the old revision; wait
         return PartitionDecision(None, status, requeue_after=1.0)
+    return _upgrade_batch(w, br, workload, pods, status, state, batches=batches, target=target)
+
+
+def _upgrade_batch(
+    w: PartitionWorkload,
+    br: Mapping[str, Any],
+    workload: Mapping[str, Any],
+    pods: Sequence[Mapping[str, Any]],
+    status: BatchReleaseStatusView,
+    state: PartitionState,
+    *,
+    batches: Sequence[IntOrStr],
+    target: int,
+) -> PartitionDecision:
+    """``UpgradeBatch`` and the batch context: the current batch's partition (moved down only),
+    control taken, pods labelled, the batch Ready once its pods are, then the next batch up to
+    ``target`` (``batchPartition``)."""
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    rollout_id = str(plan.get("rolloutID") or "")
+    replicas = state.replicas
+    canary = status["canaryStatus"]
     starting = status.get("phase") in (None, "", RolloutPhase.PREPARING)
     current_batch = (
         target if starting else max(0, min(int(canary.get("currentBatch") or 0), len(batches) - 1))
@@ -172,7 +190,7 @@ def decide_partition(
         w.unpause_patch() if w.paused(workload) else None,
         w.partition_patch(desired) if (starting and current != desired) or moves_down else None,
     )
-    if annotations.get(BATCH_RELEASE_CONTROL_ANNOTATION) != control_info(br):
+    if (meta(workload).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION) != control_info(br):
         workload_patch["metadata"] = {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)}}
     status["phase"] = RolloutPhase.PROGRESSING
     if canary.get("currentBatch") != current_batch:
