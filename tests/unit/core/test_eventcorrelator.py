@@ -220,3 +220,13 @@ def test_writes_stay_within_the_bucket_and_identical_events_are_created_once(
             msg_key = AGGREGATE_PREFIX if decision.message.startswith(AGGREGATE_PREFIX) else decision.message
             assert (type_, reason, msg_key) not in created
             created.add((type_, reason, msg_key))
+
+
+def test_constants_are_client_gos() -> None:
+    """``events_cache.go``: maxLruCacheEntries, defaultAggregateMaxEvents/-IntervalInSeconds,
+    defaultSpamBurst/-QPS and EventAggregatorByReasonMessageFunc's prefix."""
+    from kruise.core import eventcorrelator as ec
+
+    assert (ec.LRU_ENTRIES, ec.AGGREGATE_MAX_EVENTS, ec.AGGREGATE_INTERVAL) == (4096, 10, 600.0)
+    assert (ec.SPAM_BURST, ec.SPAM_QPS) == (25, 1 / 300)
+    assert ec.AGGREGATE_PREFIX == "(combined from similar events): "
