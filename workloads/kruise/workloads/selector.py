@@ -1,10 +1,11 @@
 """Matching a ``metav1.LabelSelector`` dict against a label map.
 
-Needed by ``updateStrategy.priorityStrategy.weightPriority[].matchSelector``. Mirrors
+Used by the workloads' ``updateStrategy.priorityStrategy.weightPriority[].matchSelector`` and by
+SidecarSet selectors (pods, namespaces, ``updateStrategy.selector``). Mirrors
 ``metav1.LabelSelectorAsSelector`` semantics: ``matchLabels`` are equality requirements,
 ``matchExpressions`` support ``In``/``NotIn``/``Exists``/``DoesNotExist``, an empty selector
 matches everything and a ``None`` selector matches nothing. Label key/value syntax is not
-validated here (the API server validates the CloneSet); structurally invalid requirements raise.
+validated here (the webhooks validate the objects); structurally invalid requirements raise.
 """
 
 from __future__ import annotations
