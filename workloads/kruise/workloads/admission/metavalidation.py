@@ -209,8 +209,7 @@ def validate_object_meta(
     generate_name = str(meta.get("generateName") or "")
     if generate_name:
         errs.extend(
-            invalid(f"{path}.generateName", generate_name, m)
-            for m in name_validator(generate_name, True)
+            invalid(f"{path}.generateName", generate_name, m) for m in name_validator(generate_name, True)
         )
     name = str(meta.get("name") or "")
     if not name:
