@@ -224,7 +224,7 @@ def _container_errors(spec: Mapping[str, Any], context: SidecarSetContext) -> li
             errs.append(
                 invalid(
                     "spec.container.podInjectPolicy",
-                    GoSyntax(str(policy or "")),
+                    str(policy or ""),
                     "unsupported pod inject policy",
                 )
             )
