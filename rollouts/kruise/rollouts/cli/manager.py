@@ -21,6 +21,9 @@ def manager(
     cloneset_workers: Annotated[
         int, typer.Option("--cloneset-workers", help="Concurrent CloneSet reconciles.")
     ] = 3,
+    sidecarset_workers: Annotated[
+        int, typer.Option("--sidecarset-workers", help="Concurrent SidecarSet reconciles.")
+    ] = 3,
     rollout_workers: Annotated[
         int, typer.Option("--rollout-workers", help="Concurrent Rollout reconciles.")
     ] = 3,
@@ -111,6 +114,7 @@ def manager(
         kube_client_qps=kube_client_qps,
         kube_client_burst=kube_client_burst,
         cloneset_workers=cloneset_workers,
+        sidecarset_workers=sidecarset_workers,
         rollout_workers=rollout_workers,
         batchrelease_workers=batchrelease_workers,
         analysisrun_workers=analysisrun_workers,

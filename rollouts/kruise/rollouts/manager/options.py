@@ -19,6 +19,10 @@ FEATURE_GATES: dict[str, bool] = {
     "InPlaceUpdateEnvFromMetadata": True,
     "ResourcesDeletionProtection": False,
     "TemplateNoDefaults": False,
+    # the pod webhooks (SidecarSet injection); off: no mpod/vpod entries are registered
+    "PodWebhook": True,
+    # SidecarSet patchPodMetadata allowed without the kruise-configuration whitelist
+    "SidecarSetPatchPodMetadataDefaultsAllowed": False,
     # Kruise Rollouts' gate for partition-style Deployments (upstream's default is false; its
     # helm chart sets AdvancedDeployment=true, and so does this manager by default).
     "AdvancedDeployment": True,
@@ -47,6 +51,7 @@ class ManagerOptions:
     kube_client_qps: float = 50.0
     kube_client_burst: int = 100
     cloneset_workers: int = 3
+    sidecarset_workers: int = 3
     cloneset_scaling_exclude_preparing_delete: bool = False
     rollout_workers: int = 3
     batchrelease_workers: int = 3
