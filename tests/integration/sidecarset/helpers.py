@@ -9,12 +9,14 @@ manager), CloneSets (our controller) or bare creates, are placed by kube-schedul
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import DEPLOYMENTS, PODS, SIDECARSETS
+from kruise.core.kube.resources import CONFIGMAPS, DEPLOYMENTS, PODS, SIDECARSETS
 from tests.support.wait import eventually
 
 JSON = dict[str, Any]
@@ -115,8 +117,9 @@ async def update_sidecarset(kube: KubeClient, name: str, mutate: Any) -> JSON:
 
 async def create_deployment(kube: KubeClient, body: JSON) -> list[JSON]:
     """Create the Deployment; wait until its pods run and are ready; return them."""
-    await kube.create(DEPLOYMENTS, copy.deepcopy(body), body["metadata"]["namespace"])
-    return await wait_pods(kube, body["metadata"]["namespace"], body["spec"]["replicas"])
+    namespace, spec = body["metadata"]["namespace"], body["spec"]
+    await kube.create(DEPLOYMENTS, copy.deepcopy(body), namespace)
+    return await wait_pods(kube, namespace, spec["replicas"], spec["selector"]["matchLabels"])
 
 
 async def wait_pods(kube: KubeClient, namespace: str, count: int, selector: JSON | None = None) -> list[JSON]:
@@ -165,12 +168,34 @@ def annotation_json(pod: JSON, key: str) -> Any:
 
 
 async def wait_status(kube: KubeClient, name: str, **expected: int) -> JSON:
-    """Wait until the SidecarSet's status has these counters (``matchedPods=5, updatedPods=3``...)."""
+    """Wait until the SidecarSet's status, for its current generation, has these counters
+    (``matchedPods=5, updatedPods=3``...)."""
 
     async def reached() -> JSON | None:
         obj = await kube.get(SIDECARSETS, name)
         status = obj.get("status") or {}
         seen = {k: status.get(k, 0) for k in expected}
-        return obj if seen == expected else None
+        current = status.get("observedGeneration") == obj["metadata"]["generation"]
+        return obj if current and seen == expected else None
 
     return await eventually(reached, timeout=60, what=f"sidecarset {name} status {expected}")
+
+
+@contextlib.asynccontextmanager
+async def patch_whitelist(kube: KubeClient, *exprs: str, selector: JSON | None = None) -> AsyncIterator[None]:
+    """``kruise-configuration`` in the manager's namespace allowing these annotation keys in
+    ``patchPodMetadata`` (removed afterwards)."""
+    rule: JSON = {"allowedAnnotationKeyExprs": list(exprs)}
+    if selector is not None:
+        rule["selector"] = selector
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "kruise-configuration"},
+        "data": {"SidecarSet_PatchPodMetadata_WhiteList": json.dumps({"rules": [rule]})},
+    }
+    await kube.create(CONFIGMAPS, config, "kruise-system")
+    try:
+        yield
+    finally:
+        await kube.delete(CONFIGMAPS, "kruise-configuration", "kruise-system", missing_ok=True)
