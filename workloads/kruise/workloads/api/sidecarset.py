@@ -156,6 +156,44 @@ class SidecarContainerUpgradeStrategy(KubeModel):
     )
 
 
+class ResourceExpressions(KubeModel):
+    """CPU and memory expressions (``+ - * /``, ``max()``, ``min()``, variables ``cpu``/``memory``)."""
+
+    cpu: str | None = Field(default=None, description="CPU expression.")
+    memory: str | None = Field(default=None, description="Memory expression.")
+
+
+class ResourcesExpr(KubeModel):
+    """ResourcesExpr defines the expressions for calculating resource values"""
+
+    limits: ResourceExpressions | None = Field(
+        default=None, description="Limits defines expressions for calculating resource limits"
+    )
+    requests: ResourceExpressions | None = Field(
+        default=None, description="Requests defines expressions for calculating resource requests"
+    )
+
+
+class ResourcesPolicy(KubeModel):
+    """ResourcesPolicy defines the policy for dynamically configuring container resources based on
+    Pod specification during pod creation.
+
+    From OpenKruise master's CRD (additive): the schema is enforced so manifests are judged as
+    upstream judges them; the resources are not computed here (out of scope of the v1.8 line).
+    """
+
+    target_containers_mode: Literal["sum", "max"] = Field(
+        description="TargetContainersMode defines how to aggregate resources from target containers"
+    )
+    target_containers_name_regex: str | None = Field(
+        default=None,
+        description="TargetContainersNameRegex is the regex pattern to match target container names",
+    )
+    resources_expr: ResourcesExpr = Field(
+        description="ResourcesExpr defines the expressions for calculating resource values"
+    )
+
+
 class SidecarContainer(KubeModel):
     """SidecarContainer defines the container of Sidecar
 
@@ -182,6 +220,11 @@ class SidecarContainer(KubeModel):
         default=None,
         description="TransferEnv will transfer env info from other container SourceContainerName is "
         "pod.spec.container[x].name; EnvName is pod.spec.container[x].Env.name",
+    )
+    resources_policy: ResourcesPolicy | None = Field(
+        default=None,
+        description="ResourcesPolicy defines the policy for dynamically configuring container resources "
+        "based on Pod specification during pod creation (OpenKruise master; not applied here).",
     )
 
 

@@ -36,6 +36,7 @@ from kruise.workloads.sidecarset.keys import (
     HASH_WITHOUT_IMAGE_ANNOTATION,
     INJECTED_ENV,
     INJECTED_LIST_ANNOTATION,
+    SIDECAR_ONLY_FIELDS,
     WORKING_HOT_UPGRADE_ANNOTATION,
 )
 from kruise.workloads.sidecarset.podinfo import (
@@ -261,16 +262,12 @@ def _merge_containers(origin: Sequence[Any], injected: Sequence[JSON]) -> list[A
     before: list[JSON] = []
     after: list[JSON] = []
     for sidecar in injected:
-        container = {k: v for k, v in sidecar.items() if k not in _SIDECAR_ONLY}
+        container = {k: v for k, v in sidecar.items() if k not in SIDECAR_ONLY_FIELDS}
         if sidecar.get("name") in index:
             out[index[sidecar.get("name")]] = container
             continue
         (before if sidecar.get("podInjectPolicy") == "BeforeAppContainer" else after).append(container)
     return [*before, *out, *after]
-
-
-_SIDECAR_ONLY = ("podInjectPolicy", "upgradeStrategy", "shareVolumePolicy", "transferEnv")
-"""SidecarContainer fields that are not the container's."""
 
 
 def inject(pod: KubeObject, sidecarsets: Sequence[KubeObject], now: datetime) -> JSON | None:

@@ -27,6 +27,15 @@ VERSION_ENV: Final = "SIDECARSET_VERSION"
 VERSION_ALT_ENV: Final = "SIDECARSET_VERSION_ALT"
 """Hot upgrade: env from ``metadata.annotations['versionalt.sidecarset.kruise.io/<container>']``."""
 
+SIDECAR_ONLY_FIELDS: Final = (
+    "podInjectPolicy",
+    "upgradeStrategy",
+    "shareVolumePolicy",
+    "transferEnv",
+    "resourcesPolicy",
+)
+"""SidecarContainer fields that are not the container's (left out of the injected container)."""
+
 UPGRADABLE_CONDITION: Final = "SidecarSetUpgradable"
 """Pod condition: False (reason ``UpdateImmutableField``) when a SidecarSet changed more than
 images and cannot upgrade the pod in place; the message is a JSON map SidecarSet -> bool."""

@@ -45,7 +45,11 @@ from kruise.workloads.sidecarset.controller import REVISION_INDEX, index_revisio
 from kruise.workloads.sidecarset.hashing import sidecarset_hash, sidecarset_hash_without_image
 from kruise.workloads.sidecarset.history import RevisionNotFoundError, choose_revision, find_revision, restore
 from kruise.workloads.sidecarset.inject import inject
-from kruise.workloads.sidecarset.keys import HASH_ANNOTATION, HASH_WITHOUT_IMAGE_ANNOTATION
+from kruise.workloads.sidecarset.keys import (
+    HASH_ANNOTATION,
+    HASH_WITHOUT_IMAGE_ANNOTATION,
+    SIDECAR_ONLY_FIELDS,
+)
 from kruise.workloads.sidecarset.matching import pod_matches, pod_namespace
 
 __all__ = [
@@ -65,7 +69,6 @@ VALIDATE_SIDECARSET_PATH = "/validate-apps-kruise-io-v1alpha1-sidecarset"
 NAMESPACE_INDEX = "sidecarset-namespace"
 CONFIGURATION_NAME = "kruise-configuration"
 WHITELIST_KEY = "SidecarSet_PatchPodMetadata_WhiteList"
-_SIDECAR_ONLY = ("podInjectPolicy", "upgradeStrategy", "shareVolumePolicy", "transferEnv")
 _VALIDATED_POD_FIELDS = ("containers", "initContainers", "volumes")
 
 
@@ -202,7 +205,7 @@ class SidecarSetWebhooks:
 
 
 def _container(raw: Any) -> JSON:
-    return {k: copy.deepcopy(v) for k, v in mapping(raw).items() if k not in _SIDECAR_ONLY}
+    return {k: copy.deepcopy(v) for k, v in mapping(raw).items() if k not in SIDECAR_ONLY_FIELDS}
 
 
 def _fake_pod(body: Mapping[str, Any]) -> JSON:
