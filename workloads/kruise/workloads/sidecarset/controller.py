@@ -43,6 +43,7 @@ from kruise.workloads.revisions import sort_revisions
 from kruise.workloads.sidecarset import history
 from kruise.workloads.sidecarset.keys import NOT_UPGRADABLE_EVENT, SIDECARSET_NAME_LABEL
 from kruise.workloads.sidecarset.matching import pod_matches, pod_namespace
+from kruise.workloads.sidecarset.metrics import PODS_RESET, PODS_UPGRADED, forget_sidecarset
 from kruise.workloads.sidecarset.podinfo import injected_names
 from kruise.workloads.sidecarset.podscope import PodWebhookScope
 from kruise.workloads.sidecarset.podstate import has_sidecars
@@ -147,7 +148,10 @@ class SidecarSetController:
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self, key: str) -> Result:
         sidecarset = self.cache.get(SIDECARSETS, key)
-        if sidecarset is None or metadata(sidecarset).get("deletionTimestamp"):
+        if sidecarset is None:
+            forget_sidecarset(key)  # its counters go with it
+            return Result()
+        if metadata(sidecarset).get("deletionTimestamp"):
             return Result()
         pods = self.matched_pods(sidecarset)
         for pod in pods:  # our own pod writes must show in the cache first
@@ -258,6 +262,7 @@ class SidecarSetController:
     async def _flip(self, sidecarset: KubeObject, pods: Sequence[KubeObject], now: datetime.datetime) -> None:
         for pod in hot_upgrade_flips(sidecarset, pods):
             if await self._write_pod(pod, flipped_pod(sidecarset, pod, now)):
+                PODS_RESET.labels(name(sidecarset)).inc()
                 self.recorder.event(
                     pod, NORMAL, "ResetContainerSucceed", "reset sidecar container image empty successfully"
                 )
@@ -288,6 +293,7 @@ class SidecarSetController:
             if not await self._write_pod(pod, upgraded_pod(sidecarset, pod, now)):
                 conflicts += 1
                 continue
+            PODS_UPGRADED.labels(name(sidecarset)).inc()
             await self._set_upgradable(sidecarset, pod, True)
         if plan.upgrade:
             log.info(
