@@ -15,6 +15,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from kruise.core.errors import ConflictError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CONFIGMAPS, DEPLOYMENTS, PODS, SIDECARSETS
 from tests.support.wait import eventually
@@ -109,10 +110,16 @@ async def wait_observed(kube: KubeClient, name: str) -> JSON:
 
 
 async def update_sidecarset(kube: KubeClient, name: str, mutate: Any) -> JSON:
-    """Read, apply ``mutate(obj)`` to the object, replace; retried on conflict by the caller's loop."""
-    obj = await kube.get(SIDECARSETS, name)
-    mutate(obj)
-    return await kube.replace(SIDECARSETS, obj)
+    """Read, apply ``mutate(obj)``, replace; again on a conflict (the controller writes the status
+    meanwhile), as upstream's tester's ``RetryOnConflict``."""
+    for _ in range(10):
+        obj = await kube.get(SIDECARSETS, name)
+        mutate(obj)
+        try:
+            return await kube.replace(SIDECARSETS, obj)
+        except ConflictError:
+            continue
+    raise AssertionError(f"sidecarset {name} kept conflicting")
 
 
 async def create_deployment(kube: KubeClient, body: JSON) -> list[JSON]:

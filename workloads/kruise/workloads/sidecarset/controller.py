@@ -27,9 +27,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.core.concurrency import bounded_gather
 from kruise.core.errors import ConflictError, KruiseError, NotFoundError
 from kruise.core.events import NORMAL, WARNING, EventRecorder
 from kruise.core.expectations import ResourceVersionExpectations
+from kruise.core.informer import Delta, EventType
 from kruise.core.informer.store import JSON as StoreJSON
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CONTROLLER_REVISIONS, NAMESPACES, PODS, SIDECARSETS
@@ -38,10 +40,16 @@ from kruise.core.workqueue import Result
 from kruise.workloads.history import ensure_revision
 from kruise.workloads.inplace import pod_patch
 from kruise.workloads.objects import KubeObject, labels, metadata, name, namespace, spec, status, uid
-from kruise.workloads.pods import is_active
+from kruise.workloads.pods import is_active, is_ready
 from kruise.workloads.revisions import sort_revisions
 from kruise.workloads.sidecarset import history
-from kruise.workloads.sidecarset.keys import NOT_UPGRADABLE_EVENT, SIDECARSET_NAME_LABEL
+from kruise.workloads.sidecarset.keys import (
+    HASH_ANNOTATION,
+    INJECTED_LIST_ANNOTATION,
+    NOT_UPGRADABLE_EVENT,
+    SIDECARSET_NAME_LABEL,
+    WORKING_HOT_UPGRADE_ANNOTATION,
+)
 from kruise.workloads.sidecarset.matching import pod_matches, pod_namespace
 from kruise.workloads.sidecarset.metrics import PODS_RESET, PODS_UPGRADED, forget_sidecarset
 from kruise.workloads.sidecarset.podinfo import injected_names
@@ -59,6 +67,8 @@ log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 INJECTED_INDEX = "sidecarset-injected"
 REVISION_INDEX = "sidecarset-revisions"
+WRITE_CONCURRENCY = 32
+"""Pod writes of one round in flight at once (pods are independent)."""
 RECONCILE_PACE = 0.5
 RECONCILE_MAX_PACE = 0.5
 
@@ -66,6 +76,47 @@ RECONCILE_MAX_PACE = 0.5
 def index_injected(pod: StoreJSON) -> tuple[str, ...]:
     """:data:`INJECTED_INDEX`: the SidecarSets in the pod's injected list."""
     return tuple(injected_names(pod))
+
+
+def _pod_fingerprint(pod: StoreJSON) -> tuple[Any, ...]:
+    """What a SidecarSet reconcile reads of a pod (``isPodStatusChanged``/``isPodConsistentChanged``
+    and the selector strategy): readiness, deletion, labels, our annotations, images and the
+    container statuses' images, imageIDs and readiness."""
+    meta, spec_, status_ = (pod.get(k) or {} for k in ("metadata", "spec", "status"))
+    annotations = meta.get("annotations") or {}
+    return (
+        is_ready(pod),
+        bool(meta.get("deletionTimestamp")),
+        status_.get("phase"),
+        tuple(sorted((meta.get("labels") or {}).items())),
+        tuple(annotations.get(k) for k in _WATCHED_ANNOTATIONS),
+        tuple((c.get("name"), c.get("image")) for c in spec_.get("containers") or []),
+        tuple(
+            (s.get("name"), s.get("image"), s.get("imageID"), s.get("ready"))
+            for s in status_.get("containerStatuses") or []
+        ),
+    )
+
+
+_WATCHED_ANNOTATIONS = (HASH_ANNOTATION, INJECTED_LIST_ANNOTATION, WORKING_HOT_UPGRADE_ANNOTATION)
+
+
+def pod_changed(delta: Delta) -> bool:
+    """A pod event a SidecarSet reconcile can decide differently on (creations and deletions
+    always; an update only when :func:`_pod_fingerprint` moved, not for a condition or an
+    annotation of someone else)."""
+    if delta.type is not EventType.MODIFIED or delta.old is None:
+        return True
+    return _pod_fingerprint(delta.old) != _pod_fingerprint(delta.obj)
+
+
+def sidecarset_changed(delta: Delta) -> bool:
+    """SidecarSet events but its own status writes (upstream reconciles on generation changes; the
+    labels carry the custom version, deletion ends it)."""
+    if delta.type is not EventType.MODIFIED or delta.old is None:
+        return True
+    old, new = delta.old.get("metadata") or {}, delta.obj.get("metadata") or {}
+    return any(old.get(k) != new.get(k) for k in ("generation", "labels", "annotations", "deletionTimestamp"))
 
 
 def index_revision(revision: StoreJSON) -> tuple[str, ...]:
@@ -116,8 +167,8 @@ class SidecarSetController:
         return ControllerSpec(
             name=self.name,
             watches=(
-                primary(SIDECARSETS),
-                Watch(PODS, index_injected, {INJECTED_INDEX: index_injected}),
+                primary(SIDECARSETS, accept=sidecarset_changed),
+                Watch(PODS, index_injected, {INJECTED_INDEX: index_injected}, accept=pod_changed),
                 Watch(CONTROLLER_REVISIONS, _revision_owner, {REVISION_INDEX: index_revision}),
             ),
             reads=(Read(NAMESPACES),),
@@ -260,26 +311,24 @@ class SidecarSetController:
             )
 
     async def _flip(self, sidecarset: KubeObject, pods: Sequence[KubeObject], now: datetime.datetime) -> None:
-        for pod in hot_upgrade_flips(sidecarset, pods):
+        async def flip(pod: KubeObject) -> None:
             if await self._write_pod(pod, flipped_pod(sidecarset, pod, now)):
                 PODS_RESET.labels(name(sidecarset)).inc()
-                self.recorder.event(
-                    pod, NORMAL, "ResetContainerSucceed", "reset sidecar container image empty successfully"
-                )
+                message = "reset sidecar container image empty successfully"
+                self.recorder.event(pod, NORMAL, "ResetContainerSucceed", message)
             else:
-                self.recorder.event(
-                    pod,
-                    WARNING,
-                    "ResetContainerFailed",
-                    "reset sidecar container image empty failed: conflict",
-                )
+                message = "reset sidecar container image empty failed: conflict"
+                self.recorder.event(pod, WARNING, "ResetContainerFailed", message)
+
+        await bounded_gather((flip(p) for p in hot_upgrade_flips(sidecarset, pods)), WRITE_CONCURRENCY)
 
     async def _upgrade(
         self, sidecarset: KubeObject, pods: Sequence[KubeObject], now: datetime.datetime
     ) -> None:
         plan = next_upgrades(sidecarset, pods, now)
-        for pod in plan.not_upgradable:
-            await self._set_upgradable(sidecarset, pod, False)
+        await bounded_gather(
+            (self._set_upgradable(sidecarset, p, False) for p in plan.not_upgradable), WRITE_CONCURRENCY
+        )
         if plan.not_upgradable:
             self.recorder.event(
                 sidecarset,
@@ -288,18 +337,19 @@ class SidecarSetController:
                 f"SidecarSet in-place update detected {len(plan.not_upgradable)} not upgradable pod(s) in "
                 "this round, will skip them.",
             )
-        conflicts = 0
-        for pod in plan.upgrade:
+
+        async def upgrade(pod: KubeObject) -> bool:
             if not await self._write_pod(pod, upgraded_pod(sidecarset, pod, now)):
-                conflicts += 1
-                continue
+                return False
             PODS_UPGRADED.labels(name(sidecarset)).inc()
             await self._set_upgradable(sidecarset, pod, True)
+            return True
+
+        written = await bounded_gather((upgrade(p) for p in plan.upgrade), WRITE_CONCURRENCY)
         if plan.upgrade:
-            log.info(
-                "sidecarset %s upgraded pods %s", name(sidecarset), ",".join(name(p) for p in plan.upgrade)
-            )
-        if conflicts:
+            log.info("sidecarset %s upgraded %d pod(s) in place", name(sidecarset), sum(written))
+        if not all(written):
+            conflicts = len(written) - sum(written)
             raise SidecarSetSyncError(f"{name(sidecarset)}: {conflicts} pod(s) changed meanwhile; retrying")
 
 
