@@ -9,14 +9,20 @@
 - ``kruise.io/sidecarset-working-hotupgrade-container``: sidecar name -> working container.
 
 Malformed values read as absent, as upstream's getters log and return the zero value.
+
+Parsing is memoised on the annotation's text (an LRU of :data:`PARSE_CACHE_SIZE` entries): the
+controller reads the same pods on every reconcile, and the informer keeps each annotation as one
+string object, whose hash Python computes once.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 from kruise.workloads.inplace.state import InPlaceUpdateState
@@ -89,19 +95,26 @@ def dump_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def _json_map(pod: KubeObject, key: str) -> Mapping[str, Any]:
-    text = annotations_of(pod).get(key)
-    if not isinstance(text, str) or not text:
-        return {}
+PARSE_CACHE_SIZE = 16384
+
+
+@functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
+def _parse_specs(text: str) -> Mapping[str, UpgradeSpec]:
     try:
-        return mapping(json.loads(text))
+        body = mapping(json.loads(text))
     except ValueError:
-        return {}
+        return MappingProxyType({})
+    return MappingProxyType({str(k): UpgradeSpec.from_json(str(k), v) for k, v in body.items()})
+
+
+def _specs(pod: KubeObject, key: str) -> Mapping[str, UpgradeSpec]:
+    text = annotations_of(pod).get(key)
+    return _parse_specs(text) if isinstance(text, str) and text else MappingProxyType({})
 
 
 def specs_of(pod: KubeObject, key: str = HASH_ANNOTATION) -> dict[str, UpgradeSpec]:
-    """The pod's hash annotation ``key`` as name -> :class:`UpgradeSpec`."""
-    return {str(k): UpgradeSpec.from_json(str(k), v) for k, v in _json_map(pod, key).items()}
+    """The pod's hash annotation ``key`` as name -> :class:`UpgradeSpec` (a new dict)."""
+    return dict(_specs(pod, key))
 
 
 def dump_specs(specs: Mapping[str, UpgradeSpec]) -> str:
@@ -111,19 +124,19 @@ def dump_specs(specs: Mapping[str, UpgradeSpec]) -> str:
 
 def hash_of(pod: KubeObject, sidecarset: str) -> str:
     """The SidecarSet hash the pod was last injected or upgraded with ("" if none)."""
-    spec = specs_of(pod).get(sidecarset)
+    spec = _specs(pod, HASH_ANNOTATION).get(sidecarset)
     return spec.hash if spec else ""
 
 
 def hash_without_image_of(pod: KubeObject, sidecarset: str) -> str:
     """As :func:`hash_of`, from the ``-without-image`` annotation."""
-    spec = specs_of(pod, HASH_WITHOUT_IMAGE_ANNOTATION).get(sidecarset)
+    spec = _specs(pod, HASH_WITHOUT_IMAGE_ANNOTATION).get(sidecarset)
     return spec.hash if spec else ""
 
 
 def controller_revision_of(pod: KubeObject, sidecarset: str) -> str:
     """The ControllerRevision name recorded for ``sidecarset`` ("" if none)."""
-    spec = specs_of(pod).get(sidecarset)
+    spec = _specs(pod, HASH_ANNOTATION).get(sidecarset)
     return spec.controller_revision if spec else ""
 
 
@@ -138,19 +151,27 @@ def injected_list_value(names: set[str] | list[str]) -> str:
     return ",".join(sorted(set(names)))
 
 
-def parse_states(pod: KubeObject) -> dict[str, InPlaceUpdateState] | None:
-    """``kruise.io/sidecarset-inplace-update-state`` as name -> state; ``{}`` without the
-    annotation, ``None`` when it is not a JSON object of states."""
-    text = annotations_of(pod).get(INPLACE_UPDATE_STATE_ANNOTATION)
-    if not isinstance(text, str):
-        return {}
+@functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
+def _parse_states(text: str) -> Mapping[str, InPlaceUpdateState] | None:
     try:
         body = json.loads(text)
         if not isinstance(body, Mapping):
             return None
-        return {str(k): InPlaceUpdateState.from_json(json.dumps(v)) for k, v in body.items()}
+        return MappingProxyType(
+            {str(k): InPlaceUpdateState.from_json(json.dumps(v)) for k, v in body.items()}
+        )
     except (ValueError, TypeError, AttributeError):
         return None
+
+
+def parse_states(pod: KubeObject) -> dict[str, InPlaceUpdateState] | None:
+    """``kruise.io/sidecarset-inplace-update-state`` as name -> state (a new dict); ``{}``
+    without the annotation, ``None`` when it is not a JSON object of states."""
+    text = annotations_of(pod).get(INPLACE_UPDATE_STATE_ANNOTATION)
+    if not isinstance(text, str):
+        return {}
+    parsed = _parse_states(text)
+    return None if parsed is None else dict(parsed)
 
 
 def states_of(pod: KubeObject) -> dict[str, InPlaceUpdateState]:
@@ -163,6 +184,16 @@ def dump_states(states: Mapping[str, InPlaceUpdateState]) -> str:
     return dump_json({k: json.loads(states[k].to_json()) for k in sorted(states)})
 
 
+@functools.lru_cache(maxsize=PARSE_CACHE_SIZE)
+def _parse_working(text: str) -> Mapping[str, str]:
+    try:
+        body = mapping(json.loads(text))
+    except ValueError:
+        return MappingProxyType({})
+    return MappingProxyType({str(k): str(v) for k, v in body.items()})
+
+
 def working_containers(pod: KubeObject) -> dict[str, str]:
-    """``kruise.io/sidecarset-working-hotupgrade-container``: sidecar -> working container."""
-    return {str(k): str(v) for k, v in _json_map(pod, WORKING_HOT_UPGRADE_ANNOTATION).items()}
+    """``kruise.io/sidecarset-working-hotupgrade-container``: sidecar -> working container (a new dict)."""
+    text = annotations_of(pod).get(WORKING_HOT_UPGRADE_ANNOTATION)
+    return dict(_parse_working(text)) if isinstance(text, str) and text else {}

@@ -93,6 +93,10 @@ def container_images(pod: KubeObject) -> dict[str, str]:
     }
 
 
+def _container_names_of(pod: KubeObject) -> set[str]:
+    return {str(mapping(c).get("name")) for c in sequence(spec(pod).get("containers"))}
+
+
 def is_injected(pod: KubeObject, sidecarset: KubeObject) -> bool:
     """The SidecarSet is in the pod's ``kruise.io/sidecarset-injected-list``."""
     return _name(sidecarset) in injected_names(pod)
@@ -100,15 +104,15 @@ def is_injected(pod: KubeObject, sidecarset: KubeObject) -> bool:
 
 def has_sidecars(pod: KubeObject, sidecarset: KubeObject) -> bool:
     """Every sidecar container is in the pod (``IsPodConsistentWithSidecarSet``)."""
-    images = container_images(pod)
+    names = _container_names_of(pod)
     working = working_containers(pod)
     for sidecar in _sidecars(sidecarset):
         name = str(sidecar.get("name") or "")
         if is_hot_upgrade(sidecar):
             first, second = container_names(name)
-            if name not in working or first not in images or second not in images:
+            if name not in working or first not in names or second not in names:
                 return False
-        elif name not in images:
+        elif name not in names:
             return False
     return True
 
