@@ -132,6 +132,7 @@ def test_default_render(helm: str) -> None:
         "--kube-client-qps": "50",
         "--kube-client-burst": "100",
         "--cloneset-workers": "3",
+        "--sidecarset-workers": "3",
         "--expectation-timeout": "300",
         "--partition-percent-limit": "50",
         "--feature-gates": "",
