@@ -30,6 +30,7 @@ import argparse
 import asyncio
 import math
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -271,17 +272,20 @@ def latency_table(results: dict[str, tuple[list[float], float, int]]) -> Table:
     return table
 
 
-async def main(pods: int, rounds: int, upgrade_pods: int, restart_ms: int) -> None:
+async def main(pods: int, rounds: int, upgrade_pods: int, restart_ms: int, workdir: str | None) -> None:
     console.print(f"load average before: {os.getloadavg()}")
     results: dict[str, tuple[list[float], float, int]] = {}
     upgrade_rows: list[tuple[int, float, float]] = []
-    with tempfile.TemporaryDirectory(prefix="kruise-bench-sidecarset-") as tmp:
+    tmp = Path(tempfile.mkdtemp(prefix="kruise-bench-sidecarset-", dir=workdir))
+    if workdir:
+        console.print(f"files kept under {tmp} (manager logs: */manager/)")
+    try:
         if pods:
 
             async def latency_work(kube: KubeClient) -> None:
                 results.update(await create_latency(kube, pods, rounds))
 
-            await run_phase(StageDelays(), latency_work, Path(tmp) / "latency")
+            await run_phase(StageDelays(), latency_work, tmp / "latency")
             console.print(f"load average after the latency phase: {os.getloadavg()}")
         if upgrade_pods:
 
@@ -290,7 +294,10 @@ async def main(pods: int, rounds: int, upgrade_pods: int, restart_ms: int) -> No
                 batches = math.ceil(upgrade_pods / math.ceil(upgrade_pods * 0.1))
                 upgrade_rows.append((upgrade_pods, elapsed, batches * restart_ms / 1000))
 
-            await run_phase(StageDelays(inplace_restart_ms=restart_ms), upgrade_work, Path(tmp) / "upgrade")
+            await run_phase(StageDelays(inplace_restart_ms=restart_ms), upgrade_work, tmp / "upgrade")
+    finally:
+        if not workdir:
+            shutil.rmtree(tmp, ignore_errors=True)
     if results:
         console.print(latency_table(results))
     if upgrade_rows:
@@ -311,5 +318,6 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--upgrade-pods", type=int, default=1000, help="pods upgraded (0 to skip)")
     parser.add_argument("--inplace-restart-ms", type=int, default=2000)
+    parser.add_argument("--workdir", help="keep the clusters' and managers' files under this directory")
     args = parser.parse_args()
-    asyncio.run(main(args.pods, args.rounds, args.upgrade_pods, args.inplace_restart_ms))
+    asyncio.run(main(args.pods, args.rounds, args.upgrade_pods, args.inplace_restart_ms, args.workdir))
