@@ -1,5 +1,6 @@
-"""kruise.workloads.selector: a compiled selector decides as the requirements read one by one
-(``metav1.LabelSelectorAsSelector``), and a malformed one is refused when compiled."""
+"""kruise.workloads.selector and the SidecarSet matcher: a compiled selector decides as the
+requirements read one by one (``metav1.LabelSelectorAsSelector``), a malformed one is refused when
+compiled, and a SidecarSet's compiled matcher decides as ``pod_matches``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.workloads.selector import SelectorError, compile_selector, selector_matches
+from kruise.workloads.sidecarset.matching import pod_matches, sidecarset_matcher
 
 KEYS = st.sampled_from(["app", "tier", "kruise.io/x"])
 VALUES = st.sampled_from(["a", "b", "c"])
@@ -66,3 +68,40 @@ def test_no_selector_matches_nothing_and_an_empty_one_everything() -> None:
 def test_a_malformed_requirement_is_refused_when_compiled(expression: dict[str, Any]) -> None:
     with pytest.raises(SelectorError):
         compile_selector({"matchExpressions": [expression]})
+
+
+SIDECARSET_SELECTORS = st.one_of(
+    st.none(),
+    st.just({}),
+    st.just("not a selector"),
+    st.just({"matchExpressions": [{"key": "app", "operator": "Gt"}]}),
+    SELECTORS,
+)
+POD_NAMESPACES = st.sampled_from(["", "default", "ns1"])
+
+
+@given(
+    SIDECARSET_SELECTORS,
+    SIDECARSET_SELECTORS,
+    st.sampled_from([None, "", "default", "ns1"]),
+    POD_NAMESPACES,
+    LABELS,
+    st.none() | LABELS,
+)
+def test_a_sidecarset_matcher_decides_as_pod_matches(
+    selector: Any,
+    namespace_selector: Any,
+    namespace: str | None,
+    pod_ns: str,
+    pod_labels: dict[str, str],
+    namespace_labels: dict[str, str] | None,
+) -> None:
+    body: dict[str, Any] = {"selector": selector}
+    if namespace_selector is not None:
+        body["namespaceSelector"] = namespace_selector
+    if namespace is not None:
+        body["namespace"] = namespace
+    sidecarset = {"metadata": {"name": "s"}, "spec": body}
+    pod = {"metadata": {"name": "p", "namespace": pod_ns, "labels": pod_labels}}
+    want = pod_matches(sidecarset, pod, namespace_labels)
+    assert sidecarset_matcher(sidecarset)(pod, namespace_labels) == want

@@ -4,7 +4,8 @@ PodUnavailableBudget later), as upstream's ``pkg/webhook/pod``.
 
 - **Mutating** (``mpod.kb.io``, pods CREATE): a chain of :class:`PodMutator`\\ s, each changing
   its copy of the pod in turn; the answer is one JSON patch from the pod as received to the pod
-  as the chain left it (``PatchResponseFromRaw``). Only active pods are offered to the chain and
+  as the chain left it (``PatchResponseFromRaw``; :func:`~kruise.core.webhook.patch.json_patch`,
+  arrays replaced whole). Only active pods are offered to the chain and
   only on CREATE without subresource. A mutator raising :class:`PodMutationError` refuses the pod
   with HTTP 500 and its message, as upstream's ``admission.Errored(500, err)``.
 - **Validating** (``vpod.kb.io``, pods UPDATE/DELETE, ``vpodeviction.kb.io``, ``pods/eviction``
@@ -26,8 +27,6 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-import jsonpatch
-
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
 from kruise.core.webhook.configuration import (
     NAMESPACE_NAME_LABEL,
@@ -36,6 +35,7 @@ from kruise.core.webhook.configuration import (
     WebhookSettings,
     WebhookSpec,
 )
+from kruise.core.webhook.patch import json_patch
 from kruise.workloads.pods import is_active
 
 __all__ = [
@@ -115,7 +115,7 @@ class PodWebhook:
                 return AdmissionResponse.deny(str(err), code=500, reason="InternalError")
         if not changed:
             return AdmissionResponse.allow()
-        return AdmissionResponse.allow(jsonpatch.make_patch(req.object, pod).patch)
+        return AdmissionResponse.allow(json_patch(req.object, pod))
 
     async def validate(self, req: AdmissionRequest) -> AdmissionResponse:
         for validator in self.validators:

@@ -50,7 +50,7 @@ from kruise.workloads.sidecarset.keys import (
     SIDECARSET_NAME_LABEL,
     WORKING_HOT_UPGRADE_ANNOTATION,
 )
-from kruise.workloads.sidecarset.matching import pod_matches, pod_namespace
+from kruise.workloads.sidecarset.matching import pod_namespace, sidecarset_matcher
 from kruise.workloads.sidecarset.metrics import PODS_RESET, PODS_UPGRADED, forget_sidecarset
 from kruise.workloads.sidecarset.podinfo import injected_names
 from kruise.workloads.sidecarset.podscope import PodWebhookScope
@@ -185,10 +185,11 @@ class SidecarSetController:
     def matched_pods(self, sidecarset: KubeObject) -> list[KubeObject]:
         """``getMatchingPods``: injected, active, still selected, every sidecar present."""
         out = []
+        matches = sidecarset_matcher(sidecarset)
         for pod in self.cache.by_index(PODS, INJECTED_INDEX, name(sidecarset)):
             if not is_active(pod) or not has_sidecars(pod, sidecarset):
                 continue
-            if pod_matches(sidecarset, pod, self._namespace_labels(pod_namespace(pod))):
+            if matches(pod, self._namespace_labels(pod_namespace(pod))):
                 out.append(pod)
         return sorted(out, key=lambda p: (namespace(p), name(p)))
 

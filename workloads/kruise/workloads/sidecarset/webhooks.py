@@ -12,6 +12,7 @@
 - :class:`SidecarSetPodMutator`: the pod webhook's injection. The SidecarSets of the pod's
   namespace, then the cluster-wide ones (each group by name), not paused for injection and
   selecting the pod, each resolved to the revision to inject (:func:`.history.choose_revision`).
+  Each SidecarSet's selectors are parsed once per cached object (:func:`.matching.sidecarset_matcher`).
 
 Every replica serves these from its own informers (they run before the Lease is held).
 """
@@ -26,8 +27,6 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import jsonpatch
-
 from kruise.core.errors import ApiError, KruiseError
 from kruise.core.informer.store import JSON as StoreJSON
 from kruise.core.kube.client import KubeClient
@@ -35,11 +34,12 @@ from kruise.core.kube.resources import CONFIGMAPS, CONTROLLER_REVISIONS, NAMESPA
 from kruise.core.runtime import CacheReader, Read
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
 from kruise.core.webhook.configuration import Rule, WebhookSettings, WebhookSpec, operation_or_changed
+from kruise.core.webhook.patch import json_patch
 from kruise.workloads.admission.fielderrors import FieldError, aggregate
 from kruise.workloads.admission.podtemplate import template_errors
 from kruise.workloads.admission.sidecarset import PatchWhitelist, SidecarSetContext, validate_sidecarset
 from kruise.workloads.admission.sidecarset_defaults import default_sidecarset
-from kruise.workloads.objects import KubeObject, labels, mapping, name, sequence, spec
+from kruise.workloads.objects import KubeObject, labels, mapping, name, sequence, spec, uid
 from kruise.workloads.podwebhook import PodMutationError
 from kruise.workloads.sidecarset.controller import REVISION_INDEX, index_revision
 from kruise.workloads.sidecarset.hashing import sidecarset_hash, sidecarset_hash_without_image
@@ -50,7 +50,7 @@ from kruise.workloads.sidecarset.keys import (
     HASH_WITHOUT_IMAGE_ANNOTATION,
     SIDECAR_ONLY_FIELDS,
 )
-from kruise.workloads.sidecarset.matching import pod_matches, pod_namespace
+from kruise.workloads.sidecarset.matching import SidecarSetMatcher, pod_namespace, sidecarset_matcher
 
 __all__ = [
     "MUTATE_SIDECARSET_PATH",
@@ -70,6 +70,8 @@ NAMESPACE_INDEX = "sidecarset-namespace"
 CONFIGURATION_NAME = "kruise-configuration"
 WHITELIST_KEY = "SidecarSet_PatchPodMetadata_WhiteList"
 _VALIDATED_POD_FIELDS = ("containers", "initContainers", "volumes")
+MATCHER_CACHE_SIZE = 4096
+"""Parsed SidecarSet selectors kept by the pod mutator (by UID, each with the object it came from)."""
 
 
 def index_namespace(sidecarset: StoreJSON) -> tuple[str, ...]:
@@ -151,7 +153,7 @@ class SidecarSetWebhooks:
         annotations[HASH_ANNOTATION] = sidecarset_hash(out)
         annotations[HASH_WITHOUT_IMAGE_ANNOTATION] = sidecarset_hash_without_image(out)
         out["metadata"]["annotations"] = annotations
-        return AdmissionResponse.allow(jsonpatch.make_patch(req.object, out).patch)
+        return AdmissionResponse.allow(json_patch(req.object, out))
 
     async def validate(self, req: AdmissionRequest) -> AdmissionResponse:
         if req.object is None:
@@ -249,6 +251,19 @@ class SidecarSetPodMutator:
         self.lookups = _Lookups(cache, namespace)
         self.draw = draw
         self.clock = clock
+        self._matchers: dict[str, tuple[KubeObject, SidecarSetMatcher]] = {}
+
+    def matcher(self, sidecarset: KubeObject) -> SidecarSetMatcher:
+        """The SidecarSet's matcher, parsed again only when the cache holds a new object."""
+        key = uid(sidecarset) or name(sidecarset)
+        known = self._matchers.get(key)
+        if known is not None and known[0] is sidecarset:
+            return known[1]
+        if len(self._matchers) > MATCHER_CACHE_SIZE:
+            self._matchers.clear()
+        matcher = sidecarset_matcher(sidecarset)
+        self._matchers[key] = (sidecarset, matcher)
+        return matcher
 
     def candidates(self, ns: str) -> list[KubeObject]:
         """The SidecarSets that may select a pod of ``ns``: that namespace's, then cluster-wide."""
@@ -271,7 +286,7 @@ class SidecarSetPodMutator:
                 continue
             if spec(sidecarset).get("namespaceSelector") is not None and namespace_labels is None:
                 namespace_labels = self.lookups.namespace_labels(ns)
-            if not pod_matches(sidecarset, pod, namespace_labels):
+            if not self.matcher(sidecarset)(pod, namespace_labels):
                 continue
             try:
                 chosen.append(choose_revision(sidecarset, pod, self._stored_for(sidecarset), self.draw))
