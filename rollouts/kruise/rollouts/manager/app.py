@@ -20,6 +20,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from kruise.core.backoff import retry_transient
 from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import SIDECARSETS
@@ -105,7 +106,10 @@ class Manager:
         try:
             runtime.start_informers()  # a standby keeps warm caches; the webhooks answer from them
             await runtime.informers.wait_synced(r.resource for r in webhook_reads())
-            cert, key, ca = await webhook_certificates(self.kube, opts, ensure_webhook_certs)
+            kube = self.kube
+            cert, key, ca = await retry_transient(
+                lambda: webhook_certificates(kube, opts, ensure_webhook_certs), "webhook certificates"
+            )
             webhook = WebhookServer(
                 host=opts.webhook_host, port=opts.webhook_port, cert_file=cert, key_file=key
             )
@@ -149,9 +153,16 @@ class Manager:
             )
         )
         bundle = base64.b64encode(ca).decode()
-        await ensure_configurations(self.kube, specs, target=target, ca_bundle=bundle)
-        await ensure_crd_conversion(
-            self.kube, CONVERTED_CRDS, target=target, path=CONVERT_PATH, ca_bundle=bundle
+        kube = self.kube
+        await retry_transient(
+            lambda: ensure_configurations(kube, specs, target=target, ca_bundle=bundle),
+            "webhook configurations",
+        )
+        await retry_transient(
+            lambda: ensure_crd_conversion(
+                kube, CONVERTED_CRDS, target=target, path=CONVERT_PATH, ca_bundle=bundle
+            ),
+            "CRD conversion webhooks",
         )
 
     async def _lead_and_run(self, runtime: Runtime, elector: LeaderElector | None) -> int:
