@@ -15,7 +15,8 @@ PodUnavailableBudget later), as upstream's ``pkg/webhook/pod``.
 
 Scope (:func:`pod_webhook_specs`): upstream's namespace selector (not ``control-plane:
 openkruise``, not ``kube-system``; here the manager's namespace too), ``failurePolicy`` and
-``timeoutSeconds`` from the manager's settings, and a CEL ``matchConditions`` entry
+``timeoutSeconds`` from the manager's settings (``mpod.kb.io`` may have its own failure policy,
+upstream's chart value ``webhookConfiguration.failurePolicy.pods``), and a CEL ``matchConditions`` entry
 (:data:`POD_CONDITION`, kept up to date by the SidecarSet controller) that sends only the pods a
 feature could change. Gate ``PodWebhook`` (default on) removes both webhooks.
 """
@@ -158,7 +159,7 @@ def pod_webhook_specs(
             path=MUTATE_POD_PATH,
             mutating=True,
             rules=(Rule("", "v1", "pods", ("CREATE",)),),
-            failure_policy=settings.failure_policy,
+            failure_policy=settings.pods_failure_policy,
             namespace_selector=selector,
             timeout_seconds=settings.timeout_seconds,
             match_conditions=conditions,

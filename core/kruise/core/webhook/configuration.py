@@ -61,11 +61,19 @@ class WebhookSettings:
     ``excluded_namespaces`` is what :func:`excluded_namespaces_selector` keeps out of the
     webhooks that watch objects the manager does not own (native Deployments, and CloneSets
     only as Rollout workloads): ``kube-system`` and the manager's own namespace.
+    ``pod_failure_policy`` is the mutating pod webhook's own (upstream's chart value
+    ``webhookConfiguration.failurePolicy.pods``); ``None`` means ``failure_policy``.
     """
 
     failure_policy: str = "Fail"
     timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS
     excluded_namespaces: tuple[str, ...] = ("kube-system",)
+    pod_failure_policy: str | None = None
+
+    @property
+    def pods_failure_policy(self) -> str:
+        """``failurePolicy`` of the mutating pod webhook (``mpod.kb.io``)."""
+        return self.pod_failure_policy or self.failure_policy
 
 
 @dataclass(frozen=True)

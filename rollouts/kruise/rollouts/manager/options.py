@@ -68,6 +68,7 @@ class ManagerOptions:
     webhook_service_name: str = "kruise-webhook-service"
     webhook_service_namespace: str = "kruise-system"
     webhook_failure_policy: str = "Fail"
+    pod_webhook_failure_policy: str | None = None  # mpod.kb.io's; None: webhook_failure_policy
     webhook_timeout_seconds: int = 30  # timeoutSeconds of every webhook (1-30, the API's range)
     webhook_cert_writer: str = ""  # secret | external | fs; "" = chosen (manager/certsecret.py)
     webhook_secret_name: str = "kruise-webhook-certs"

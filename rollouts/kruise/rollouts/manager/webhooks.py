@@ -46,12 +46,13 @@ WEBHOOK_CACHE = "webhooks"
 
 
 def webhook_settings(options: ManagerOptions) -> WebhookSettings:
-    """Failure policy and timeout from the flags; ``kube-system`` and the manager's namespace
+    """Failure policies and timeout from the flags; ``kube-system`` and the manager's namespace
     (that of its Lease, the chart's install namespace) are left out of the workload webhooks."""
     return WebhookSettings(
         failure_policy=options.webhook_failure_policy,
         timeout_seconds=options.webhook_timeout_seconds,
         excluded_namespaces=("kube-system", options.leader_election_namespace),
+        pod_failure_policy=options.pod_webhook_failure_policy,
     )
 
 
