@@ -47,7 +47,7 @@ from kruise.core.localcluster.stages import StageDelays
 from kruise.rollouts.crds import write_crds
 from kruise.rollouts.manager.process import ManagerProcess
 
-console = Console()
+console = Console(width=160)  # tables whole when the output is a file
 JSON = dict[str, Any]
 CREATORS = 50
 SCENARIOS = ("a", "b", "b'", "c", "d")
