@@ -18,12 +18,13 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-## tools: build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok and helm
-## from Go modules into $(KRUISE_CACHE_DIR)/bin (reused when present).
+## tools: build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok, helm and
+## the real node's kubelet, crictl and pause from Go modules into $(KRUISE_CACHE_DIR)/bin (reused when present).
 tools:
 	@hack/build-tools.sh >/dev/null
 
-## sysdeps: Debian packages the demo and the analysis tests need (prometheus); skipped when present.
+## sysdeps: Debian packages the demo and the tests need (prometheus; containerd, runc, CNI plugins,
+## docker-registry, skopeo, busybox-static, iptables, conntrack for the real node); skipped when present.
 sysdeps:
 	@hack/install-system-deps.sh
 

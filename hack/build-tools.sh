@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the control-plane binaries (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, etcd, kwok, helm) from Go modules into a cache
-# outside the repository, keyed by version. Reuses what is already there.
+# kube-scheduler, kubectl, etcd, kwok, helm) and the real node's (kubelet, crictl,
+# pause) from Go modules into a cache outside the repository, keyed by version.
+# Reuses what is already there.
 #
 #   hack/build-tools.sh            build what is missing, print the bin dir
 #   KRUISE_CACHE_DIR=/x hack/...   use another cache root (default ~/.cache/kruise)
@@ -20,8 +21,21 @@ K8S_VERSION=v1.37.2
 ETCD_VERSION=v3.6.16
 KWOK_VERSION=v0.8.0
 HELM_VERSION=v3.22.0
+CRICTL_VERSION=v1.37.0
+# our own pause program: keyed by its source, so an edit rebuilds it
+PAUSE_VERSION="src-$(cat "$HERE/pause/go.mod" "$HERE/pause/main.go" | sha256sum | cut -c1-12)"
 
 log() { printf '[build-tools] %s\n' "$*" >&2; }
+
+k8s_ldflags() { # version stamps as Kubernetes' hack/lib/version.sh sets them
+  local minor; minor="$(echo "$K8S_VERSION" | cut -d. -f2)"
+  local ld="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitVersion=$K8S_VERSION -X $p.gitTreeState=clean"
+    ld="$ld -X $p.gitCommit=0000000000000000000000000000000000000000 -X $p.buildDate=1970-01-01T00:00:00Z"
+  done
+  echo "$ld"
+}
 
 build_k8s() {
   local out="$CACHE/bin/k8s-$K8S_VERSION"
@@ -30,12 +44,7 @@ build_k8s() {
   fi
   log "building kubernetes $K8S_VERSION (cold: ~15 min on 2 cores)"
   mkdir -p "$out.tmp"
-  local minor; minor="$(echo "$K8S_VERSION" | cut -d. -f2)"
-  local ld="-s -w"
-  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ld="$ld -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitVersion=$K8S_VERSION -X $p.gitTreeState=clean"
-    ld="$ld -X $p.gitCommit=0000000000000000000000000000000000000000 -X $p.buildDate=1970-01-01T00:00:00Z"
-  done
+  local ld; ld="$(k8s_ldflags)"
   (cd "$HERE/k8s-bins" && go build -p "$JOBS" -ldflags "$ld" -o "$out.tmp/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
     k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
@@ -57,12 +66,19 @@ build_simple kwok "$KWOK_VERSION" kwok-bin sigs.k8s.io/kwok/cmd/kwok "-s -w -X s
 build_simple helm "$HELM_VERSION" helm-bin helm.sh/helm/v3/cmd/helm \
   "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
 build_k8s
+# the kubelet after the control plane: its packages are mostly in GOCACHE by then (~1 min, cold ~6 min)
+build_simple kubelet "$K8S_VERSION" kubelet-bin k8s.io/kubernetes/cmd/kubelet "$(k8s_ldflags)"
+build_simple crictl "$CRICTL_VERSION" crictl-bin sigs.k8s.io/cri-tools/cmd/crictl \
+  "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRICTL_VERSION"
+build_simple pause "$PAUSE_VERSION" pause . "-s -w"
 
 # One directory of symlinks the Python harness puts first on PATH.
 BIN="$CACHE/bin/current"
 mkdir -p "$BIN"
 for f in "$CACHE/bin/k8s-$K8S_VERSION"/* "$CACHE/bin/etcd-$ETCD_VERSION/etcd" \
-         "$CACHE/bin/kwok-$KWOK_VERSION/kwok" "$CACHE/bin/helm-$HELM_VERSION/helm"; do
+         "$CACHE/bin/kwok-$KWOK_VERSION/kwok" "$CACHE/bin/helm-$HELM_VERSION/helm" \
+         "$CACHE/bin/kubelet-$K8S_VERSION/kubelet" "$CACHE/bin/crictl-$CRICTL_VERSION/crictl" \
+         "$CACHE/bin/pause-$PAUSE_VERSION/pause"; do
   ln -sf "$f" "$BIN/$(basename "$f")"
 done
 echo "$BIN"

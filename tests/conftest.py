@@ -35,6 +35,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "/integration/" in str(item.fspath) or "/e2e/" in str(item.fspath):
             item.add_marker(pytest.mark.integration)
+        if "/integration/realnode/" in str(item.fspath):
+            item.add_marker(pytest.mark.realnode)
 
 
 def third_party_crds() -> list[Path]:

@@ -14,6 +14,7 @@ import pytest
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CONFIGMAPS, NODES, PODS
 from tests.support.cluster import TestCluster
+from tests.support.podready import condition, hold_unready, let_ready, patch_conditions, set_gate
 from tests.support.wait import eventually
 
 
@@ -108,10 +109,66 @@ async def test_unmet_readiness_gate_keeps_pod_not_ready_until_condition_is_true(
         subresource="status",
     )
 
-    async def unready() -> bool:
-        return _condition(await kube.get(PODS, "gated", namespace), "Ready") == "False"
+    async def unready() -> dict[str, Any] | None:
+        pod = await kube.get(PODS, "gated", namespace)
+        return pod if _condition(pod, "Ready") == "False" else None
 
-    await eventually(unready, what="pod not Ready after its gate turned False")
+    pod = await eventually(unready, what="pod not Ready after its gate turned False")
+    assert condition(pod, "Ready")["reason"] == "ReadinessGatesNotReady"
+    assert condition(pod, "Ready")["message"] == (
+        'the status of pod readiness gate "example.com/feature-ready" is not "True", but False'
+    )
+
+
+@pytest.mark.parametrize("gated", [False, True], ids=["no readiness gate", "readiness gate True"])
+async def test_pod_held_unready_by_its_containers_stays_not_ready_as_a_kubelet_reports(
+    kube: KubeClient, namespace: str, gated: bool
+) -> None:
+    """``GeneratePodReadyCondition``: Ready is False while ContainersReady is not True (with its
+    reason and message), whatever the gates say; only then do the gates decide."""
+    gate = "example.com/feature-ready"
+    spec: dict[str, Any] = {"readinessGates": [{"conditionType": gate}]} if gated else {}
+    await kube.create(PODS, _pod("held", **spec), namespace)
+    if gated:
+        await set_gate(kube, namespace, "held", gate)
+
+    async def ready() -> bool:
+        return _condition(await kube.get(PODS, "held", namespace), "Ready") == "True"
+
+    await eventually(ready, what="pod Ready")
+    await hold_unready(kube, namespace, "held")
+    for _ in range(15):  # KWOK's stages run within milliseconds: 3 s is many rounds
+        pod = await kube.get(PODS, "held", namespace)
+        assert condition(pod, "Ready")["status"] == "False", pod["status"]["conditions"]
+        await _sleep(0.2)
+
+    await let_ready(kube, namespace, "held")
+    await eventually(ready, what="pod Ready once its containers are ready again")
+
+    # ContainersReady turning False alone: Ready follows it, with its reason and message
+    await patch_conditions(
+        kube, namespace, "held", {"type": "ContainersReady", "status": "False", "reason": "Probe"}
+    )
+
+    async def follows() -> dict[str, Any] | None:
+        cond = condition(await kube.get(PODS, "held", namespace), "Ready")
+        return cond if cond["status"] == "False" else None
+
+    assert (await eventually(follows, what="Ready False after ContainersReady"))["reason"] == "Probe"
+
+
+async def test_ready_set_false_by_hand_on_a_pod_whose_containers_are_ready_comes_back(
+    kube: KubeClient, namespace: str
+) -> None:
+    """Ready is the kubelet's to compute: False written over ContainersReady True does not last."""
+    await kube.create(PODS, _pod("flip"), namespace)
+
+    async def ready() -> bool:
+        return _condition(await kube.get(PODS, "flip", namespace), "Ready") == "True"
+
+    await eventually(ready, what="pod Ready")
+    await patch_conditions(kube, namespace, "flip", {"type": "Ready", "status": "False"})
+    await eventually(ready, what="Ready recomputed from ContainersReady")
 
 
 async def test_image_change_on_running_pod_restarts_container_in_place(

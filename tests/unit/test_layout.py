@@ -40,6 +40,7 @@ def test_wheel_contains_every_root(tmp_path: Path) -> None:
     for root in ROOTS:
         assert f"kruise/{root}/__init__.py" in names, f"{root} missing from the wheel"
     assert "kruise/core/localcluster/kwok-stages.yaml" in names
+    assert "kruise/core/localcluster/realnode/containerd.toml" in names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "kruise = " in text and "kubectl-kruise = " in text

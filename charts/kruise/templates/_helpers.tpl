@@ -34,7 +34,7 @@ Feature gates this manager understands (kruise.rollouts.manager.options.FEATURE_
 keeps the two lists equal).
 */}}
 {{- define "kruise.knownFeatureGates" -}}
-CloneSetShortHash,CloneSetPartitionRollback,PreparingUpdateAsUpdate,InPlaceUpdateEnvFromMetadata,ResourcesDeletionProtection,TemplateNoDefaults,AdvancedDeployment
+CloneSetShortHash,CloneSetPartitionRollback,PreparingUpdateAsUpdate,InPlaceUpdateEnvFromMetadata,ResourcesDeletionProtection,TemplateNoDefaults,AdvancedDeployment,KeepWorkloadPausedOnRolloutDeletion
 {{- end -}}
 
 {{/*

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import LEASES
+from kruise.core.kube.resources import CLONESETS, LEASES
 from kruise.rollouts.manager.process import ManagerProcess
 from tests.integration.cloneset.helpers import create, new_cloneset, patch_spec, wait_status
 from tests.support.cluster import TestCluster
@@ -70,6 +70,8 @@ async def freeze_and_resume(
 
     await eventually(a_leads, timeout=30, what="A leads")
     await asyncio.to_thread(b.start)  # the webhooks now point at B, which is never frozen
+    if await get_or_none(kube, namespace, "churn") is None:
+        await create(kube, namespace, new_cloneset("churn", 4))
     stop = asyncio.Event()
     churner = asyncio.create_task(churn(kube, namespace, stop))
     try:
@@ -110,7 +112,6 @@ async def test_a_frozen_and_resumed_leader_sends_no_write_after_losing_its_lease
     await asyncio.to_thread(manager.stop)  # releases the Lease
     rng = random.Random(2026)
     try:
-        await create(kube, namespace, new_cloneset("churn", 4))
         for attempt in range(ATTEMPTS):
             delay = rng.uniform(1.0, 3.0)  # freeze at a random moment of the churn
             took_over, late = await freeze_and_resume(
@@ -129,6 +130,10 @@ async def test_a_frozen_and_resumed_leader_sends_no_write_after_losing_its_lease
         await eventually(session_leads, timeout=30, what="the session manager leads again")
     await patch_spec(kube, namespace, "churn", {"replicas": 3})
     await wait_status(kube, namespace, "churn", replicas=3, readyReplicas=3)
+
+
+async def get_or_none(kube: KubeClient, namespace: str, name: str) -> dict[str, Any] | None:
+    return await kube.get_or_none(CLONESETS, name, namespace)
 
 
 def _logged(proc: ManagerProcess, text: str) -> bool:

@@ -9,13 +9,16 @@ kubelets). Scenarios that need what this product does not have yet are skipped w
 from __future__ import annotations
 
 import itertools
+from collections.abc import AsyncIterator
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import PODS
+from kruise.rollouts.manager.process import ManagerProcess
 from tests.integration.cloneset.helpers import (
     INSTANCE_ID,
     LIFECYCLE,
@@ -37,6 +40,8 @@ from tests.integration.cloneset.helpers import (
     wait_pods,
     wait_status,
 )
+from tests.support.cluster import TestCluster
+from tests.support.gated_manager import manager_with_gates
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
@@ -361,11 +366,16 @@ async def test_update_with_disable_pvc_reuse(kube: KubeClient, namespace: str) -
     assert not new_ids & ids
 
 
-@pytest.mark.skip(
-    reason="needs feature gate PreparingUpdateAsUpdate: CloneSetOptions.preparing_update_as_update "
-    "exists, but the manager does not pass the gate to it yet (change requested in "
-    "rollouts/kruise/rollouts/manager/app.py) and the session manager runs without the gate"
-)
+@pytest.fixture
+async def preparing_update_as_update(
+    manager: ManagerProcess, cluster: TestCluster, tmp_path: Path
+) -> AsyncIterator[None]:
+    """A manager with the gate ``PreparingUpdateAsUpdate``, as upstream's e2e run enables it."""
+    async with manager_with_gates(manager, cluster, tmp_path, "PreparingUpdateAsUpdate=true"):
+        yield
+
+
+@pytest.mark.usefixtures("preparing_update_as_update")
 async def test_regard_preparing_update_pod_as_update_when_scaling(kube: KubeClient, namespace: str) -> None:
     """CloneSet > CloneSet Updating > CloneSet regard preparing-update pod as update when scaling"""
     hook = {"preparing-update-hook": "true"}

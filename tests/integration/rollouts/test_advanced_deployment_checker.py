@@ -310,3 +310,28 @@ async def test_scale_down_old_unhealthy_first(kube: KubeClient, namespace: str) 
     old = [p for p in await _pods_of(kube, namespace) if p["spec"]["containers"][0]["image"] == V1]
     assert {p["metadata"]["name"] for p in old}.isdisjoint(unhealthy)  # the unhealthy ones went first
     assert all(_ready(p) for p in old)
+
+
+async def test_a_paused_strategy_spreads_a_scale_up_proportionally(kube: KubeClient, namespace: str) -> None:
+    """``sync``/``scale`` while the strategy annotation is paused (what the hold webhook writes when
+    a third version arrives mid-release): no rolling, the scaling event is shared in proportion
+    to the ReplicaSets' sizes, 6 + 4 of 10 becoming 12 + 8 of 20 (the maxSurge of 1 and the
+    rounding leftover included), then back to 6 + 4."""
+    await _settled(kube, namespace, replicas=10)
+    await set_image(kube, namespace, "Deployment", V2)
+    await _partition(kube, namespace, 4)
+    await wait_pods(kube, namespace, {V1: 6, V2: 4})
+    await _status(kube, namespace, {"readyReplicas": 10, "updatedReplicas": 4})
+    paused = {
+        "metadata": {
+            "annotations": {STRATEGY: json.dumps({**json.loads(_strategy(4, 1, 0)), "paused": True})}
+        },
+        "spec": {"template": {"spec": {"containers": [{"name": "web", "image": V3}]}}},
+    }
+    await kube.patch(DEPLOYMENTS, "web", paused, namespace, patch_type="strategic")
+    await _scale(kube, namespace, 20)
+    await wait_pods(kube, namespace, {V1: 12, V2: 8})
+    await asyncio.sleep(2)
+    assert await pods_by_image(kube, namespace) == {V1: 12, V2: 8}, "no V3 ReplicaSet while paused"
+    await _scale(kube, namespace, 10)
+    await wait_pods(kube, namespace, {V1: 6, V2: 4})

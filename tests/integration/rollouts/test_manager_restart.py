@@ -28,6 +28,7 @@ from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.traffic.resources import HTTPROUTES
 from tests.integration.rollouts import helpers as h
 from tests.support.cluster import TestCluster
+from tests.support.gated_manager import manager_with_gates
 from tests.support.wait import eventually
 
 LEASE_NAMESPACE, LEASE_NAME = "kruise-system", "kruise-manager"
@@ -38,16 +39,8 @@ async def replica(
     manager: ManagerProcess, cluster: TestCluster, tmp_path: Path
 ) -> AsyncIterator[ManagerProcess]:
     """This module's manager, leading in place of the session one (restored afterwards)."""
-    await asyncio.to_thread(manager.stop)
-    own = ManagerProcess(
-        cluster.kubeconfig, tmp_path / "replica", extra_args=manager.extra_args, name="replica"
-    )
-    await asyncio.to_thread(own.start)
-    try:
+    async with manager_with_gates(manager, cluster, tmp_path, name="replica") as own:
         yield own
-    finally:
-        await asyncio.to_thread(own.stop)
-        await asyncio.to_thread(manager.start)  # leads again and re-registers its webhooks
 
 
 async def kill_and_restart(kube: KubeClient, proc: ManagerProcess) -> None:

@@ -2,9 +2,11 @@
 disable quickly rollback policy without traffic routing (rolling back in batches, last test).
 
 At step 1 (2 canary pods, 5% of the traffic) the user reverts the CloneSet's template to v1.
-The Rollout cancels (Progressing reason Cancelling, then Completed with ``Succeeded=False``) and
-finalises in the rollback order (``KR#229``): traffic goes back to the stable Service *before*
-the workload is released, so no request reaches the bad version while its pods roll back.
+The Rollout cancels (Progressing reason Cancelling, then Completed with ``Succeeded=False`` and
+upstream's "Rollout progressing has been canceled", which ``kruise rollout status`` turns into a
+non-zero exit code) and finalises in the rollback order (``KR#229``): traffic goes back to the
+stable Service *before* the workload is released, so no request reaches the bad version while its
+pods roll back.
 
 The order is checked on the API server's own clock: kube-apiserver stamps every write with the
 etcd revision as ``resourceVersion``, shared by all kinds, so the HTTPRoute write that drops the
@@ -22,9 +24,10 @@ import pytest
 from kruise.core.errors import KruiseError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, SERVICES, Resource
-from kruise.rollouts.resources import BATCH_RELEASES
+from kruise.rollouts.resources import BATCH_RELEASES, ROLLOUTS
 from kruise.traffic.resources import HTTPROUTES
 from tests.integration.rollouts import helpers as h
+from tests.support.cluster import TestCluster
 
 pytestmark = pytest.mark.usefixtures("manager")
 
@@ -40,7 +43,9 @@ async def record(
                 into.append((int(event.object["metadata"]["resourceVersion"]), event.object))
 
 
-async def test_rollback_at_step_one_routes_traffic_to_stable_first(kube: KubeClient, namespace: str) -> None:
+async def test_rollback_at_step_one_routes_traffic_to_stable_first_and_reads_as_cancelled(
+    kube: KubeClient, namespace: str, cluster: TestCluster
+) -> None:
     ro = h.rollout(namespace, h.REFERENCE_STEPS, h.ROUTING_GATEWAY)
     await h.start(kube, namespace, ro, "httproute")
     await h.set_image(kube, namespace, h.V2)
@@ -50,9 +55,11 @@ async def test_rollback_at_step_one_routes_traffic_to_stable_first(kube: KubeCli
 
     routes: list[tuple[int, dict[str, Any]]] = []
     clonesets: list[tuple[int, dict[str, Any]]] = []
+    rollouts: list[tuple[int, dict[str, Any]]] = []
     watchers = [
         asyncio.create_task(record(kube, HTTPROUTES, namespace, routes)),
         asyncio.create_task(record(kube, CLONESETS, namespace, clonesets)),
+        asyncio.create_task(record(kube, ROLLOUTS, namespace, rollouts)),
     ]
     await asyncio.sleep(0.5)  # both watches established
     try:
@@ -61,8 +68,19 @@ async def test_rollback_at_step_one_routes_traffic_to_stable_first(kube: KubeCli
     finally:
         for task in watchers:
             task.cancel()
+    cancelling = {
+        h.condition(r, "Progressing")["message"]
+        for _, r in rollouts
+        if h.condition(r, "Progressing").get("reason") == "Cancelling"
+    }
+    assert cancelling == {"The workload has been rolled back and the rollout process will be canceled"}
     assert h.condition(ro, "Succeeded")["status"] == "False"
     assert ro["status"]["phase"] == "Healthy"
+    assert h.condition(ro, "Progressing")["message"] == "Rollout progressing has been canceled"
+    assert ro["status"]["message"] == "Rollout progressing has been canceled"
+    assert h.canary_status(ro)["currentStepState"] != "Completed"
+    shown = h.kruise("rollout", "status", "rollout/web", "-n", namespace, "--no-watch", cluster=cluster)
+    assert shown.returncode == 1, shown.stdout + shown.stderr
     await h.wait_pods(kube, namespace, {h.V1: 10})
 
     def released(cs: dict[str, Any]) -> bool:

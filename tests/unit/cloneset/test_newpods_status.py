@@ -80,7 +80,11 @@ def test_new_pod_has_name_labels_gate_owner_and_claims() -> None:
     assert labels["pod-template-hash"] == rev_name.rsplit("-", 1)[1]
     assert labels["apps.kruise.io/cloneset-instance-id"] == "x7k2q"
     assert labels["lifecycle.apps.kruise.io/state"] == "PreparingNormal"
-    assert {"conditionType": "InPlaceUpdateReady"} in p["spec"]["readinessGates"]
+    # InPlaceUpdateReady from the in-place engine, KruisePodReady as upstream's pod webhook adds it
+    assert p["spec"]["readinessGates"][-2:] == [
+        {"conditionType": "InPlaceUpdateReady"},
+        {"conditionType": "KruisePodReady"},
+    ]
     assert p["metadata"]["ownerReferences"][0]["uid"] == "cs-uid"
     assert p["spec"]["volumes"][0] == {
         "name": "data",

@@ -274,6 +274,66 @@ def test_rolling_decisions(
     assert all(s.resource_version == "7" for s in decision.scales)
 
 
+def sized_for(replicaset: JSON, replicas: int) -> JSON:
+    """``replicaset`` last sized for a Deployment of ``replicas`` (kube's Recreate annotations)."""
+    annotations = replicaset["metadata"]["annotations"]
+    annotations["deployment.kubernetes.io/desired-replicas"] = str(replicas)
+    annotations["deployment.kubernetes.io/max-replicas"] = str(replicas)
+    return replicaset
+
+
+@pytest.mark.parametrize(
+    ("replicas", "replicasets", "want"),
+    [
+        pytest.param(
+            20,
+            [sized_for(rs("web-a", "v1", 6), 10), sized_for(rs("web-b", "v2", 4, created="2"), 10)],
+            {"web-a": 12, "web-b": 8},
+            id="10 to 20: each grows by round(size * 21 / 11), the leftover to the largest",
+        ),
+        pytest.param(
+            10,
+            [sized_for(rs("web-a", "v1", 12), 20), sized_for(rs("web-b", "v2", 8, created="2"), 20)],
+            {"web-a": 6, "web-b": 4},
+            id="20 to 10: each shrinks in proportion",
+        ),
+        pytest.param(
+            6,
+            [sized_for(rs("web-a", "v1", 6, 4), 10), sized_for(rs("web-b", "v2", 4, created="2"), 10)],
+            {"web-a": 3, "web-b": 3},
+            id="10 to 6: unhealthy old pods go first, then the rest in proportion (ties: older first)",
+        ),
+        pytest.param(
+            14,
+            [rs("web-a", "v1", 6), rs("web-b", "v2", 4, created="2")],
+            {"web-a": 10},
+            id="no max-replicas annotation and no status: everything to the largest",
+        ),
+        pytest.param(
+            12,
+            [rs("web-a", "v1", 0), rs("web-b", "v2", 0, created="2")],
+            {"web-b": 12},
+            id="no active ReplicaSet: the newest old one takes spec.replicas",
+        ),
+    ],
+)
+def test_a_paused_strategy_spreads_a_scaling_event_proportionally(
+    replicas: int, replicasets: list[JSON], want: dict[str, int]
+) -> None:
+    """``sync``/``scale`` while the strategy is paused (a new template v3 is waiting, so every
+    ReplicaSet is old): no rolling, only the scaling event, shared by size."""
+    d = deployment(replicas=replicas, image="v3", partition=5, paused_strategy=True)
+    decision = decide_rollout(d, replicasets)
+    assert decision.create is None
+    assert sizes(decision) == want
+
+
+def test_a_saturated_new_replicaset_leaves_the_old_ones_at_zero_while_paused() -> None:
+    new = sized_for(rs("web-b", "v2", 10, created="2"), 10)
+    decision = decide_rollout(deployment(partition=5, paused_strategy=True), [rs("web-a", "v1", 2), new])
+    assert sizes(decision) == {"web-a": 0}
+
+
 def test_stable_revision_is_scaled_down_last() -> None:
     d = deployment(partition=4, surge=0, unavailable=3)
     v0 = rs("web-z", "v0", 4, created="0")

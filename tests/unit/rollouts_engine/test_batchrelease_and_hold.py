@@ -94,6 +94,21 @@ def test_finalising_hands_the_workload_back() -> None:
     assert done.workload_patch is None and done.status["phase"] == "Completed"
 
 
+def test_keep_workload_paused_on_rollout_deletion_keeps_a_cancelled_clonesets_partition() -> None:
+    """``KeepWorkloadPausedOnRolloutDeletion``: without ``WaitResume`` only ``paused`` is cleared;
+    a finished release (``WaitResume``) releases the partition as usual."""
+    held = cloneset("80%", 2, annotations={BATCH_RELEASE_CONTROL_ANNOTATION: "x"})
+    held["spec"]["updateStrategy"]["paused"] = True
+    kept = decide_cloneset(br(None), held, keep_paused_on_cancel=True)
+    assert kept.workload_patch == {
+        "spec": {"updateStrategy": {"paused": False}},
+        "metadata": {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: None}},
+    }
+    finished = decide_cloneset(br(None, policy="WaitResume"), held, keep_paused_on_cancel=True)
+    assert finished.workload_patch is not None
+    assert finished.workload_patch["spec"] == {"updateStrategy": {"partition": None, "paused": False}}
+
+
 def test_wait_resume_completes_only_when_every_pod_is_updated() -> None:
     assert decide_cloneset(br(None, policy="WaitResume"), cloneset(None, 7)).status["phase"] == "Finalizing"
     assert decide_cloneset(br(None, policy="WaitResume"), cloneset(None, 10)).status["phase"] == "Completed"

@@ -140,6 +140,28 @@ def test_finalize_hands_the_deployment_back_with_its_strategy() -> None:
     assert decision.status["phase"] == "Finalizing"
 
 
+@pytest.mark.parametrize(
+    ("gate", "policy", "paused"),
+    [
+        pytest.param(False, "Immediate", False, id="gate off: resumed"),
+        pytest.param(True, "Immediate", True, id="gate on, cancelled mid-release: kept paused"),
+        pytest.param(True, "WaitResume", False, id="gate on, a finished release: resumed"),
+    ],
+)
+def test_keep_workload_paused_on_rollout_deletion_keeps_a_cancelled_deployment_paused(
+    gate: bool, policy: str, paused: bool
+) -> None:
+    """``KeepWorkloadPausedOnRolloutDeletion``: finalizing without ``WaitResume`` leaves
+    ``paused: true``; the strategy and the annotations are restored either way."""
+    decision = decide_deployment_partition(
+        br(None, style="Partition", policy=policy), controlled("20%", updated=1), keep_paused_on_cancel=gate
+    )
+    [op] = decision.ops
+    assert op.body["spec"]["paused"] is paused
+    assert op.body["spec"]["strategy"]["type"] == "RollingUpdate"
+    assert op.body["metadata"]["annotations"][DEPLOYMENT_STRATEGY_ANNOTATION] is None
+
+
 def test_finalize_completes_at_once_or_when_every_pod_is_updated() -> None:
     released = deployment("v2")
     released["status"].update(replicas=5, updatedReplicas=3)

@@ -218,6 +218,53 @@ def test_changes_that_do_not_enter_a_release(new: JSON, old: JSON, rss: list[JSO
     assert hold_deployment(new, old, [ro], rss) is None
 
 
+ID = "rollouts.kruise.io/rollout-id"
+
+
+@pytest.mark.parametrize(
+    ("meta", "want"),
+    [
+        pytest.param({"labels": {ID: "r1"}}, "r1", id="the label"),
+        pytest.param({"annotations": {ID: "r2"}}, "r2", id="the annotation without a label"),
+        pytest.param({"labels": {ID: "r1"}, "annotations": {ID: "r2"}}, "r1", id="the label wins"),
+    ],
+)
+def test_a_deployment_reads_its_rollout_id_by_the_shared_label_then_annotation_rule(
+    meta: dict[str, JSON], want: str
+) -> None:
+    dep = deployment(**meta)
+    rss = [replicaset("web-aaa", "v1", "aaa"), replicaset("web-bbb", "v2", "bbb", revision="2")]
+    for ro in (rollout(), rollout(blue_green=True)):
+        assert deployment_info(ro, dep, rss).observed_rollout_id == want
+
+
+@pytest.mark.parametrize(
+    ("new_meta", "old_meta", "enters"),
+    [
+        pytest.param({"labels": {ID: "r2"}}, {"labels": {ID: "r1"}}, True, id="label changed"),
+        pytest.param({"labels": {ID: "r1"}}, {"labels": {ID: "r1"}}, False, id="label unchanged"),
+        pytest.param(
+            {"labels": {ID: "r1"}, "annotations": {ID: "x"}},
+            {"labels": {ID: "r1"}, "annotations": {ID: "y"}},
+            False,
+            id="the annotation does not count next to a label",
+        ),
+    ],
+)
+def test_an_id_change_enters_a_release_whether_the_id_is_a_label_or_an_annotation(
+    new_meta: dict[str, JSON], old_meta: dict[str, JSON], enters: bool
+) -> None:
+    """``isEffectiveDeploymentRevisionChange`` with the id read as for every workload; the
+    template is the same on both sides, so only the id decides."""
+    held = hold_deployment(
+        deployment("v1", **new_meta),
+        deployment("v1", **old_meta),
+        [rollout()],
+        [replicaset("web-aaa", "v1", "aaa")],
+    )
+    assert (held is not None) == enters
+
+
 def test_two_versions_enter_a_release_without_traffic_routing() -> None:
     rss = [replicaset("a", "v1", "aaa", revision="2"), replicaset("b", "v0", "ooo", revision="1")]
     held = hold_deployment(deployment("v2"), deployment("v1"), [rollout(routing=False)], rss)

@@ -265,6 +265,50 @@ def test_rollback_mid_canary_routes_traffic_to_stable_before_resuming_the_worklo
     assert world.weight == 0 and world.partition is None
 
 
+def conditions(ro: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {x["type"]: x for x in ro["status"].get("conditions") or []}
+
+
+@pytest.mark.parametrize(
+    ("revert", "progressing_message", "succeeded", "step_state"),
+    [
+        pytest.param(False, "Rollout progressing has been completed", "True", c.STEP_COMPLETED, id="success"),
+        pytest.param(True, "Rollout progressing has been canceled", "False", c.STEP_PAUSED, id="cancelled"),
+    ],
+)
+def test_a_cancelled_release_reads_as_cancelled_and_a_successful_one_as_completed(
+    revert: bool, progressing_message: str, succeeded: str, step_state: str
+) -> None:
+    """``reconcileRolloutProgressing``: both end with Progressing False/Completed; the message (also
+    ``status.message``) tells them apart; Succeeded carries only its status (no reason, no message);
+    a cancelled release keeps the step state it was cancelled in."""
+    world = World()
+    ro = reconcile(rollout(STEPS), world)
+    world.release("v2")
+    ro = run_until(ro, world, lambda r: state(r) == (1, c.STEP_PAUSED))
+    if revert:
+        world.release("v1")
+        ro = run_until(ro, world, lambda r: reason(r) == c.REASON_CANCELLING)
+        cancelling = conditions(ro)["Progressing"]
+        assert cancelling["message"] == (
+            "The workload has been rolled back and the rollout process will be canceled"
+        )
+        assert ro["status"]["message"] == cancelling["message"]
+    else:
+        for _ in range(len(STEPS)):
+            ro = run_until(approve(ro), world, lambda r: state(r)[1] in (c.STEP_PAUSED, c.STEP_COMPLETED))
+    ro = run_until(ro, world, lambda r: r["status"]["phase"] == c.PHASE_HEALTHY)
+    conds = conditions(ro)
+    assert (conds["Progressing"]["status"], conds["Progressing"]["reason"]) == ("False", "Completed")
+    assert conds["Progressing"]["message"] == progressing_message == ro["status"]["message"]
+    assert (conds["Succeeded"]["status"], conds["Succeeded"]["reason"], conds["Succeeded"]["message"]) == (
+        succeeded,
+        "",
+        "",
+    )
+    assert state(ro)[1] == step_state == ro["status"]["currentStepState"]
+
+
 def test_timed_pause_continues_after_its_duration() -> None:
     steps = [{"replicas": 1, "pause": {"duration": 5}}, {"replicas": "100%"}]
     world = World()

@@ -1,27 +1,27 @@
 """Start and stop a local control plane: etcd, kube-apiserver,
-kube-controller-manager, kube-scheduler and KWOK with N fake nodes.
+kube-controller-manager, kube-scheduler and KWOK with N fake nodes, and optionally real
+nodes (a kubelet and containerd each, :mod:`kruise.core.localcluster.realnode`).
 
 Everything listens on loopback ports picked at start. The state (ports, pids,
 kubeconfig path) is written to ``<dir>/state.json`` so a later process
 (``kruise cluster down``/``env``) can find and stop it. Command lines follow
 ``shared/reference/control-plane-harness.md`` §2-§5 (envtest and kwokctl's
-choices, with admission webhooks left on).
+choices, with admission webhooks left on). KWOK manages only the nodes annotated
+``kwok.x-k8s.io/node=fake`` (ours), so it never rewrites a real node or its pods.
 """
 
 from __future__ import annotations
 
-import base64
+import concurrent.futures
 import contextlib
-import ctypes
 import json
 import os
 import shutil
-import signal
-import socket
 import ssl
 import subprocess
 import tempfile
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -30,30 +30,34 @@ from typing import Any
 
 import yaml
 
-from kruise.core.certs import (
-    CertificateAuthority,
-    cert_pem,
-    key_pem,
-    write_service_account_key,
-)
 from kruise.core.localcluster.binaries import find_bin_dir
+from kruise.core.localcluster.components import (
+    FAKE_NODE_ANNOTATION,
+    apiserver_args,
+    controller_manager_args,
+    etcd_args,
+    kwok_args,
+    scheduler_args,
+)
+from kruise.core.localcluster.errors import ClusterError
+from kruise.core.localcluster.pki import write_pki
+from kruise.core.localcluster.processes import (
+    free_port,
+    http_ok,
+    log_tail,
+    pid_alive,
+    spawn,
+    terminate,
+    wait_for,
+)
+from kruise.core.localcluster.realnode.nodes import REGISTRY, RealNodes
+from kruise.core.localcluster.realnode.plan import NodePlan
 from kruise.core.localcluster.stages import StageDelays, write_stages
 
-SERVICE_CIDR = "10.96.0.0/16"
-FIRST_SERVICE_IP = "10.96.0.1"
-POD_CIDR = "10.244.0.0/16"
+__all__ = ["ClusterError", "ClusterState", "LocalCluster", "default_cluster_dir", "free_port"]
+
 NODE_PREFIX = "kwok-node-"
 STOP_ORDER = ("kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
-KCM_CONTROLLERS = (
-    "garbage-collector-controller",
-    "namespace-controller",
-    "deployment-controller",
-    "replicaset-controller",
-)
-
-
-class ClusterError(RuntimeError):
-    """The local control plane failed to start or is not running."""
 
 
 def default_cluster_dir() -> Path:
@@ -63,13 +67,6 @@ def default_cluster_dir() -> Path:
         return Path(env)
     state_home = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state"))
     return state_home / "kruise" / "cluster"
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -85,6 +82,9 @@ class ClusterState:
     etcd_data: str
     pids: dict[str, int] = field(default_factory=dict)
     startup_seconds: float = 0.0
+    real_nodes: int = 0
+    registry_port: int = 0
+    real_node_timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def server(self) -> str:
@@ -101,28 +101,10 @@ class ClusterState:
         return cls(**json.loads(path.read_text()))
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child
-    """preexec_fn: SIGKILL this child when the parent process dies (Linux prctl)."""
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie child is not alive
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 class LocalCluster:
-    """A local control plane rooted at ``directory``.
+    """A local control plane rooted at ``directory``, with ``nodes`` KWOK nodes and
+    ``real_nodes`` real ones (kubelet + containerd; needs root and the Debian packages of
+    ``hack/install-system-deps.sh``; one cluster per machine may have them).
 
     ``attached=True`` ties the processes' lifetime to this Python process
     (pytest); ``attached=False`` leaves them running after exit (``cluster up``).
@@ -133,15 +115,19 @@ class LocalCluster:
         directory: Path | None = None,
         *,
         nodes: int = 3,
+        real_nodes: int = 0,
         delays: StageDelays | None = None,
         attached: bool = False,
         log: Any = None,
     ) -> None:
         self.directory = Path(directory) if directory else default_cluster_dir()
         self.nodes = nodes
+        self.real_nodes = real_nodes
         self.delays = delays or StageDelays()
         self.attached = attached
         self.state: ClusterState | None = None
+        self.real: RealNodes | None = None
+        self.undo_problems: list[str] = []
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self._log = log or (lambda msg: None)
 
@@ -149,14 +135,16 @@ class LocalCluster:
     def start(self, manifests: Iterable[Path] = ()) -> ClusterState:
         """Start every component, create the nodes, apply ``manifests``; returns the state.
 
-        Raises :class:`ClusterError` (with the failing component's log tail) on failure.
+        Real nodes are prepared (registry, images, containerd) while the control plane
+        starts, and join once the API server is up. Raises :class:`ClusterError` (with the
+        failing component's log tail) on failure, after stopping what it started.
         """
         t0 = time.monotonic()
         if (self.directory / "state.json").exists():
             existing = ClusterState.load(self.directory)
-            if any(_pid_alive(p) for p in existing.pids.values()):
+            if any(pid_alive(p) for p in existing.pids.values()):
                 raise ClusterError(f"a cluster is already running in {self.directory}")
-            shutil.rmtree(self.directory)
+            LocalCluster.attach(self.directory).stop(remove=True)  # undoes a dead one's host changes
         self.directory.mkdir(parents=True, exist_ok=True)
         (self.directory / "logs").mkdir(exist_ok=True)
         bin_dir = find_bin_dir()
@@ -172,74 +160,37 @@ class LocalCluster:
             bin_dir=str(bin_dir),
             etcd_data=etcd_data,
         )
+        self.real = RealNodes(self.directory, {}, attached=self.attached, log=self._log)
+        pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="real-nodes")
+        prepared = pool.submit(self.real.prepare, self.real_nodes) if self.real_nodes else None
         try:
-            self._write_pki_and_configs()
+            self._write_configs()
             self._start_etcd()
             self._start_apiserver()
             self._start_controllers()
             self.create_nodes(self.nodes)
+            if prepared is not None:
+                plans = prepared.result()
+                self._adopt_real_nodes()
+                self._join(plans)
             self.kubectl("wait", "--for=condition=Ready", "node", "--all", "--timeout=60s")
             for manifest in manifests:
                 self.apply(manifest)
         except BaseException:
+            if prepared is not None:
+                concurrent.futures.wait([prepared])
             self.stop(remove=False)
             raise
+        finally:
+            pool.shutdown(wait=True)
         self.state.startup_seconds = round(time.monotonic() - t0, 2)
         self.state.save()
         return self.state
 
-    def _write_pki_and_configs(self) -> None:
+    def _write_configs(self) -> None:
         assert self.state is not None
         d = self.directory
-        pki = d / "pki"
-        pki.mkdir(exist_ok=True)
-        ca = CertificateAuthority.create("kruise-local-ca")
-        (pki / "ca.crt").write_bytes(cert_pem(ca.cert))
-        (pki / "ca.key").write_bytes(key_pem(ca.key))
-        ca.write_leaf(
-            pki,
-            "apiserver",
-            common_name="kube-apiserver",
-            server=True,
-            dns_names=(
-                "localhost",
-                "kubernetes",
-                "kubernetes.default",
-                "kubernetes.default.svc",
-                "kubernetes.default.svc.cluster.local",
-            ),
-            ip_addresses=("127.0.0.1", FIRST_SERVICE_IP),
-        )
-        admin_crt, admin_key = ca.write_leaf(
-            pki, "admin", common_name="admin", organization="system:masters", client=True
-        )
-        write_service_account_key(pki / "sa.key")
-        kubeconfig = {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": "kruise-local",
-                    "cluster": {
-                        "server": self.state.server,
-                        "certificate-authority-data": _b64(pki / "ca.crt"),
-                    },
-                }
-            ],
-            "users": [
-                {
-                    "name": "admin",
-                    "user": {
-                        "client-certificate-data": _b64(admin_crt),
-                        "client-key-data": _b64(admin_key),
-                    },
-                }
-            ],
-            "contexts": [{"name": "kruise-local", "context": {"cluster": "kruise-local", "user": "admin"}}],
-            "current-context": "kruise-local",
-        }
-        Path(self.state.kubeconfig).write_text(yaml.safe_dump(kubeconfig, sort_keys=False))
-        Path(self.state.kubeconfig).chmod(0o600)
+        write_pki(d / "pki", Path(self.state.kubeconfig), self.state.server)
         scheduler_config = {
             "apiVersion": "kubescheduler.config.k8s.io/v1",
             "kind": "KubeSchedulerConfiguration",
@@ -251,77 +202,28 @@ class LocalCluster:
 
     def _spawn(self, name: str, args: Sequence[str]) -> None:
         assert self.state is not None
-        logf = open(self.directory / "logs" / f"{name}.log", "ab")  # noqa: SIM115 - owned by the child
-        proc = subprocess.Popen(
-            [str(Path(self.state.bin_dir) / name), *args],
-            stdout=logf,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            preexec_fn=_die_with_parent if self.attached else None,
-        )
-        logf.close()
+        argv = [str(Path(self.state.bin_dir) / name), *args]
+        proc = spawn(argv, self.directory / "logs" / f"{name}.log", attached=self.attached)
         self._procs[name] = proc
         self.state.pids[name] = proc.pid
         self.state.save()
 
     def _start_etcd(self) -> None:
         assert self.state is not None
-        peer = free_port()
-        url = f"http://127.0.0.1:{self.state.etcd_port}"
-        self._spawn(
-            "etcd",
-            [
-                "--name=node0",
-                f"--data-dir={self.state.etcd_data}",
-                f"--listen-client-urls={url}",
-                f"--advertise-client-urls={url}",
-                f"--listen-peer-urls=http://127.0.0.1:{peer}",
-                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
-                f"--initial-cluster=node0=http://127.0.0.1:{peer}",
-                "--unsafe-no-fsync=true",
-                "--quota-backend-bytes=8589934592",
-                "--auto-compaction-retention=1",
-                "--log-level=warn",
-            ],
-        )
-        self._wait("etcd", lambda: _http_ok(f"{url}/health", None), timeout=30, what="etcd to answer /health")
+        self._spawn("etcd", etcd_args(self.state.etcd_data, self.state.etcd_port, free_port()))
+        url = f"http://127.0.0.1:{self.state.etcd_port}/health"
+        self._wait("etcd", lambda: http_ok(url, None), timeout=30, what="etcd to answer /health")
 
     def _start_apiserver(self) -> None:
         assert self.state is not None
-        pki = self.directory / "pki"
         self._spawn(
             "kube-apiserver",
-            [
-                f"--etcd-servers=http://127.0.0.1:{self.state.etcd_port}",
-                "--advertise-address=127.0.0.1",
-                "--bind-address=127.0.0.1",
-                f"--secure-port={self.state.api_port}",
-                f"--tls-cert-file={pki / 'apiserver.crt'}",
-                f"--tls-private-key-file={pki / 'apiserver.key'}",
-                f"--client-ca-file={pki / 'ca.crt'}",
-                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-                f"--service-account-key-file={pki / 'sa.key'}",
-                f"--service-account-signing-key-file={pki / 'sa.key'}",
-                f"--service-cluster-ip-range={SERVICE_CIDR}",
-                "--authorization-mode=Node,RBAC",
-                # TaintNodesByCondition would add node.kubernetes.io/not-ready on create, which only the
-                # node-lifecycle controller (left out on purpose) removes.
-                "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
-                "--allow-privileged=true",
-                "--endpoint-reconciler-type=none",
-                # no client-side throttling of our own tests and benchmarks (all three together)
-                "--max-requests-inflight=0",
-                "--max-mutating-requests-inflight=0",
-                "--enable-priority-and-fairness=false",
-                "--profiling=false",
-                "--v=1",
-            ],
+            apiserver_args(self.directory / "pki", self.state.etcd_port, self.state.api_port),
         )
         ctx = self.ssl_context()
         self._wait(
             "kube-apiserver",
-            lambda: _http_ok(f"{self.state.server}/readyz", ctx) if self.state else False,
+            lambda: http_ok(f"{self.state.server}/readyz", ctx) if self.state else False,
             timeout=60,
             what="kube-apiserver /readyz",
         )
@@ -329,65 +231,16 @@ class LocalCluster:
     def _start_controllers(self) -> None:
         assert self.state is not None
         kc = self.state.kubeconfig
-        common = [
-            "--bind-address=127.0.0.1",
-            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-        ]
-        self._spawn(
-            "kube-controller-manager",
-            [
-                f"--kubeconfig={kc}",
-                f"--authentication-kubeconfig={kc}",
-                f"--authorization-kubeconfig={kc}",
-                "--leader-elect=false",
-                f"--controllers={','.join(KCM_CONTROLLERS)}",
-                f"--secure-port={free_port()}",
-                "--kube-api-qps=1000",
-                "--kube-api-burst=2000",
-                "--v=1",
-                *common,
-            ],
-        )
-        self._spawn(
-            "kube-scheduler",
-            [
-                f"--config={self.directory / 'scheduler.yaml'}",
-                f"--authentication-kubeconfig={kc}",
-                f"--authorization-kubeconfig={kc}",
-                f"--secure-port={free_port()}",
-                "--v=1",
-                *common,
-            ],
-        )
-        self._spawn(
-            "kwok",
-            [
-                f"--kubeconfig={kc}",
-                f"--config={self.directory / 'kwok-stages.yaml'}",
-                "--manage-all-nodes=true",
-                f"--cidr={POD_CIDR}",
-                "--node-ip=10.240.0.1",
-                "--node-lease-duration-seconds=40",
-                "--v=WARN",
-            ],
-        )
+        self._spawn("kube-controller-manager", controller_manager_args(kc, free_port()))
+        self._spawn("kube-scheduler", scheduler_args(self.directory / "scheduler.yaml", kc, free_port()))
+        self._spawn("kwok", kwok_args(kc, self.directory / "kwok-stages.yaml"))
 
     def _wait(self, name: str, probe: Any, *, timeout: float, what: str) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            proc = self._procs.get(name)
-            if proc is not None and proc.poll() is not None:
-                raise ClusterError(f"{name} exited with {proc.returncode}:\n{self.log_tail(name)}")
-            if probe():
-                return
-            time.sleep(0.1)
-        raise ClusterError(f"timed out after {timeout}s waiting for {what}:\n{self.log_tail(name)}")
+        log = self.directory / "logs" / f"{name}.log"
+        wait_for(name, self._procs.get(name), probe, timeout=timeout, what=what, log=log, error=ClusterError)
 
     def log_tail(self, name: str, lines: int = 30) -> str:
-        path = self.directory / "logs" / f"{name}.log"
-        if not path.exists():
-            return "(no log)"
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+        return log_tail(self.directory / "logs" / f"{name}.log", lines)
 
     # ------------------------------------------------------------------ use
     def ssl_context(self) -> ssl.SSLContext:
@@ -430,22 +283,115 @@ class LocalCluster:
         self.kubectl("create", "-f", "-", input=yaml.safe_dump_all(docs))
         return names
 
+    # ------------------------------------------------------------------ real nodes
+    def add_real_nodes(self, count: int = 1, *, wait_for_host: float = 0.0) -> list[str]:
+        """Start ``count`` more real nodes in this running cluster; returns their names.
+
+        ``wait_for_host``: seconds to wait while another cluster holds the machine's real
+        nodes (test sessions sharing a machine). Raises
+        :class:`~kruise.core.localcluster.errors.RealNodeError` (the cluster keeps running;
+        what the failed nodes started is stopped again)."""
+        assert self.state is not None, "start() or attach() first"
+        real = self._real_nodes(self.state)
+        try:
+            plans = real.prepare(count, wait_for_host=wait_for_host)
+            self._adopt_real_nodes()
+            self._join(plans)
+        except BaseException:
+            self.remove_real_nodes()
+            raise
+        return [p.name for p in plans]
+
+    def remove_real_nodes(self) -> None:
+        """Stop every real node, undo its host changes, and delete its Node and pods."""
+        assert self.state is not None
+        real = self._real_nodes(self.state)
+        names = [p.name for p in real.plans()]
+        self.undo_problems = real.stop()
+        for name in names:
+            self.kubectl(
+                "delete", "pods", "--all-namespaces", f"--field-selector=spec.nodeName={name}",
+                "--force", "--grace-period=0", "--wait=false", check=False,
+            )  # fmt: skip
+            self.kubectl("delete", "node", name, "--ignore-not-found", "--wait=false", check=False)
+        self._adopt_real_nodes()
+
+    def real_node_plans(self) -> list[NodePlan]:
+        """Names, addresses and paths of the running real nodes."""
+        assert self.state is not None
+        return self._real_nodes(self.state).plans()
+
+    def crictl(self, node: str, *args: str) -> str:
+        """Run crictl against real node ``node``'s containerd; returns stdout."""
+        assert self.state is not None
+        real = self._real_nodes(self.state)
+        plan = next((p for p in real.plans() if p.name == node), None)
+        if plan is None:
+            raise ClusterError(f"no real node {node!r} in {self.directory}")
+        return real.crictl(plan, *args)
+
+    def node_ready(self, name: str) -> bool:
+        """True when Node ``name`` exists and its Ready condition is True."""
+        assert self.state is not None
+        try:
+            with urllib.request.urlopen(
+                f"{self.state.server}/api/v1/nodes/{name}", timeout=2, context=self.ssl_context()
+            ) as resp:
+                node = json.loads(resp.read())
+        except (OSError, urllib.error.HTTPError, ValueError):
+            return False
+        conditions = node.get("status", {}).get("conditions") or []
+        return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+    def _real_nodes(self, state: ClusterState) -> RealNodes:
+        if self.real is None:
+            pids = {k: v for k, v in state.pids.items() if k == REGISTRY or "/" in k}
+            self.real = RealNodes(
+                self.directory,
+                pids,
+                attached=self.attached,
+                registry_port=state.registry_port,
+                count=state.real_nodes,
+                log=self._log,
+            )
+        return self.real
+
+    def _join(self, plans: list[NodePlan]) -> None:
+        assert self.state is not None and self.real is not None
+        self.real.join(plans, self.state.server, self.directory / "pki", self.node_ready)
+        self._adopt_real_nodes()
+
+    def _adopt_real_nodes(self) -> None:
+        """Copy the real nodes' processes and numbers into the saved state."""
+        assert self.state is not None and self.real is not None
+        self.state.pids = {k: v for k, v in self.state.pids.items() if k in STOP_ORDER}
+        self.state.pids.update(self.real.pids)
+        self.state.real_nodes = self.real.count
+        self.state.registry_port = self.real.registry_port if self.real.count else 0
+        self.state.real_node_timings = dict(self.real.timings)
+        self.state.save()
+
     # ------------------------------------------------------------------ stop
     def stop(self, *, remove: bool = True, timeout: float = 10.0) -> None:
-        """Stop all components (SIGTERM, then SIGKILL) in reverse start order."""
+        """Stop the real nodes (undoing their host changes), then every control-plane
+        component (SIGTERM, then SIGKILL) in reverse start order."""
         state = self.state
         if state is None:
             with contextlib.suppress(ClusterError):
                 state = ClusterState.load(self.directory)
         if state is not None:
+            real = self._real_nodes(state)
+            if real.count or real.pids:
+                self.undo_problems = real.stop(timeout)
             for name in STOP_ORDER:
                 pid = state.pids.get(name)
                 if pid is not None:
-                    _terminate(pid, self._procs.get(name), timeout)
+                    terminate(pid, self._procs.get(name), timeout)
             shutil.rmtree(state.etcd_data, ignore_errors=True)
         if remove:
             shutil.rmtree(self.directory, ignore_errors=True)
         self.state = None
+        self.real = None
 
     @classmethod
     def attach(cls, directory: Path | None = None) -> LocalCluster:
@@ -455,19 +401,7 @@ class LocalCluster:
         return cluster
 
     def running(self) -> bool:
-        return self.state is not None and all(_pid_alive(p) for p in self.state.pids.values())
-
-
-def _b64(path: Path) -> str:
-    return base64.b64encode(path.read_bytes()).decode()
-
-
-def _http_ok(url: str, ctx: ssl.SSLContext | None) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2, context=ctx) as resp:
-            return bool(resp.status == 200)
-    except OSError:
-        return False
+        return self.state is not None and all(pid_alive(p) for p in self.state.pids.values())
 
 
 def _kinds(manifest: Path) -> set[str]:
@@ -486,7 +420,10 @@ def _node(name: str) -> dict[str, Any]:
         "kind": "Node",
         "metadata": {
             "name": name,
-            "annotations": {"node.alpha.kubernetes.io/ttl": "0", "kwok.x-k8s.io/node": "fake"},
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                FAKE_NODE_ANNOTATION[0]: FAKE_NODE_ANNOTATION[1],
+            },
             "labels": {
                 "beta.kubernetes.io/arch": "amd64",
                 "beta.kubernetes.io/os": "linux",
@@ -504,24 +441,3 @@ def _node(name: str) -> dict[str, Any]:
             "capacity": {"cpu": "1000", "memory": "1Ti", "pods": "1000000"},
         },
     }
-
-
-def _terminate(pid: int, proc: subprocess.Popen[bytes] | None, timeout: float) -> None:
-    if not _pid_alive(pid):
-        if proc is not None:
-            proc.poll()
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None:
-            if proc.poll() is not None:
-                return
-        elif not _pid_alive(pid):
-            return
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    if proc is not None:
-        proc.wait(5)

@@ -30,8 +30,13 @@ from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import DEPLOYMENTS, REPLICASETS
 from kruise.core.runtime import OWNER_UID, ControllerSpec, Watch, controller_ref, index_by_owner_uid
 from kruise.core.workqueue import Result
+from kruise.rollouts.advanceddeployment.replicasets import (
+    DESIRED_REPLICAS_ANNOTATION,
+    MAX_REPLICAS_ANNOTATION,
+)
 from kruise.rollouts.advanceddeployment.rolling import RolloutDecision, decide_rollout, under_control
 from kruise.rollouts.advanceddeployment.strategy import DEPLOYMENT_EXTRA_STATUS_ANNOTATION
+from kruise.rollouts.objects import spec_replicas
 from kruise.rollouts.rollout.podtemplate import equal_ignore_hash
 
 log = logging.getLogger(__name__)
@@ -136,10 +141,14 @@ class AdvancedDeploymentController:
                 deployment, f"Scaled up replica set {body['metadata']['name']} to {body['spec']['replicas']}"
             )
             return True
+        replicas = str(spec_replicas(deployment))
         for scale in decision.scales:
             rs = by_name[scale.name]
-            patch = {
-                "metadata": {"resourceVersion": scale.resource_version},
+            patch = {  # scaleReplicaSet also records the Deployment size the ReplicaSet was sized for
+                "metadata": {
+                    "resourceVersion": scale.resource_version,
+                    "annotations": {DESIRED_REPLICAS_ANNOTATION: replicas, MAX_REPLICAS_ANNOTATION: replicas},
+                },
                 "spec": {"replicas": scale.replicas},
             }
             updated = await self.kube.patch(REPLICASETS, scale.name, patch, ns, patch_type="merge")

@@ -9,9 +9,8 @@ the rest.
   control annotation, ``strategy.type: Recreate``, ``spec.paused: true``, so kube's own
   controller never rolls them) whose strategy annotation says ``rollingStyle: Partition``;
 - **strategy paused** (the webhook pauses it when the template changes mid-release): scale only,
-  no new ReplicaSet: a single active ReplicaSet follows ``spec.replicas`` (upstream's ``sync``
-  also spreads a scaling event proportionally over several active ReplicaSets; here they wait
-  until the next BatchRelease unpauses the strategy);
+  no new ReplicaSet: a single active ReplicaSet follows ``spec.replicas``, several share a
+  scaling event in proportion to their sizes (upstream's ``sync``, :mod:`.scaling`);
 - **rolling**, one phase per round, each write ends the round:
 
   1. no new ReplicaSet: create it with ``NewRSNewReplicas`` pods (capped at the limit). When
@@ -48,6 +47,7 @@ from kruise.rollouts.advanceddeployment.replicasets import (
     split_new_old,
     status_int,
 )
+from kruise.rollouts.advanceddeployment.scaling import paused_sizes
 from kruise.rollouts.advanceddeployment.strategy import (
     DeploymentStrategy,
     dump_extra_status,
@@ -234,10 +234,10 @@ def decide_rollout(
 
     if not all(_observed(r) for r in replicasets):
         return report()
-    if strategy.paused:  # sync: scale only, and only a lone active ReplicaSet
-        active = [r for r in replicasets if spec_replicas(r) > 0]
-        if len(active) == 1 and spec_replicas(active[0]) != d_replicas:
-            plan.set(active[0], d_replicas)
+    if strategy.paused:  # sync: scale only, proportionally over the active ReplicaSets
+        sizes = paused_sizes(deployment, new, olds, strategy)
+        for rs in sorted(replicasets, key=lambda r: -spec_replicas(r)):
+            plan.set(rs, sizes[str(meta(rs).get("name"))])
         return report()
 
     if new is None:

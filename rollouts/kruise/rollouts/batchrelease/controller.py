@@ -33,11 +33,16 @@ class BatchReleaseController:
         *,
         workers: int = 3,
         advanced_deployment: bool = True,
+        keep_paused_on_cancel: bool = False,
     ) -> None:
+        """``keep_paused_on_cancel``: feature gate ``KeepWorkloadPausedOnRolloutDeletion``."""
         self.kube = kube
         self.cache = cache
         self.workers = workers
-        self.releaser = WorkloadReleaser(kube, cache, advanced_deployment=advanced_deployment)
+        self.keep_paused_on_cancel = keep_paused_on_cancel
+        self.releaser = WorkloadReleaser(
+            kube, cache, advanced_deployment=advanced_deployment, keep_paused_on_cancel=keep_paused_on_cancel
+        )
 
     def spec(self) -> ControllerSpec:
         """Woken by its BatchReleases and their workloads (through the Rollouts that name them:
@@ -69,7 +74,7 @@ class BatchReleaseController:
             return Result()
         cloneset = self.cache.cloneset(f"{ns}/{ref.get('name')}")
         pods = self.cache.pods_of(str(cloneset["metadata"].get("uid") or "")) if cloneset else []
-        decision = decide_cloneset(br, cloneset, pods)
+        decision = decide_cloneset(br, cloneset, pods, keep_paused_on_cancel=self.keep_paused_on_cancel)
         if decision.workload_patch is not None and cloneset is not None:
             patch = {**decision.workload_patch}
             patch["metadata"] = {

@@ -92,10 +92,18 @@ def control_info(br: Mapping[str, Any]) -> str:
 
 
 def decide_cloneset(
-    br: Mapping[str, Any], cloneset: Mapping[str, Any] | None, pods: Sequence[Mapping[str, Any]] = ()
+    br: Mapping[str, Any],
+    cloneset: Mapping[str, Any] | None,
+    pods: Sequence[Mapping[str, Any]] = (),
+    *,
+    keep_paused_on_cancel: bool = False,
 ) -> BatchDecision:
     """One round of the CloneSet partition control for ``br``; ``pods`` are the CloneSet's pods
-    (needed for the batch labels and the no-need-update marks; see :mod:`.podlabels`)."""
+    (needed for the batch labels and the no-need-update marks; see :mod:`.podlabels`).
+
+    ``keep_paused_on_cancel`` (feature gate ``KeepWorkloadPausedOnRolloutDeletion``): finalizing
+    without ``WaitResume`` only unpauses the CloneSet and keeps its partition, so a release
+    cancelled mid-way leaves the pods where they are."""
     status: JSON = copy.deepcopy(dict(br.get("status") or {}))
     meta = br.get("metadata") or {}
     plan = (br.get("spec") or {}).get("releasePlan") or {}
@@ -151,7 +159,10 @@ def decide_cloneset(
     if index is None:  # finalise: hand the workload back
         patch: JSON = {}
         # the CloneSet defaulting webhook turns a null partition into 0: both mean "released"
-        if strategy.get("partition") not in (None, 0) or strategy.get("paused"):
+        if keep_paused_on_cancel and plan.get("finalizingPolicy") != "WaitResume":
+            if strategy.get("paused"):
+                patch["spec"] = {"updateStrategy": {"paused": False}}
+        elif strategy.get("partition") not in (None, 0) or strategy.get("paused"):
             patch["spec"] = {"updateStrategy": {"partition": None, "paused": False}}
         if BATCH_RELEASE_CONTROL_ANNOTATION in annotations:
             patch["metadata"] = {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: None}}

@@ -73,10 +73,12 @@ class WorkloadReleaser:
         *,
         expectation_timeout: float = 30.0,
         advanced_deployment: bool = True,
+        keep_paused_on_cancel: bool = False,
     ) -> None:
         self.kube = kube
         self.cache = cache
         self.advanced_deployment = advanced_deployment
+        self.keep_paused_on_cancel = keep_paused_on_cancel
         self.expectations = ScaleExpectations(timeout=expectation_timeout)
 
     async def reconcile(self, key: str, br: JSON) -> Result:
@@ -104,7 +106,9 @@ class WorkloadReleaser:
             elif self.advanced_deployment:
                 if (br.get("metadata") or {}).get("deletionTimestamp"):
                     return Result()
-                decision = decide_deployment_partition(br, workload, replicasets)
+                decision = decide_deployment_partition(
+                    br, workload, replicasets, keep_paused_on_cancel=self.keep_paused_on_cancel
+                )
             else:
                 await self._write_status(
                     br, {**(br.get("status") or {}), "message": PARTITION_DEPLOYMENT_MESSAGE}

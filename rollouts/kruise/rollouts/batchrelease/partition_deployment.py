@@ -17,7 +17,9 @@ are moved by the advanced Deployment controller (:mod:`kruise.rollouts.advancedd
   ``updatedReadyReplicas`` against ``NewRSReplicasLimit(canaryReplicas)``, once the Deployment's
   status observed its generation;
 - **finalize** (``batchPartition`` unset), only while the Deployment is still paused with the
-  control annotation: ``paused: false``, the strategy back to ``RollingUpdate`` with the saved
+  control annotation: ``paused: false`` (kept ``true`` with the gate
+  ``KeepWorkloadPausedOnRolloutDeletion`` unless ``WaitResume``), the strategy back to
+  ``RollingUpdate`` with the saved
   ``rollingUpdate``, the strategy and extra-status annotations and the stable-revision and control
   labels removed; the control annotation always goes. ``WaitResume`` completes once every pod
   runs the new template;
@@ -86,7 +88,7 @@ def initial_strategy(deployment: Mapping[str, Any]) -> DeploymentStrategy:
     )
 
 
-def _finalize_body(deployment: Mapping[str, Any]) -> JSON:
+def _finalize_body(deployment: Mapping[str, Any], *, keep_paused: bool = False) -> JSON:
     annotations = meta_of(deployment).get("annotations") or {}
     spec = deployment.get("spec") or {}
     saved = strategy_of(deployment)
@@ -99,7 +101,7 @@ def _finalize_body(deployment: Mapping[str, Any]) -> JSON:
             "annotations": dropped,
             "labels": {STABLE_REVISION_LABEL: None, ADVANCED_DEPLOYMENT_CONTROL_LABEL: None},
         },
-        "spec": {"paused": False},
+        "spec": {"paused": keep_paused},
     }
     if (spec.get("strategy") or {}).get("type") == "Recreate":
         rolling: JSON | None = None
@@ -114,11 +116,19 @@ def _finalize_body(deployment: Mapping[str, Any]) -> JSON:
 
 
 def decide_deployment_partition(
-    br: Mapping[str, Any], deployment: Mapping[str, Any] | None, replicasets: Sequence[Mapping[str, Any]] = ()
+    br: Mapping[str, Any],
+    deployment: Mapping[str, Any] | None,
+    replicasets: Sequence[Mapping[str, Any]] = (),
+    *,
+    keep_paused_on_cancel: bool = False,
 ) -> ControlDecision:
     """One round of the partition-style control for ``br`` over ``deployment``.
 
     ``replicasets``: the ReplicaSets of the namespace (those the Deployment controls are used).
+    ``keep_paused_on_cancel``: feature gate ``KeepWorkloadPausedOnRolloutDeletion``; a release
+    finalized without ``WaitResume`` (the Rollout deleted, disabled or rolled back mid-release)
+    hands the Deployment back still ``paused: true`` (with its ``RollingUpdate`` strategy), so
+    the pods stay where the release left them and the user can roll back.
     """
     status: JSON = copy.deepcopy(dict(br.get("status") or {}))
     plan = (br.get("spec") or {}).get("releasePlan") or {}
@@ -155,7 +165,8 @@ def decide_deployment_partition(
     if index is None:  # Finalize
         status["phase"] = "Finalizing"
         if BATCH_RELEASE_CONTROL_ANNOTATION in annotations and spec.get("paused"):
-            finalize = _finalize_body(deployment)
+            keep = keep_paused_on_cancel and plan.get("finalizingPolicy") != "WaitResume"
+            finalize = _finalize_body(deployment, keep_paused=keep)
             return ControlDecision(
                 (patch(Target.DEPLOYMENT, deployment, finalize),), status, requeue_after=1.0
             )

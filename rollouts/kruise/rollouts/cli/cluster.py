@@ -10,10 +10,12 @@ import typer
 
 from kruise.core.localcluster import LocalCluster, default_cluster_dir
 from kruise.core.localcluster.cluster import ClusterError, ClusterState
+from kruise.core.localcluster.realnode.images import catalogue_refs
 from kruise.core.localcluster.stages import StageDelays
 
 app = typer.Typer(
-    help="Run a local control plane (etcd, kube-apiserver, kcm, scheduler, KWOK).", no_args_is_help=True
+    help="Run a local control plane (etcd, kube-apiserver, kcm, scheduler, KWOK, optional real nodes).",
+    no_args_is_help=True,
 )
 
 DirOption = Annotated[
@@ -27,6 +29,14 @@ DirOption = Annotated[
 @app.command()
 def up(
     nodes: Annotated[int, typer.Option(help="Number of KWOK nodes.")] = 3,
+    real_nodes: Annotated[
+        int,
+        typer.Option(
+            help="Number of real nodes (kubelet + containerd, label type=real, taint "
+            "kruise.io/real-node=true:NoSchedule). Needs root and hack/install-system-deps.sh; "
+            "one cluster per machine may have them."
+        ),
+    ] = 0,
     directory: DirOption = None,
     pod_start_delay_ms: Annotated[int, typer.Option(help="Simulated image pull + start of a new pod.")] = 0,
     inplace_restart_delay_ms: Annotated[int, typer.Option(help="Simulated in-place container restart.")] = 0,
@@ -35,6 +45,7 @@ def up(
     cluster = LocalCluster(
         directory,
         nodes=nodes,
+        real_nodes=real_nodes,
         delays=StageDelays(pod_start_ms=pod_start_delay_ms, inplace_restart_ms=inplace_restart_delay_ms),
     )
     try:
@@ -45,6 +56,13 @@ def up(
     typer.echo(
         f"# control plane up in {state.startup_seconds:.1f}s: {state.server}, {nodes} KWOK nodes", err=True
     )
+    for plan in cluster.real_node_plans():
+        typer.echo(
+            f"# real node {plan.name} at {plan.node_ip} (containerd unix://{plan.containerd_socket}), "
+            f"Ready {state.real_node_timings.get('node_ready_seconds', 0):.1f}s after its kubelet started; "
+            f"images: {', '.join(catalogue_refs())}",
+            err=True,
+        )
     typer.echo(f"export KUBECONFIG={state.kubeconfig}")
 
 
@@ -55,7 +73,10 @@ def down(directory: DirOption = None) -> None:
     if not (target / "state.json").exists():
         typer.echo(f"no local cluster in {target}", err=True)
         raise typer.Exit(0)
-    LocalCluster.attach(target).stop(remove=True)
+    cluster = LocalCluster.attach(target)
+    cluster.stop(remove=True)
+    for problem in cluster.undo_problems:
+        typer.echo(f"warning: could not undo: {problem}", err=True)
     typer.echo(f"stopped and removed {target}", err=True)
 
 

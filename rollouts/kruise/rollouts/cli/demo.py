@@ -3,7 +3,9 @@
 Starts the local control plane (or uses ``$KUBECONFIG`` with ``--no-cluster``),
 installs the CRDs, runs ``kruise manager``, deploys a CloneSet of 10 replicas behind a
 Service and a Gateway API HTTPRoute with a three-step canary Rollout, then releases a
-new image and shows the release live: step, pods per revision, traffic weights.
+new image and shows the release live: step, pods per revision, traffic weights. With a
+real node (``--real-nodes 1``, the default) it ends with an in-place update of a CloneSet
+on real containers (``kruise.rollouts.demo.realnode``).
 Everything it started is stopped at the end; the exit code says whether the release
 reached its expected outcome.
 """
@@ -11,6 +13,7 @@ reached its expected outcome.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import subprocess
 import sys
@@ -33,6 +36,7 @@ from kruise.core.localcluster import LocalCluster, default_cluster_dir
 from kruise.core.localcluster.binaries import source_root
 from kruise.core.localcluster.cluster import free_port
 from kruise.rollouts.crds import write_crds
+from kruise.rollouts.demo import realnode as real_act
 from kruise.rollouts.demo.prometheus import PrometheusProcess
 from kruise.rollouts.manager.process import ManagerProcess
 from kruise.rollouts.resources import ROLLOUTS
@@ -248,6 +252,13 @@ def demo(
         ),
     ] = False,
     keep: Annotated[bool, typer.Option("--keep", help="Leave the control plane running at the end.")] = False,
+    real_nodes: Annotated[
+        int,
+        typer.Option(
+            help="Real nodes (kubelet + containerd) beside the KWOK nodes; with one, the demo ends with an "
+            "in-place update on real containers. Needs root and hack/install-system-deps.sh; 0 to skip."
+        ),
+    ] = 1,
 ) -> None:
     """Run the demo; exits non-zero if the release does not reach its expected outcome."""
     if no_cluster:
@@ -258,8 +269,9 @@ def demo(
         raise typer.Exit(0 if asyncio.run(_run(kubeconfig, address)) else 1)
     with tempfile.TemporaryDirectory(prefix="kruise-demo-") as tmp:
         where = default_cluster_dir() if keep else Path(tmp) / "cluster"
-        cluster = LocalCluster(where, nodes=3, attached=not keep)
-        with console.status("starting the local control plane (etcd, kube-apiserver, kcm, scheduler, KWOK)"):
+        cluster = LocalCluster(where, nodes=3, real_nodes=real_nodes, attached=not keep)
+        parts = "etcd, kube-apiserver, kcm, scheduler, KWOK" + (", a real node" if real_nodes else "")
+        with console.status(f"starting the local control plane ({parts})"):
             crd_dir = Path(tmp) / "crds"
             crd_dir.mkdir()
             write_crds(crd_dir)
@@ -282,6 +294,10 @@ def demo(
             console.print(f"[green]Prometheus[/] at {prometheus.address}, scraping the traffic simulator")
             try:
                 ok = asyncio.run(_run(state.kubeconfig, prometheus.address))
+                if ok and real_nodes:
+                    node = cluster.real_node_plans()[0].name
+                    crictl = functools.partial(cluster.crictl, node)
+                    ok = asyncio.run(real_act.run(state.kubeconfig, NAMESPACE, node, crictl, console))
             finally:
                 simulator.terminate()
                 simulator.wait(10)

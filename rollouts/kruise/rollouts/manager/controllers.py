@@ -59,6 +59,7 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
         RolloutsCache(view),
         workers=opts.batchrelease_workers,
         advanced_deployment=gates.get("AdvancedDeployment", True),
+        keep_paused_on_cancel=gates.get("KeepWorkloadPausedOnRolloutDeletion", False),
     )
     runtime.add(batches.spec(), batches.reconcile, view)
 

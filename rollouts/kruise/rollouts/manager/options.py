@@ -22,6 +22,9 @@ FEATURE_GATES: dict[str, bool] = {
     # Kruise Rollouts' gate for partition-style Deployments (upstream's default is false; its
     # helm chart sets AdvancedDeployment=true, and so does this manager by default).
     "AdvancedDeployment": True,
+    # Kruise Rollouts' gate (default false): a release finalized without WaitResume (the Rollout
+    # deleted mid-release) leaves the workload where it was (partition kept / Deployment paused).
+    "KeepWorkloadPausedOnRolloutDeletion": False,
 }
 
 

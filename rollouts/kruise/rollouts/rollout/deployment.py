@@ -30,11 +30,11 @@ from kruise.rollouts.rollout.constants import (
     CANARY_DEPLOYMENT_LABEL,
     DEPLOYMENT_REVISION_ANNOTATION,
     IN_PROGRESSING_ANNOTATION,
-    ROLLOUT_ID_LABEL,
     STABLE_REVISION_LABEL,
 )
 from kruise.rollouts.rollout.model import WorkloadInfo
 from kruise.rollouts.rollout.podtemplate import equal_ignore_hash, pod_template_hash, template_revision
+from kruise.rollouts.rollout.rolloutid import workload_rollout_id
 
 JSON = dict[str, Any]
 
@@ -170,7 +170,7 @@ def deployment_info(
         updated_replicas=int(status.get("updatedReplicas") or 0),
         updated_ready_replicas=int(status.get("readyReplicas") or 0),
         generation=int(meta.get("generation") or 0),
-        rollout_id=str(labels.get(ROLLOUT_ID_LABEL) or ""),
+        rollout_id=workload_rollout_id(deployment),
         canary_revision_aliases=aliases,
     )
     if not base.status_consistent:

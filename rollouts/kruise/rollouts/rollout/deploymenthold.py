@@ -42,20 +42,22 @@ from kruise.rollouts.advanceddeployment.strategy import (
 from kruise.rollouts.rollout.constants import (
     IN_PROGRESSING_ANNOTATION,
     ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
-    ROLLOUT_ID_LABEL,
     STABLE_REVISION_LABEL,
 )
 from kruise.rollouts.rollout.deployment import new_and_stable, owned_replicasets
 from kruise.rollouts.rollout.podtemplate import equal_ignore_hash, pod_template_hash
+from kruise.rollouts.rollout.rolloutid import workload_rollout_id
 from kruise.rollouts.rollout.workloadhold import rollout_for
 
 JSON = dict[str, Any]
 
 
 def effective_revision_change(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """``isEffectiveDeploymentRevisionChange``."""
-    new_id = ((new.get("metadata") or {}).get("annotations") or {}).get(ROLLOUT_ID_LABEL) or ""
-    old_id = ((old.get("metadata") or {}).get("annotations") or {}).get(ROLLOUT_ID_LABEL) or ""
+    """``isEffectiveDeploymentRevisionChange``: with a rollout-id (the shared label-then-annotation
+    rule, :func:`~kruise.rollouts.rollout.rolloutid.workload_rollout_id`) only an id change
+    counts, else a template change."""
+    new_id = workload_rollout_id(new)
+    old_id = workload_rollout_id(old)
     if new_id:
         return new_id != old_id
     return not equal_ignore_hash(

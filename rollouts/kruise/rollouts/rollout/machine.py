@@ -39,7 +39,11 @@ from kruise.rollouts.rollout.steps import is_blue_green, steps_of, strategy_of
 from kruise.rollouts.rollout.timefmt import fmt_time, parse_time, seconds_since
 
 PAUSED_MESSAGE = "Rollout has been paused, you can resume it by kube-cli"
-ROLLBACK_MESSAGE = "The workload has been rolled back and the rollout process will be cancelled"
+# upstream's spelling since openkruise/rollouts 885497f (released v0.6.x still spells "cancelled")
+ROLLBACK_MESSAGE = "The workload has been rolled back and the rollout process will be canceled"
+ROLLBACK_EVENT = "workload has been rollback, then rollout is canceled"
+COMPLETED_MESSAGE = "Rollout progressing has been completed"
+CANCELED_MESSAGE = "Rollout progressing has been canceled"
 FINALISING_MESSAGE = "Rollout has been completed and some closing work is being done"
 CONTINUOUS_MESSAGE = "Workload is continuous release"
 
@@ -182,7 +186,7 @@ def _progressing(
             status["message"] = ROLLBACK_MESSAGE
             canary_status["finalisingStep"] = ""
             return Decision(
-                status, requeue_after=0.0, events=(Event("Normal", "Cancelling", "workload rolled back"),)
+                status, requeue_after=0.0, events=(Event("Normal", "Progressing", ROLLBACK_EVENT),)
             )
         if strategy.get("paused"):
             set_condition(status, c.COND_PROGRESSING, "True", c.REASON_PAUSED, PAUSED_MESSAGE, now)
@@ -283,29 +287,25 @@ def _finalising(
         st["phase"] = c.PHASE_DISABLED
         st["message"] = "Rollout is disabled"
         return Decision(st)  # the sub-status stays, as upstream's
+    # the Finalising / Cancelling branches of reconcileRolloutProgressing: Progressing False with
+    # reason Completed either way, its message telling the two apart (and becoming status.message);
+    # Succeeded (dropped when the release began) is created anew with no reason and no message
     succeeded = reason == "Success"
-    set_condition(
-        st, c.COND_PROGRESSING, "False", c.REASON_COMPLETED, "Rollout progressing has been completed", now
-    )
-    set_condition(
-        st,
-        c.COND_SUCCEEDED,
-        "True" if succeeded else "False",
-        c.REASON_COMPLETED,
-        "Rollout has been completed" if succeeded else "Rollout has been cancelled",
-        now,
-    )
+    message = COMPLETED_MESSAGE if succeeded else CANCELED_MESSAGE
+    set_condition(st, c.COND_PROGRESSING, "False", c.REASON_COMPLETED, message, now)
+    set_condition(st, c.COND_SUCCEEDED, "True" if succeeded else "False", "", "", now)
     st["phase"] = c.PHASE_HEALTHY
-    st["message"] = "Rollout progressing has been completed" if succeeded else "Rollout has been rolled back"
+    st["message"] = message
     cs = st.setdefault("canaryStatus", {})
-    cs["currentStepState"] = c.STEP_COMPLETED
-    cs["message"] = st["message"]
-    if not succeeded:
+    cs["message"] = message
+    if succeeded:
+        cs["currentStepState"] = c.STEP_COMPLETED
+    else:  # a cancelled release never reached its last step: the step state stays as it was
         workload = obs.workload
         if workload is not None:
             cs["canaryRevision"] = workload.canary_revision
     _mirror(st)
-    event = Event("Normal", "Succeeded" if succeeded else "Cancelled", st["message"])
+    event = Event("Normal", "Succeeded" if succeeded else "Cancelled", message)
     return Decision(st, events=(event,))
 
 

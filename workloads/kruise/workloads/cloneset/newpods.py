@@ -41,6 +41,7 @@ from kruise.workloads.objects import (
 )
 from kruise.workloads.pods import (
     IN_PLACE_UPDATE_READY,
+    KRUISE_POD_READY,
     LIFECYCLE_STATE_LABEL,
     LIFECYCLE_TIMESTAMP_ANNOTATION,
     LifecycleState,
@@ -159,8 +160,11 @@ def new_pod(
     }
     pod_spec: dict[str, Any] = copy.deepcopy(dict(mapping(template.get("spec"))))
     gates = [dict(g) for g in sequence(pod_spec.get("readinessGates"))]
-    if not any(g.get("conditionType") == IN_PLACE_UPDATE_READY for g in gates):
-        gates.append({"conditionType": IN_PLACE_UPDATE_READY})
+    # InPlaceUpdateReady (``inplaceupdate.InjectReadinessGate``), then KruisePodReady, which
+    # upstream's pod webhook adds to every pod an apps.kruise.io workload creates
+    for gate in (IN_PLACE_UPDATE_READY, KRUISE_POD_READY):
+        if not any(g.get("conditionType") == gate for g in gates):
+            gates.append({"conditionType": gate})
     pod_spec["readinessGates"] = gates
     vct_names = [
         str(mapping(mapping(v).get("metadata")).get("name"))

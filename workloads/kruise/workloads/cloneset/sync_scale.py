@@ -49,7 +49,7 @@ from kruise.workloads.cloneset.podstate import (
     is_cloneset_available,
 )
 from kruise.workloads.cloneset.sorting import choose_pods_to_delete, topology_keys_of
-from kruise.workloads.cloneset.sync_update import mark_ready_patch, patch_pod_status
+from kruise.workloads.cloneset.sync_update import apply_not_ready_policy, mark_ready_patch, patch_pod_status
 from kruise.workloads.inplace.apply import RefreshKind, refresh_in_place_update
 from kruise.workloads.lifecycle import (
     LifecycleTransition,
@@ -57,6 +57,7 @@ from kruise.workloads.lifecycle import (
     lifecycle_patch,
 )
 from kruise.workloads.objects import KubeObject, mapping, name, namespace, spec
+from kruise.workloads.podreadiness import initial_condition
 from kruise.workloads.pods import (
     LifecycleState,
     equal_to_revision_hash,
@@ -249,12 +250,16 @@ class Scaler:
         return created
 
     async def _mark_ready(self, pod: KubeObject) -> None:
-        """Set a just-created pod's ``InPlaceUpdateReady`` condition (what Refresh would do)."""
-        decision = refresh_in_place_update(pod, datetime.now(UTC))
-        if decision.kind != RefreshKind.MARK_READY or decision.condition is None:
+        """Set a just-created pod's ``InPlaceUpdateReady`` and ``KruisePodReady`` conditions (what
+        Refresh and upstream's pod-readiness controller would do), in one write."""
+        now = datetime.now(UTC)
+        decision = refresh_in_place_update(pod, now)
+        in_place = decision.condition if decision.kind == RefreshKind.MARK_READY else None
+        conditions = [c for c in (in_place, initial_condition(pod, now)) if c is not None]
+        if not conditions:
             return
         try:
-            await patch_pod_status(self.kube, self.rv_expectations, pod, mark_ready_patch(decision.condition))
+            await patch_pod_status(self.kube, self.rv_expectations, pod, mark_ready_patch(*conditions))
         except KruiseError as err:  # Refresh retries once the cache shows the pod
             log.debug("mark %s InPlaceUpdateReady: %s", name(pod), err)
 
@@ -270,8 +275,7 @@ class Scaler:
     ) -> None:
         transition = delete_transition(cs, pod)
         if transition is not None:
-            if lifecycle_state(pod) != LifecycleState.PREPARING_DELETE:
-                await self._patch_lifecycle(pod, transition, now, out)
+            await self._patch_lifecycle(pod, transition, now, out)
             return
         await self._delete(cs, key, pod, pvcs, out)
 
@@ -302,7 +306,13 @@ class Scaler:
     async def _patch_lifecycle(
         self, pod: KubeObject, transition: LifecycleTransition, now: datetime, out: ScaleOutcome
     ) -> None:
+        """``UpdatePodLifecycle``: the ``markPodNotReady`` key first (a no-op once it is there),
+        then the state label unless the pod is already in that state."""
         try:
+            if await apply_not_ready_policy(self.kube, self.rv_expectations, pod, transition, now):
+                out.modified = True
+            if lifecycle_state(pod) == transition.state:
+                return
             await self.kube.patch(
                 PODS, name(pod), lifecycle_patch(transition, now), namespace(pod), patch_type="strategic"
             )

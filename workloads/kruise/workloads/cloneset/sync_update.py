@@ -48,8 +48,14 @@ from kruise.workloads.inplace.apply import (
     start_in_place_update_condition,
 )
 from kruise.workloads.inplace.state import check_in_place_update_completed
-from kruise.workloads.lifecycle import lifecycle_patch, refresh_transition
+from kruise.workloads.lifecycle import LifecycleTransition, lifecycle_patch, refresh_transition
 from kruise.workloads.objects import KubeObject, mapping, name, namespace, spec, uid
+from kruise.workloads.podreadiness import (
+    initial_condition,
+    lifecycle_not_ready_change,
+    not_ready_patch,
+    ready_condition,
+)
 
 log = logging.getLogger(__name__)
 
@@ -90,6 +96,9 @@ class Updater:
                 await self._patch(pod, label_fix, out)
                 return
             decision = refresh_in_place_update(pod, now)
+            kruise_ready = initial_condition(pod, now)  # the pod-readiness controller's one write
+            if kruise_ready is not None and decision.kind != RefreshKind.MARK_READY:
+                await self._patch_status(pod, mark_ready_patch(kruise_ready), out)
             if decision.kind == RefreshKind.WAIT_GRACE and decision.requeue_after is not None:
                 out.requeue(decision.requeue_after.total_seconds())
             elif decision.kind in (RefreshKind.FINISH_GRACE, RefreshKind.DROP_GRACE, RefreshKind.NEXT_BATCH):
@@ -97,7 +106,11 @@ class Updater:
                 await self._patch(pod, pod_patch(pod, decision.pod), out)
                 return
             elif decision.kind == RefreshKind.MARK_READY and decision.condition is not None:
-                if await self._patch_status(pod, mark_ready_patch(decision.condition), out) is not None:
+                extra = () if kruise_ready is None else (kruise_ready,)
+                if (
+                    await self._patch_status(pod, mark_ready_patch(decision.condition, *extra), out)
+                    is not None
+                ):
                     observe_in_place_completed(pod, now)
             elif decision.kind == RefreshKind.ERROR:
                 out.errors.append(str(decision.error))
@@ -105,7 +118,7 @@ class Updater:
                 cs, pod, update_revision, update_completed=check_in_place_update_completed(pod)
             )
             if transition is not None:
-                await self._patch(pod, lifecycle_patch(transition, now), out)
+                await self._lifecycle(pod, transition, now, out)
 
         # pods are independent: their writes go out concurrently (bounded), each pod's in order
         await _bounded(one(pod) for pod in pods)
@@ -135,7 +148,7 @@ class Updater:
         async def act(action: PodUpdateAction) -> None:
             pod = by_name[action.pod_name]
             if action.kind == UpdateKind.LIFECYCLE and action.transition is not None:
-                await self._patch(pod, lifecycle_patch(action.transition, now), out)
+                await self._lifecycle(pod, action.transition, now, out)
             elif action.kind == UpdateKind.RECREATE:
                 target = action.target_revision
                 if await self._patch(pod, recreate_patch(), out):
@@ -157,7 +170,9 @@ class Updater:
             elif action.kind == UpdateKind.IN_PLACE and action.spec is not None:
                 if has_in_place_readiness_gate(pod):
                     cond = start_in_place_update_condition(now)
-                    rv = await self._patch_status(pod, {"status": {"conditions": [cond]}}, out)
+                    ready = ready_condition(pod, [cond], now)  # upstream's SetPodReadyCondition
+                    conds = [cond] if ready is None else [cond, ready]
+                    rv = await self._patch_status(pod, {"status": {"conditions": conds}}, out)
                     if rv is None:
                         return
                     pod = {**pod, "metadata": {**mapping(pod.get("metadata")), "resourceVersion": rv}}
@@ -220,6 +235,18 @@ class Updater:
         out.errors.append(f"in-place update of pod {name(pod)}: conflicts persisted")
         return False
 
+    async def _lifecycle(
+        self, pod: KubeObject, transition: LifecycleTransition, now: datetime, out: UpdateOutcome
+    ) -> None:
+        """``UpdatePodLifecycle``: the ``markPodNotReady`` key change first, then the state label."""
+        try:
+            if await apply_not_ready_policy(self.kube, self.rv_expectations, pod, transition, now):
+                out.modified = True
+        except KruiseError as err:
+            out.errors.append(f"patch pod {name(pod)} {transition.state} readiness: {err}")
+            return
+        await self._patch(pod, lifecycle_patch(transition, now), out)
+
     async def _patch(self, pod: KubeObject, patch: dict[str, Any], out: UpdateOutcome) -> bool:
         if not patch:
             return True
@@ -243,10 +270,47 @@ class Updater:
         return rv
 
 
-def mark_ready_patch(condition: dict[str, Any]) -> dict[str, Any]:
-    """The ``pods/status`` strategic merge patch setting ``condition`` (``InPlaceUpdateReady=True``);
-    null clears a leftover reason/message (e.g. ``StartInPlaceUpdate``)."""
-    return {"status": {"conditions": [{"reason": None, "message": None, **condition}]}}
+def mark_ready_patch(*conditions: dict[str, Any]) -> dict[str, Any]:
+    """The ``pods/status`` strategic merge patch setting ``conditions`` (``InPlaceUpdateReady=True``,
+    ``KruisePodReady=True``); null clears a leftover reason/message (e.g. ``StartInPlaceUpdate``)."""
+    return {"status": {"conditions": [{"reason": None, "message": None, **c} for c in conditions]}}
+
+
+async def apply_not_ready_policy(
+    kube: KubeClient,
+    rv_expectations: ResourceVersionExpectations | None,
+    pod: KubeObject,
+    transition: LifecycleTransition,
+    now: datetime,
+) -> bool:
+    """Lifecycle ``markPodNotReady`` (``executePodNotReadyPolicy``): add or remove the hook's
+    ``KruisePodReady`` key before the state label changes, so the pod leaves the endpoints before
+    the hook's owner is told (PreparingDelete / PreparingUpdate), and comes back at Updated.
+
+    The write carries the pod's resourceVersion; on a conflict the pod is read again and the
+    change recomputed (upstream's ``RetryOnConflict`` around ``GetPod``), so another writer's key
+    is never lost. Returns whether anything was written; raises :class:`KruiseError`.
+    """
+    change = lifecycle_not_ready_change(transition.state) if transition.mark_pod_not_ready else None
+    if change is None:
+        return False
+    current = pod
+    for attempt in range(5):
+        patch = not_ready_patch(current, change, now)
+        if patch is None:
+            return False
+        version = mapping(current.get("metadata")).get("resourceVersion")
+        if version:
+            patch["metadata"] = {"resourceVersion": version}
+        try:
+            await patch_pod_status(kube, rv_expectations, current, patch)
+        except ConflictError:
+            if attempt == 4:
+                raise
+            current = await kube.get(PODS, name(pod), namespace(pod))
+            continue
+        return True
+    return False
 
 
 async def patch_pod_status(

@@ -1,0 +1,116 @@
+"""Command lines of the control-plane components (pure: paths and ports in, argv out).
+
+They follow ``shared/reference/control-plane-harness.md`` §2-§5: envtest's and kwokctl's
+choices, admission webhooks left on, and no client-side throttling of our own tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SERVICE_CIDR = "10.96.0.0/16"
+POD_CIDR = "10.244.0.0/16"
+KWOK_NODE_IP = "10.240.0.1"
+#: the annotation every KWOK node carries; KWOK manages only the nodes that have it
+FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
+KCM_CONTROLLERS = (
+    "garbage-collector-controller",
+    "namespace-controller",
+    "deployment-controller",
+    "replicaset-controller",
+)
+_LOOPBACK_SERVING = (
+    "--bind-address=127.0.0.1",
+    "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+)
+
+
+def etcd_args(data_dir: str, client_port: int, peer_port: int) -> list[str]:
+    url = f"http://127.0.0.1:{client_port}"
+    peer = f"http://127.0.0.1:{peer_port}"
+    return [
+        "--name=node0",
+        f"--data-dir={data_dir}",
+        f"--listen-client-urls={url}",
+        f"--advertise-client-urls={url}",
+        f"--listen-peer-urls={peer}",
+        f"--initial-advertise-peer-urls={peer}",
+        f"--initial-cluster=node0={peer}",
+        "--unsafe-no-fsync=true",
+        "--quota-backend-bytes=8589934592",
+        "--auto-compaction-retention=1",
+        "--log-level=warn",
+    ]
+
+
+def apiserver_args(pki: Path, etcd_port: int, port: int) -> list[str]:
+    return [
+        f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+        "--advertise-address=127.0.0.1",
+        "--bind-address=127.0.0.1",
+        f"--secure-port={port}",
+        f"--tls-cert-file={pki / 'apiserver.crt'}",
+        f"--tls-private-key-file={pki / 'apiserver.key'}",
+        f"--client-ca-file={pki / 'ca.crt'}",
+        # logs/exec/port-forward on real nodes: dial the kubelet's InternalIP, present a
+        # client certificate it trusts, and check its serving certificate
+        f"--kubelet-client-certificate={pki / 'apiserver-kubelet-client.crt'}",
+        f"--kubelet-client-key={pki / 'apiserver-kubelet-client.key'}",
+        f"--kubelet-certificate-authority={pki / 'ca.crt'}",
+        "--kubelet-preferred-address-types=InternalIP,Hostname",
+        "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+        f"--service-account-key-file={pki / 'sa.key'}",
+        f"--service-account-signing-key-file={pki / 'sa.key'}",
+        f"--service-cluster-ip-range={SERVICE_CIDR}",
+        "--authorization-mode=Node,RBAC",
+        # TaintNodesByCondition would add node.kubernetes.io/not-ready on create, which only the
+        # node-lifecycle controller (left out on purpose) removes.
+        "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+        "--allow-privileged=true",
+        "--endpoint-reconciler-type=none",
+        # no client-side throttling of our own tests and benchmarks (all three together)
+        "--max-requests-inflight=0",
+        "--max-mutating-requests-inflight=0",
+        "--enable-priority-and-fairness=false",
+        "--profiling=false",
+        "--v=1",
+    ]
+
+
+def controller_manager_args(kubeconfig: str, port: int) -> list[str]:
+    return [
+        f"--kubeconfig={kubeconfig}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--leader-elect=false",
+        f"--controllers={','.join(KCM_CONTROLLERS)}",
+        f"--secure-port={port}",
+        "--kube-api-qps=1000",
+        "--kube-api-burst=2000",
+        "--v=1",
+        *_LOOPBACK_SERVING,
+    ]
+
+
+def scheduler_args(config: Path, kubeconfig: str, port: int) -> list[str]:
+    return [
+        f"--config={config}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        f"--secure-port={port}",
+        "--v=1",
+        *_LOOPBACK_SERVING,
+    ]
+
+
+def kwok_args(kubeconfig: str, stages: Path) -> list[str]:
+    return [
+        f"--kubeconfig={kubeconfig}",
+        f"--config={stages}",
+        # only our fake nodes: a real node and its pods belong to their kubelet
+        f"--manage-nodes-with-annotation-selector={'='.join(FAKE_NODE_ANNOTATION)}",
+        f"--cidr={POD_CIDR}",
+        f"--node-ip={KWOK_NODE_IP}",
+        "--node-lease-duration-seconds=40",
+        "--v=WARN",
+    ]

@@ -1,0 +1,314 @@
+"""Start and stop the real nodes of a local cluster: a registry, and per node a containerd
+and a kubelet (recipe: ``shared/reference/real-kubelet.md``).
+
+:meth:`RealNodes.prepare` needs no API server (host lock, bridges, cgroup roots, the
+registry and its images, the containerds), so the cluster runs it beside the control
+plane's start; :meth:`RealNodes.join` then starts the kubelets and waits for their Nodes
+to be Ready. :meth:`RealNodes.stop` stops kubelets, removes every pod sandbox through
+CRI, stops containerd and the registry (each by PID) and undoes the host changes
+(:mod:`kruise.core.localcluster.realnode.host`).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+import json
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kruise.core.certs import CertificateAuthority
+from kruise.core.localcluster.binaries import REAL_NODE as REAL_NODE_BINARIES
+from kruise.core.localcluster.binaries import SYSTEM, find_bin_dir, missing_system_tools
+from kruise.core.localcluster.errors import RealNodeError
+from kruise.core.localcluster.processes import free_port, http_ok, pid_alive, spawn, terminate, wait_for
+from kruise.core.localcluster.realnode import host
+from kruise.core.localcluster.realnode.configs import (
+    kubelet_config,
+    node_kubeconfig,
+    registry_config,
+    write_runtime_files,
+)
+from kruise.core.localcluster.realnode.images import ImageSpec, catalogue, write_oci_layout
+from kruise.core.localcluster.realnode.plan import LABEL, NodePlan, plan_nodes, run_dir_for
+
+PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+REGISTRY = "registry"
+NodeReady = Callable[[str], bool]
+
+
+def containerd_key(plan: NodePlan) -> str:
+    return f"containerd/{plan.name}"
+
+
+def kubelet_key(plan: NodePlan) -> str:
+    return f"kubelet/{plan.name}"
+
+
+class RealNodes:
+    """The real nodes of the cluster in ``cluster_dir``; ``pids`` is the cluster's process
+    table (shared with the control plane, saved by the caller)."""
+
+    def __init__(
+        self,
+        cluster_dir: Path,
+        pids: dict[str, int],
+        *,
+        attached: bool,
+        registry_port: int = 0,
+        count: int = 0,
+        log: Callable[[str], None] = lambda msg: None,
+    ) -> None:
+        self.cluster_dir = cluster_dir
+        self.pids = pids
+        self.attached = attached
+        self.registry_port = registry_port
+        self.count = count
+        self.timings: dict[str, float] = {}
+        self.log = log
+        self._procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._bin_dir: Path | None = None
+
+    @property
+    def registry(self) -> str:
+        return f"127.0.0.1:{self.registry_port}"
+
+    def plans(self) -> list[NodePlan]:
+        return plan_nodes(self.cluster_dir, self.count)
+
+    def log_path(self, key: str) -> Path:
+        return self.cluster_dir / "logs" / f"{key.replace('/', '-')}.log"
+
+    # ------------------------------------------------------------------ start
+    def prepare(self, count: int, *, wait_for_host: float = 0.0) -> list[NodePlan]:
+        """Everything but the kubelets for ``count`` more nodes; returns their plans.
+
+        Raises :class:`RealNodeError` (missing packages or binaries, not root, another
+        cluster's real nodes still there after ``wait_for_host`` seconds, a component that
+        does not start)."""
+        t0 = time.monotonic()
+        missing = missing_system_tools()
+        if missing:
+            raise RealNodeError(
+                f"real nodes need {', '.join(missing)} ({', '.join(SYSTEM[m] for m in missing)}): "
+                "run hack/install-system-deps.sh"
+            )
+        try:
+            self._bin_dir = find_bin_dir(names=REAL_NODE_BINARIES)
+        except Exception as err:
+            raise RealNodeError(str(err)) from err
+        new = plan_nodes(self.cluster_dir, count, start=self.count + 1)
+        record = host.acquire_waiting(
+            self.cluster_dir, run_dir_for(self.cluster_dir), teardown_stale, wait=wait_for_host, log=self.log
+        )
+        record.nodes = sorted({*record.nodes, *(p.index for p in new)})
+        record.save()
+        self.count += count
+        run_dir = run_dir_for(self.cluster_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if REGISTRY not in self.pids:
+            self._start_registry()
+        for plan in new:
+            host.create_bridge(plan)
+            host.ensure_cgroup_root(plan.cgroup_root)
+            write_runtime_files(plan, self.registry)
+            self._spawn(
+                containerd_key(plan), ["/usr/bin/containerd", "--config", str(plan.containerd_config)]
+            )
+        for plan in new:
+            self._wait(containerd_key(plan), functools.partial(self._cri_ready, plan), 30, "containerd's CRI")
+        self._record_pids(record)
+        self.timings["prepare_seconds"] = round(time.monotonic() - t0, 2)
+        return new
+
+    def join(self, plans: list[NodePlan], server: str, pki: Path, node_ready: NodeReady) -> None:
+        """Start a kubelet per plan, authenticated by a certificate of the CA in ``pki``,
+        and wait until ``node_ready(name)`` holds for each."""
+        t0 = time.monotonic()
+        ca = CertificateAuthority.load(pki / "ca.crt", pki / "ca.key")
+        assert self._bin_dir is not None, "prepare() first"
+        for plan in plans:
+            self._spawn(kubelet_key(plan), self._kubelet_argv(plan, server, pki, ca))
+        for plan in plans:
+            self._wait(kubelet_key(plan), functools.partial(node_ready, plan.name), 60, f"{plan.name} Ready")
+        self._record_pids(host.load_record())
+        self.timings["node_ready_seconds"] = round(time.monotonic() - t0, 2)
+
+    def _kubelet_argv(self, plan: NodePlan, server: str, pki: Path, ca: CertificateAuthority) -> list[str]:
+        d = plan.dir / "kubelet-config"
+        d.mkdir(parents=True, exist_ok=True)
+        client_crt, client_key = ca.write_leaf(
+            d, "node-client", common_name=f"system:node:{plan.name}", organization="system:nodes", client=True
+        )
+        serving_crt, serving_key = ca.write_leaf(
+            d,
+            "serving",
+            common_name=plan.name,
+            server=True,
+            dns_names=(plan.name,),
+            ip_addresses=(plan.node_ip,),
+        )
+        (d / "kubeconfig").write_text(
+            yaml.safe_dump(node_kubeconfig(server, pki / "ca.crt", client_crt, client_key))
+        )
+        config = kubelet_config(plan, ca_file=pki / "ca.crt", cert_file=serving_crt, key_file=serving_key)
+        (d / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+        assert self._bin_dir is not None
+        return [
+            str(self._bin_dir / "kubelet"),
+            f"--config={d / 'config.yaml'}",
+            f"--kubeconfig={d / 'kubeconfig'}",
+            f"--root-dir={plan.kubelet_dir}",
+            f"--hostname-override={plan.name}",
+            f"--node-ip={plan.node_ip}",
+            f"--node-labels={LABEL[0]}={LABEL[1]}",
+            "--v=1",
+        ]
+
+    def _start_registry(self) -> None:
+        self.registry_port = free_port()
+        root = self.cluster_dir / "registry"
+        root.mkdir(parents=True, exist_ok=True)
+        config = root / "config.yaml"
+        config.write_text(yaml.safe_dump(registry_config(root / "storage", self.registry_port)))
+        self._spawn(REGISTRY, ["/usr/bin/docker-registry", "serve", str(config)])
+        self._wait(REGISTRY, lambda: http_ok(f"http://{self.registry}/v2/", None), 30, "the registry")
+        self.push_images()
+
+    def push_images(self) -> dict[str, str]:
+        """Build :func:`~kruise.core.localcluster.realnode.images.catalogue` and push it (in
+        parallel); returns ``{ref: digest in the registry}`` (skopeo compresses the layers, so
+        the registry's manifest digest is not the layout's)."""
+        assert self._bin_dir is not None
+        layout = self.cluster_dir / "images"
+        busybox_binary = Path(SYSTEM["busybox (static)"]).read_bytes()
+        specs = catalogue((self._bin_dir / "pause").read_bytes(), busybox_binary)
+        for spec in specs:
+            write_oci_layout(spec, layout)
+
+        def push(spec: ImageSpec) -> str:
+            digest_file = layout / f"{spec.repository}-{spec.tag}.digest"
+            proc = subprocess.run(
+                [
+                    "/usr/bin/skopeo", "copy", "--quiet", "--insecure-policy", "--dest-tls-verify=false",
+                    f"--digestfile={digest_file}", f"oci:{layout}:{spec.tag}",
+                    f"docker://{self.registry}/{spec.repository}:{spec.tag}",
+                ],
+                capture_output=True,
+                text=True,
+            )  # fmt: skip
+            if proc.returncode != 0:
+                raise RealNodeError(f"pushing {spec.ref} to {self.registry}: {proc.stderr.strip()}")
+            return digest_file.read_text().strip()
+
+        with concurrent.futures.ThreadPoolExecutor(len(specs)) as pool:
+            digests = dict(zip((s.ref for s in specs), pool.map(push, specs), strict=True))
+        (self.cluster_dir / "images.json").write_text(json.dumps(digests, indent=2))
+        return digests
+
+    # ------------------------------------------------------------------ use
+    def crictl(self, plan: NodePlan, *args: str, timeout: float = 60) -> str:
+        """Run crictl against ``plan``'s containerd; returns stdout, raises RealNodeError."""
+        bin_dir = self._bin_dir or find_bin_dir(names=REAL_NODE_BINARIES, build=False)
+        proc = subprocess.run(
+            [
+                str(bin_dir / "crictl"),
+                f"--config={plan.crictl_config}",
+                *args,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if proc.returncode != 0:
+            raise RealNodeError(f"crictl {' '.join(args)} on {plan.name}: {proc.stderr.strip()}")
+        return proc.stdout
+
+    def crictl_json(self, plan: NodePlan, *args: str) -> Any:
+        return json.loads(self.crictl(plan, *args, "-o", "json"))
+
+    def _cri_ready(self, plan: NodePlan) -> bool:
+        if not plan.containerd_socket.exists():
+            return False
+        try:
+            self.crictl(plan, "version", timeout=10)
+        except (RealNodeError, subprocess.TimeoutExpired):
+            return False
+        return True
+
+    # ------------------------------------------------------------------ stop
+    def stop(self, timeout: float = 10.0) -> list[str]:
+        """Stop every real-node process and undo the host changes; returns what failed."""
+        plans = self.plans()
+        for plan in plans:
+            self._stop(kubelet_key(plan), timeout)
+        for plan in plans:
+            self._remove_pods(plan)
+            self._stop(containerd_key(plan), timeout)
+        self._stop(REGISTRY, timeout)
+        record = host.load_record()
+        problems: list[str] = []
+        if record is not None and record.owner == str(self.cluster_dir):
+            problems = host.release(record)
+        self.count = 0
+        return problems
+
+    def _remove_pods(self, plan: NodePlan) -> None:
+        """Stop and remove every pod sandbox through CRI, so containerd unmounts rootfs and
+        shm and deletes the network namespaces; a dead containerd is started again for it."""
+        key = containerd_key(plan)
+        temporary = False
+        if not (key in self.pids and pid_alive(self.pids[key])):
+            if not plan.containerd_config.exists() or missing_system_tools():
+                return
+            self._spawn(key, ["/usr/bin/containerd", "--config", str(plan.containerd_config)])
+            temporary = True
+        try:
+            deadline = time.monotonic() + 15
+            while not self._cri_ready(plan) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            self.crictl(plan, "rmp", "--all", "--force")
+        except (RealNodeError, subprocess.TimeoutExpired, OSError):
+            pass  # host.undo kills and unmounts what is left
+        if temporary:
+            self._stop(key, 10)
+
+    # ------------------------------------------------------------------ processes
+    def _spawn(self, key: str, argv: list[str]) -> None:
+        proc = spawn(
+            argv,
+            self.log_path(key),
+            attached=self.attached,
+            env={"PATH": PATH, "HOME": os.environ.get("HOME", "/root")},
+        )
+        self._procs[key] = proc
+        self.pids[key] = proc.pid
+
+    def _stop(self, key: str, timeout: float) -> None:
+        pid = self.pids.pop(key, None)
+        if pid is not None:
+            terminate(pid, self._procs.pop(key, None), timeout)
+
+    def _wait(self, key: str, probe: Callable[[], bool], timeout: float, what: str) -> None:
+        proc = self._procs.get(key)
+        wait_for(key, proc, probe, timeout=timeout, what=what, log=self.log_path(key), error=RealNodeError)
+
+    def _record_pids(self, record: host.HostRecord | None) -> None:
+        if record is not None and record.owner == str(self.cluster_dir):
+            record.pids = {k: v for k, v in self.pids.items() if k == REGISTRY or "/" in k}
+            record.save()
+
+
+def teardown_stale(record: host.HostRecord) -> None:
+    """Remove the pods of a dead owner's real nodes through their own containerd (started once
+    more from the config left in their directories), so containerd itself releases the network
+    namespaces, shm and rootfs mounts; :func:`host.undo` then kills and unmounts the rest."""
+    stale = RealNodes(Path(record.owner), {}, attached=False)
+    for plan in record.plans():
+        stale._remove_pods(plan)

@@ -1,0 +1,79 @@
+"""The host side of real nodes: what identifies a real node's processes, and pruning what the
+kubelet and containerd leave at fixed places. (Undoing on a real machine is covered by
+``tests/integration/test_cluster_cli.py``.)"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from kruise.core.localcluster.realnode.host import HostRecord, prune
+
+OWNER = "/tmp/kruise-test-abc/cluster"
+
+
+def record(**kw: object) -> HostRecord:
+    defaults: dict[str, object] = {
+        "owner": OWNER,
+        "run_dir": "/run/kruise/0123456789ab",
+        "holder_pid": 2**22 + 1,  # above pid_max: never alive
+        "holder_start": "1",
+        "nodes": [1, 2],
+    }
+    return HostRecord(**{**defaults, **kw})  # type: ignore[arg-type]
+
+
+def test_marks_name_the_node_dirs_never_the_cluster_dir() -> None:
+    """The API server's command line names the cluster dir (certificates): it must never match."""
+    marks = record().marks()
+    apiserver = (
+        f"kube-apiserver --tls-cert-file={OWNER}/pki/apiserver.crt --client-ca-file={OWNER}/pki/ca.crt"
+    )
+    kubelet = f"kubelet --config={OWNER}/real-node-2/kubelet-config/config.yaml"
+    shim = "containerd-shim-runc-v2 -namespace k8s.io -address /run/kruise/0123456789ab/real-node-1.sock"
+    registry = f"docker-registry serve {OWNER}/registry/config.yaml"
+    assert not any(m in apiserver for m in marks)
+    assert all(any(m in line for m in marks) for line in (kubelet, shim, registry))
+
+
+def test_a_record_is_alive_while_its_holder_or_a_component_runs() -> None:
+    assert not record().alive()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", f"{OWNER}/real-node-1/x"])
+    try:
+        assert record(pids={"kubelet/real-node-1": child.pid}).alive()
+        assert not record(pids={"kubelet/real-node-1": child.pid}, owner="/elsewhere").alive()
+    finally:
+        child.kill()
+        child.wait()
+    me = HostRecord(owner=OWNER, run_dir="/run/x", holder_pid=os.getpid(), holder_start=_start(os.getpid()))
+    assert me.alive()
+
+
+def _start(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+
+
+def test_prune_removes_sockets_and_empty_dirs_but_keeps_files(tmp_path: Path) -> None:
+    top = tmp_path / "var-lib-kubelet"
+    (top / "device-plugins").mkdir(parents=True)
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(top / "device-plugins" / "kubelet.sock"))
+    sock.close()
+    (top / "empty" / "deeper").mkdir(parents=True)
+    prune(top)
+    assert not top.exists()
+
+    (top / "device-plugins").mkdir(parents=True)
+    (top / "someone-elses-file").write_text("keep me")
+    prune(top)
+    assert (top / "someone-elses-file").read_text() == "keep me"
+    assert not (top / "device-plugins").exists()
+
+
+def test_plans_of_a_record_use_its_directories() -> None:
+    plans = record().plans()
+    assert [p.name for p in plans] == ["real-node-1", "real-node-2"]
+    assert all(str(p.dir).startswith(OWNER) and str(p.kubelet_dir).startswith("/run/kruise/") for p in plans)
