@@ -49,8 +49,8 @@ from kruise.workloads.cloneset.podstate import (
     is_cloneset_available,
 )
 from kruise.workloads.cloneset.sorting import choose_pods_to_delete, topology_keys_of
-from kruise.workloads.cloneset.sync_update import apply_not_ready_policy, mark_ready_patch, patch_pod_status
 from kruise.workloads.inplace.apply import RefreshKind, refresh_in_place_update
+from kruise.workloads.inplace.writer import apply_not_ready_policy, mark_ready_patch, patch_pod_status
 from kruise.workloads.lifecycle import (
     LifecycleTransition,
     delete_transition,
