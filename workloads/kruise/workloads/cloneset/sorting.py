@@ -24,7 +24,6 @@ from kruise.workloads.cloneset.diffs import Diffs
 from kruise.workloads.cloneset.podstate import (
     is_cloneset_available,
 )
-from kruise.workloads.cloneset.priority import priority_sort, scatter_sort
 from kruise.workloads.objects import (
     KubeObject,
     creation_time,
@@ -48,6 +47,7 @@ from kruise.workloads.pods import (
     phase,
     ready_time,
 )
+from kruise.workloads.updatesort import priority_sort, scatter_sort
 
 _PHASE_ORDINAL = {PHASE_PENDING: 0, PHASE_UNKNOWN: 1, PHASE_RUNNING: 2}
 Ranker = Callable[[KubeObject], float]

@@ -1,6 +1,7 @@
-"""Matching a ``metav1.LabelSelector`` dict against a label map.
+"""Label selectors as dicts: matching a label map, and the ``labelSelector`` status string.
 
-Needed by ``updateStrategy.priorityStrategy.weightPriority[].matchSelector``. Mirrors
+Needed by ``priorityStrategy.weightPriority[].matchSelector``, pod adoption and every
+workload's ``status.labelSelector``. Mirrors
 ``metav1.LabelSelectorAsSelector`` semantics: ``matchLabels`` are equality requirements,
 ``matchExpressions`` support ``In``/``NotIn``/``Exists``/``DoesNotExist``, an empty selector
 matches everything and a ``None`` selector matches nothing. Label key/value syntax is not
@@ -49,3 +50,25 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, st
     expressions = [mapping(e) for e in sequence(selector.get("matchExpressions"))]
     results = [_requirement_matches(e, labels) for e in expressions]
     return all(k in labels and labels[k] == str(v) for k, v in match_labels.items()) and all(results)
+
+
+def format_label_selector(selector: Mapping[str, Any] | None) -> str:
+    """``metav1.FormatLabelSelector``: ``a=b,c in (d,e),!f``; requirements sorted by key."""
+    sel = mapping(selector)
+    reqs: list[tuple[str, str]] = []
+    for key, value in sorted(mapping(sel.get("matchLabels")).items()):
+        reqs.append((str(key), f"{key}={value}"))
+    for expr in sequence(sel.get("matchExpressions")):
+        e = mapping(expr)
+        key, op = str(e.get("key")), str(e.get("operator"))
+        values = ",".join(sorted(str(v) for v in sequence(e.get("values"))))
+        text = {
+            "In": f"{key} in ({values})",
+            "NotIn": f"{key} notin ({values})",
+            "Exists": key,
+            "DoesNotExist": f"!{key}",
+        }.get(op, f"{key} {op} ({values})")
+        reqs.append((key, text))
+    if not reqs:
+        return ""
+    return ",".join(text for _, text in sorted(reqs, key=lambda r: r[0]))
