@@ -21,6 +21,9 @@ def manager(
     cloneset_workers: Annotated[
         int, typer.Option("--cloneset-workers", help="Concurrent CloneSet reconciles.")
     ] = 3,
+    statefulset_workers: Annotated[
+        int, typer.Option("--statefulset-workers", help="Concurrent Advanced StatefulSet reconciles.")
+    ] = 3,
     rollout_workers: Annotated[
         int, typer.Option("--rollout-workers", help="Concurrent Rollout reconciles.")
     ] = 3,
@@ -102,6 +105,7 @@ def manager(
         kube_client_qps=kube_client_qps,
         kube_client_burst=kube_client_burst,
         cloneset_workers=cloneset_workers,
+        statefulset_workers=statefulset_workers,
         rollout_workers=rollout_workers,
         batchrelease_workers=batchrelease_workers,
         analysisrun_workers=analysisrun_workers,

@@ -30,8 +30,8 @@ from kruise.core.webhook.configuration import ClientTarget, ensure_configuration
 from kruise.rollouts.manager import metrics
 from kruise.rollouts.manager.controllers import build_runtime
 from kruise.rollouts.manager.options import ManagerOptions
-from kruise.rollouts.manager.webhooks import register_webhooks, webhook_specs
-from kruise.rollouts.rollout.rollout_webhooks import CONVERT_PATH, CONVERTED_CRDS
+from kruise.rollouts.manager.webhooks import CONVERTED_CRDS, register_webhooks, webhook_specs
+from kruise.rollouts.rollout.rollout_webhooks import CONVERT_PATH
 
 log = logging.getLogger("kruise.manager")
 

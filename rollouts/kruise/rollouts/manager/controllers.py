@@ -19,6 +19,8 @@ from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.rollout.controller import RolloutController
 from kruise.rollouts.rollout.traffic import KubeTraffic
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
+from kruise.workloads.statefulset.controller import StatefulSetController, StatefulSetOptions
+from kruise.workloads.statefulset.round import Options
 
 
 def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | None = None) -> Runtime:
@@ -42,6 +44,24 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
         ),
     )
     runtime.add(cloneset.spec(), cloneset.reconcile, view)
+
+    view = runtime.cache(StatefulSetController.name)
+    statefulset = StatefulSetController(
+        kube,
+        EventRecorder(kube, StatefulSetController.name),
+        view,
+        StatefulSetOptions(
+            workers=opts.statefulset_workers,
+            expectation_timeout=opts.expectation_timeout,
+            gates=Options(
+                start_ordinal=gates.get("StatefulSetStartOrdinal", False),
+                pod_index_label=gates.get("PodIndexLabel", True),
+                auto_delete_pvc=gates.get("StatefulSetAutoDeletePVC", True),
+                env_from_metadata=gates.get("InPlaceUpdateEnvFromMetadata", True),
+            ),
+        ),
+    )
+    runtime.add(statefulset.spec(), statefulset.reconcile, view)
 
     view = runtime.cache(RolloutController.name)
     rollouts = RolloutController(

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kruise.core.kube import KubeClient
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import WebhookSpec
+from kruise.core.webhook.conversion import answer_conversion, desired_group
 from kruise.rollouts.api.conversion import convert_review
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.rollout.deployment_webhook import (
@@ -19,13 +22,28 @@ from kruise.rollouts.rollout.rollout_webhooks import (
     RolloutWebhooks,
     rollout_webhook_specs,
 )
+from kruise.rollouts.rollout.rollout_webhooks import CONVERTED_CRDS as ROLLOUT_CONVERTED_CRDS
 from kruise.rollouts.rollout.webhooks import HOLD_CLONESET_PATH, WorkloadWebhooks, workload_webhook_specs
+from kruise.workloads.api.statefulset_conversion import convert_statefulset
 from kruise.workloads.cloneset.webhooks import (
     MUTATE_PATH,
     VALIDATE_PATH,
     CloneSetWebhooks,
     cloneset_webhook_specs,
 )
+from kruise.workloads.statefulset.webhooks import MUTATE_PATH as MUTATE_STATEFULSET_PATH
+from kruise.workloads.statefulset.webhooks import VALIDATE_PATH as VALIDATE_STATEFULSET_PATH
+from kruise.workloads.statefulset.webhooks import StatefulSetWebhooks, statefulset_webhook_specs
+
+CONVERTED_CRDS = [*ROLLOUT_CONVERTED_CRDS, "statefulsets.apps.kruise.io"]
+"""Multi-version CRDs whose conversion stanza the manager points at ``/convert``."""
+
+
+def convert(review: dict[str, Any]) -> dict[str, Any]:
+    """``/convert``: Advanced StatefulSets (``apps.kruise.io``) and the Rollouts' kinds."""
+    if desired_group(review) == "apps.kruise.io":
+        return answer_conversion(review, convert_statefulset)
+    return convert_review(review)
 
 
 def webhook_specs(options: ManagerOptions) -> list[WebhookSpec]:
@@ -33,6 +51,7 @@ def webhook_specs(options: ManagerOptions) -> list[WebhookSpec]:
     policy = options.webhook_failure_policy
     return [
         *cloneset_webhook_specs(policy),
+        *statefulset_webhook_specs(policy),
         *workload_webhook_specs(policy),
         *deployment_webhook_specs(policy),
         *rollout_webhook_specs(policy),
@@ -48,9 +67,18 @@ def register_webhooks(server: WebhookServer, kube: KubeClient, options: ManagerO
     )
     server.register(MUTATE_PATH, cloneset.mutate)
     server.register(VALIDATE_PATH, cloneset.validate)
+    statefulset = StatefulSetWebhooks(
+        kube,
+        template_no_defaults=gates.get("TemplateNoDefaults", False),
+        deletion_protection=gates.get("ResourcesDeletionProtection", False),
+        auto_delete_pvc=gates.get("StatefulSetAutoDeletePVC", True),
+        auto_resize_pvc=gates.get("StatefulSetAutoResizePVCGate", False),
+    )
+    server.register(MUTATE_STATEFULSET_PATH, statefulset.mutate)
+    server.register(VALIDATE_STATEFULSET_PATH, statefulset.validate)
     server.register(HOLD_CLONESET_PATH, WorkloadWebhooks(kube).hold_cloneset)
     server.register(HOLD_DEPLOYMENT_PATH, DeploymentHoldWebhook(kube).hold)
     rollout = RolloutWebhooks(kube, partition_percent_limit=options.partition_percent_limit)
     server.register(MUTATE_ROLLOUT_PATH, rollout.mutate)
     server.register(VALIDATE_ROLLOUT_PATH, rollout.validate)
-    server.register_conversion(CONVERT_PATH, convert_review)
+    server.register_conversion(CONVERT_PATH, convert)

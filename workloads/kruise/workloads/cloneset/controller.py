@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.core.errors import AlreadyExistsError, ConflictError, KruiseError, NotFoundError
+from kruise.core.errors import KruiseError, NotFoundError
 from kruise.core.events import WARNING, EventRecorder
 from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
 from kruise.core.informer import Delta, EventType
@@ -36,6 +36,7 @@ from kruise.workloads.cloneset.newpods import CLONESET_KIND, plan_pvc_cleanup, p
 from kruise.workloads.cloneset.status import calculate_status, seconds_until_available, status_to_write
 from kruise.workloads.cloneset.sync_scale import Scaler
 from kruise.workloads.cloneset.sync_update import Updater
+from kruise.workloads.history import History
 from kruise.workloads.objects import (
     KubeObject,
     mapping,
@@ -48,10 +49,7 @@ from kruise.workloads.objects import (
 )
 from kruise.workloads.pods import is_active
 from kruise.workloads.revisions import (
-    equal_revisions,
-    new_revision,
     plan_revisions,
-    revisions_to_delete,
     sort_revisions,
 )
 
@@ -99,6 +97,7 @@ class CloneSetController:
             short_hash_label=options.short_hash_label,
             rv_expectations=self.rv_expectations,
         )
+        self.history = History(kube, CLONESETS, CLONESET_KIND, self.rv_expectations)
         self.updater = Updater(
             kube, recorder, self.rv_expectations, short_hash_label=options.short_hash_label
         )
@@ -168,7 +167,7 @@ class CloneSetController:
         if mapping(spec(cs).get("scaleStrategy")).get("disablePVCReuse"):
             pvcs = await self._cleanup_pvcs(cs, owned, pvcs)
 
-        update_rev, collision = await self._ensure_update_revision(cs, revisions)
+        update_rev, collision = await self.history.ensure_update_revision(cs, revisions)
         if update_rev is None:
             return Result(requeue_after=0.5)
         plan = plan_revisions(cs, revisions, controller=CLONESET_KIND)
@@ -219,7 +218,7 @@ class CloneSetController:
             cs, pods, name(update_rev), name(current_rev), collision, now, errors
         )
         await self._truncate_pods_to_delete(cs, pods)
-        await self._truncate_history(cs, pods, revisions, name(current_rev), name(update_rev))
+        await self.history.truncate(cs, pods, revisions, name(current_rev), name(update_rev))
 
         if not errors and new_status["availableReplicas"] != new_status["readyReplicas"]:
             # pods turning available after minReadySeconds cause no event: look again then
@@ -252,51 +251,6 @@ class CloneSetController:
                 self.recorder.event(cs, WARNING, "FailedDelete", f"failed to clean up PVC {name(pvc)}: {err}")
                 raise
         return plan.keep
-
-    # ------------------------------------------------------------------ revisions
-    async def _ensure_update_revision(
-        self, cs: KubeObject, revisions: Sequence[KubeObject]
-    ) -> tuple[JSON | None, int]:
-        """The update revision (created or bumped if needed) and the collision count used."""
-        plan = plan_revisions(cs, revisions, controller=CLONESET_KIND)
-        collision = plan.collision_count
-        if plan.action == "reuse":
-            return dict(plan.update_revision), collision
-        if plan.action == "bump":
-            return await self._bump_revision(plan.update_revision, plan.revision_number), collision
-        candidate = dict(plan.update_revision)
-        for _ in range(5):
-            try:
-                created = await self.kube.create(CONTROLLER_REVISIONS, candidate, namespace(cs))
-                return created, collision
-            except AlreadyExistsError:
-                existing = await self.kube.get_or_none(CONTROLLER_REVISIONS, name(candidate), namespace(cs))
-                if existing is not None and equal_revisions(existing, candidate) and _owned_by(existing, cs):
-                    return existing, collision
-                collision += 1  # a different revision holds the name: hash again
-                await self._patch_status(cs, {"collisionCount": collision})
-                candidate = new_revision(cs, plan.revision_number, collision, controller=CLONESET_KIND)
-        return None, collision
-
-    async def _bump_revision(self, revision: KubeObject, number: int) -> JSON:
-        """Make an older revision the newest (a rollback): ``UpdateControllerRevision``.
-
-        A PUT of the object as read, only ``.revision`` changed: the API server compares a
-        revision's ``data`` byte for byte, and a PATCH re-serialises it (then "field is
-        immutable"). On conflict the fresh object is bumped, unless it already is.
-        """
-        current: JSON = dict(revision)
-        for _ in range(5):
-            if int(current.get("revision") or 0) >= number:
-                return current
-            try:
-                result = await self.kube.replace(CONTROLLER_REVISIONS, {**current, "revision": number})
-            except ConflictError:
-                current = await self.kube.get(CONTROLLER_REVISIONS, name(revision), namespace(revision))
-                continue
-            self.rv_expectations.expect(uid(result), str(metadata(result).get("resourceVersion")))
-            return result
-        raise CloneSetSyncError(f"could not bump revision {name(revision)}: conflicts persisted")
 
     # ------------------------------------------------------------------ status
     async def _write_status(
@@ -355,24 +309,6 @@ class CloneSetController:
         except KruiseError as err:  # the list changed meanwhile: that change triggers a new round
             log.debug("truncate podsToDelete of %s: %s", name(cs), err)
 
-    async def _truncate_history(
-        self,
-        cs: KubeObject,
-        pods: Sequence[KubeObject],
-        revisions: Sequence[KubeObject],
-        current_revision: str,
-        update_revision: str,
-    ) -> None:
-        for rev in revisions_to_delete(cs, pods, revisions, current_revision, update_revision):
-            try:
-                await self.kube.delete(CONTROLLER_REVISIONS, name(rev), namespace(rev), missing_ok=True)
-            except KruiseError as err:
-                log.warning("delete revision %s: %s", name(rev), err)
-
 
 class CloneSetSyncError(KruiseError):
     """Scale or update failed this round; the key is retried with backoff."""
-
-
-def _owned_by(obj: KubeObject, cs: KubeObject) -> bool:
-    return any(ref.get("uid") == uid(cs) for ref in metadata(obj).get("ownerReferences") or [])

@@ -42,9 +42,8 @@ from kruise.core.metrics import (
     unix_seconds,
 )
 from kruise.workloads.cloneset.arith import IntOrPercentError, legacy_scaled_value
-from kruise.workloads.inplace.state import parse_state
-from kruise.workloads.objects import KubeObject, as_utc, mapping, sequence
-from kruise.workloads.pods import IN_PLACE_UPDATE_READY, get_condition
+from kruise.workloads.inplace.state import in_place_update_seconds
+from kruise.workloads.objects import KubeObject, mapping, sequence
 
 log = logging.getLogger(__name__)
 
@@ -217,22 +216,6 @@ def count_in_place_update(cloneset: KubeObject) -> None:
 def count_recreate(cloneset: KubeObject) -> None:
     """A pod of ``cloneset`` was marked ``specified-delete`` to be recreated at the new revision."""
     CLONESET_PODS_RECREATED.labels(*object_key(cloneset)).inc()
-
-
-def in_place_update_seconds(pod: KubeObject, now: datetime) -> float | None:
-    """Seconds since ``pod``'s in-place update started (the state annotation's
-    ``updateTimestamp``), while its ``InPlaceUpdateReady`` condition is False, i.e. the update is
-    still under way; None otherwise (a new pod, an already Ready one, no or a broken state)."""
-    condition = get_condition(pod, IN_PLACE_UPDATE_READY)
-    if condition is None or condition.get("status") != "False":
-        return None
-    try:
-        state = parse_state(pod)
-    except ValueError:
-        return None
-    if state is None or state.update_timestamp is None:
-        return None
-    return max(0.0, (as_utc(now) - as_utc(state.update_timestamp)).total_seconds())
 
 
 def observe_in_place_completed(pod: KubeObject, now: datetime) -> None:

@@ -181,6 +181,8 @@ class PodWriter:
         update_spec: InPlaceUpdateSpec,
         now: datetime,
         revision_labels: Mapping[str, str],
+        *,
+        lifecycle_updating: bool = True,
     ) -> None:
         """Start and write one in-place update (``updatePodInPlace``).
 
@@ -197,7 +199,13 @@ class PodWriter:
             rv = await self.patch_status(pod, {"status": {"conditions": conds}})
             current = {**pod, "metadata": {**mapping(pod.get("metadata")), "resourceVersion": rv}}
         for attempt in range(5):
-            target = in_place_update_pod(current, update_spec, now, revision_labels=revision_labels)
+            target = in_place_update_pod(
+                current,
+                update_spec,
+                now,
+                revision_labels=revision_labels,
+                lifecycle_updating=lifecycle_updating,
+            )
             try:
                 result = await self.kube.patch(
                     PODS, name(pod), pod_patch(current, target), namespace(pod), patch_type="strategic"
