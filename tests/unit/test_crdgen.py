@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from kruise.core.api import IntOrString, KubeModel
+from kruise.core.api.pod import QUANTITY_PATTERN
 from kruise.core.crdgen import (
     CRDSchemaError,
     CRDSpec,
@@ -130,11 +131,31 @@ def test_cloneset_schema_matches_upstream_shape() -> None:
         "updatedReadyReplicas",
         "updatedReplicas",
     ]
-    # embedded objects are schemaless and preserved, as upstream's Schemaless markers produce
-    for name in ("template", "volumeClaimTemplates"):
-        node = spec["properties"][name]
-        assert node["x-kubernetes-preserve-unknown-fields"] is True
-        assert "type" not in node and "properties" not in node
+    # embedded objects are typed (upstream: schemaless) and keep the fields they do not describe
+    template = spec["properties"]["template"]
+    assert template["type"] == "object" and template["x-kubernetes-preserve-unknown-fields"] is True
+    assert set(template["properties"]) == {"metadata", "spec"}
+    pod = template["properties"]["spec"]["properties"]
+    container = pod["containers"]["items"]
+    assert container["x-kubernetes-preserve-unknown-fields"] is True
+    assert container["properties"]["image"] == {"type": "string"}
+    assert container["properties"]["ports"]["items"]["properties"]["containerPort"] == {
+        "type": "integer",
+        "format": "int32",
+    }
+    assert container["properties"]["ports"]["items"]["properties"]["hostIP"] == {"type": "string"}
+    limits = container["properties"]["resources"]["properties"]["limits"]
+    quantity = limits["additionalProperties"]
+    assert "type" not in quantity and quantity["x-kubernetes-preserve-unknown-fields"] is True, "a Quantity"
+    assert quantity["pattern"] == QUANTITY_PATTERN
+    probe_port = container["properties"]["livenessProbe"]["properties"]["httpGet"]["properties"]["port"]
+    assert probe_port["x-kubernetes-int-or-string"] is True
+    annotations = template["properties"]["metadata"]["properties"]["annotations"]
+    assert annotations == {"type": "object", "additionalProperties": {"type": "string"}}
+    assert "creationTimestamp" not in template["properties"]["metadata"]["properties"], "kept as written"
+    claims = spec["properties"]["volumeClaimTemplates"]
+    assert claims["type"] == "array" and claims["items"]["type"] == "object"
+    assert claims["items"]["properties"]["spec"]["properties"]["accessModes"]["items"] == {"type": "string"}
     strategy = spec["properties"]["updateStrategy"]["properties"]
     for name in ("partition", "maxUnavailable", "maxSurge"):
         assert strategy[name]["x-kubernetes-int-or-string"] is True
@@ -228,6 +249,8 @@ def test_cloneset_schema_has_every_appendix_a_field() -> None:
                 continue  # the label selector's own fields are not expanded in Appendix A
             if ".matchSelector." in dotted:
                 continue
+            if dotted.startswith(("spec.template.", "spec.volumeClaimTemplates.")):
+                continue  # core/v1 types, typed by kruise.core.api.pod (upstream: schemaless)
             paths.add(dotted)
     assert paths == set(APPENDIX_A_PATHS)
 

@@ -185,6 +185,9 @@ class AnalysisRunController:
     async def _write(self, obj: JSON, run: AnalysisRun, decision: Decision) -> Result:
         meta = obj["metadata"]
         old = obj.get("status") or {}
+        for event in decision.events:  # before the status write that records the transition
+            if not await self.recorder.transition(obj, event.type, event.reason, event.message, leaving=old):
+                return Result(requeue_after=CONFLICT_RETRY_SECONDS)
         patch = merge_patch(old, decision.status.to_dict())
         if patch:
             body = {"metadata": {"resourceVersion": meta["resourceVersion"]}, "status": patch}
@@ -201,12 +204,13 @@ class AnalysisRunController:
                 return Result(requeue_after=CONFLICT_RETRY_SECONDS)
             except NotFoundError:
                 return Result()
-        for event in decision.events:
-            self.recorder.event(obj, event.type, event.reason, event.message)
         return Result(requeue_after=decision.requeue_after)
 
     async def _write_invalid(self, obj: JSON, message: str) -> Result:
         meta = obj["metadata"]
+        reason, text = "AnalysisRunError", "Analysis Completed. Result: Error"
+        if not await self.recorder.transition(obj, "Warning", reason, text, leaving=obj.get("status") or {}):
+            return Result(requeue_after=CONFLICT_RETRY_SECONDS)
         body = {
             "metadata": {"resourceVersion": meta["resourceVersion"]},
             "status": {"phase": "Error", "message": message},
@@ -217,7 +221,6 @@ class AnalysisRunController:
             return Result(requeue_after=CONFLICT_RETRY_SECONDS)
         except NotFoundError:
             return Result()
-        self.recorder.event(obj, "Warning", "AnalysisRunError", "Analysis Completed. Result: Error")
         return Result()
 
 

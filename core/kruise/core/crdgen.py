@@ -9,7 +9,8 @@ shapes the API server would reject), so every node is structural by construction
 - ``list[X]`` -> ``array``/``items``, ``dict[str, X]`` -> ``object``/``additionalProperties``;
 - ``Literal``/``Enum`` -> ``enum``; ``datetime`` -> ``string``/``date-time``;
 - ``Annotated`` markers from :mod:`kruise.core.api.base` add keys (``format``, list types),
-  replace the node (int-or-string, preserve-unknown-fields) or force ``required``;
+  replace the node (int-or-string, preserve-unknown-fields, another model's schema for a raw
+  dict) or force ``required``;
 - descriptions come from ``Field(description=...)``, else from the first paragraph of the
   model's docstring, as controller-gen uses the field comment over the type comment.
 
@@ -30,7 +31,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import yaml
 from pydantic import BaseModel
 
-from kruise.core.api.base import SchemaExtra, SchemaOverride, SchemaRequired
+from kruise.core.api.base import SchemaExtra, SchemaModel, SchemaOverride, SchemaRequired
 
 __all__ = [
     "AGE_COLUMN",
@@ -215,7 +216,10 @@ def _type_node(tp: Any, markers: list[Any], stack: tuple[type[BaseModel], ...]) 
         inner, *meta = get_args(tp)
         return _type_node(inner, [*meta, *markers], stack)
     overrides = [m for m in markers if isinstance(m, SchemaOverride)]
-    if overrides:
+    models = [m for m in markers if isinstance(m, SchemaModel)]
+    if models:
+        node = _model_node(models[-1].model, stack)
+    elif overrides:
         node = copy.deepcopy(dict(overrides[-1].schema))
     elif _is_union(origin):
         members = [a for a in get_args(tp) if a is not type(None)]

@@ -21,6 +21,14 @@ class PermanentError(KruiseError):
     """Retrying the same input cannot succeed (invalid spec, forbidden change)."""
 
 
+class ReportedError(KruiseError):
+    """A failure already reported to the user (a Warning Event and its log line).
+
+    Whoever retries it (the work queue) only backs off and logs at DEBUG, so one failed attempt
+    makes one Event and one log line, never a traceback.
+    """
+
+
 class FencedError(KruiseError):
     """A write refused before it was sent: this replica can no longer prove it holds the leader
     lease (see :class:`kruise.core.leader.LeaseFence`)."""

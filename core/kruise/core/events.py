@@ -1,24 +1,41 @@
 """Kubernetes Events for state transitions (DESIGN §3: one Event and one log line each).
 
-Events are best effort, as client-go's recorder: a failure to post one is logged
-and never fails the reconcile. Reasons are constants defined next to each
-controller (e.g. ``SuccessfulCreate``), matching upstream's.
+Two ways to post, by what the event reports:
+
+- :meth:`EventRecorder.event`, for what an action did (``SuccessfulCreate`` of a pod, a
+  ``FailedCreate``): best effort, in the background, as client-go's recorder; a failure to post is
+  logged at DEBUG and never fails the reconcile.
+- :meth:`EventRecorder.transition`, for a state transition recorded in ``status``: posted and
+  awaited **before** the status write that records the transition, under a name derived from the
+  transition (the object's uid, the status it leaves, reason and message). A manager that dies
+  between the event and the status write decides the same transition again from the unchanged
+  status after its restart and posts the same name: the API server answers AlreadyExists, so the
+  transition has exactly one Event. One that dies before the event has written neither. If the
+  event cannot be posted for a transient reason, the caller leaves the status unwritten and
+  decides again, so a recorded transition never lacks its event.
+
+Reasons are constants defined next to each controller (e.g. ``SuccessfulCreate``), matching
+upstream's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import datetime
+import hashlib
+import json
 import logging
 import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from kruise.core.errors import KruiseError
+from kruise.core import failpoints
+from kruise.core.errors import AlreadyExistsError, KruiseError, TransientError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import EVENTS
 
 log = logging.getLogger(__name__)
+JSON = dict[str, Any]
 NORMAL = "Normal"
 WARNING = "Warning"
 
@@ -32,9 +49,46 @@ class EventRecorder:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def event(self, obj: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
-        """Record an event on ``obj`` in the background and log it bound to the object."""
+        """Record an event on ``obj`` in the background and log it bound to the object
+        (at WARNING for a ``Warning`` event, else INFO)."""
+        self._log(obj, type_, reason, message)
+        name = f"{_object_name(obj)}.{uuid.uuid4().hex[:16]}"
+        task = asyncio.get_running_loop().create_task(self._post(obj, type_, reason, message, name))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def transition(
+        self, obj: Mapping[str, Any], type_: str, reason: str, message: str, *, leaving: Any
+    ) -> bool:
+        """Post the Event of a transition out of state ``leaving`` (the status before it), now.
+
+        Call it before writing the status that records the transition, and write only on True.
+        Returns False when the API server could not be reached (a transient error): decide again
+        later. An event already posted for this very transition (same object, ``leaving``,
+        reason and message) counts as posted and is not logged twice; a permanent refusal (RBAC,
+        a terminating namespace) is logged and does not hold the transition back.
+        """
         meta = obj.get("metadata") or {}
-        log.info(
+        identity = json.dumps([meta.get("uid"), leaving, reason, message], sort_keys=True, default=str)
+        name = f"{_object_name(obj)}.{hashlib.sha256(identity.encode()).hexdigest()[:16]}"
+        try:
+            await self.kube.create(EVENTS, self._body(obj, type_, reason, message, name), _namespace(obj))
+        except AlreadyExistsError:
+            log.debug("event %s (%s) was already posted", name, reason)
+            return True
+        except TransientError as err:
+            log.warning("could not post event %s on %s, will retry: %s", reason, meta.get("name"), err)
+            return False
+        except KruiseError as err:
+            log.warning("could not post event %s on %s: %s", reason, meta.get("name"), err)
+        self._log(obj, type_, reason, message)
+        failpoints.hit(failpoints.AFTER_TRANSITION_EVENT, reason)
+        return True
+
+    def _log(self, obj: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
+        meta = obj.get("metadata") or {}
+        log.log(
+            logging.WARNING if type_ == WARNING else logging.INFO,
             "%s %s/%s %s: %s",
             obj.get("kind"),
             meta.get("namespace"),
@@ -43,18 +97,14 @@ class EventRecorder:
             message,
             extra={"object": f"{meta.get('namespace')}/{meta.get('name')}", "reason": reason},
         )
-        task = asyncio.get_running_loop().create_task(self._post(obj, type_, reason, message))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
-    async def _post(self, obj: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
+    def _body(self, obj: Mapping[str, Any], type_: str, reason: str, message: str, name: str) -> JSON:
         meta = obj.get("metadata") or {}
         now = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        namespace = meta.get("namespace") or "default"
-        body = {
+        return {
             "apiVersion": "v1",
             "kind": "Event",
-            "metadata": {"name": f"{meta.get('name')}.{uuid.uuid4().hex[:16]}", "namespace": namespace},
+            "metadata": {"name": name, "namespace": _namespace(obj)},
             "involvedObject": {
                 "apiVersion": obj.get("apiVersion"),
                 "kind": obj.get("kind"),
@@ -72,12 +122,23 @@ class EventRecorder:
             "lastTimestamp": now,
             "count": 1,
         }
+
+    async def _post(self, obj: Mapping[str, Any], type_: str, reason: str, message: str, name: str) -> None:
         try:
-            await self.kube.create(EVENTS, body, namespace)
+            await self.kube.create(EVENTS, self._body(obj, type_, reason, message, name), _namespace(obj))
         except KruiseError as err:
-            log.debug("could not post event %s on %s: %s", reason, meta.get("name"), err)
+            log.debug("could not post event %s on %s: %s", reason, _object_name(obj), err)
 
     async def flush(self) -> None:
         """Wait for events still being posted (tests, shutdown)."""
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def _namespace(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("namespace") or "default")
+
+
+def _object_name(obj: Mapping[str, Any]) -> str:
+    """The object's name as an event name prefix (cut so ``<prefix>.<16 hex>`` fits 253)."""
+    return str((obj.get("metadata") or {}).get("name"))[:236]

@@ -36,7 +36,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from kruise.core.errors import FencedError
+from kruise.core.errors import FencedError, KruiseError, ReportedError
 from kruise.core.metrics import (
     RESULT_ERROR,
     RESULT_REQUEUE,
@@ -209,6 +209,9 @@ class WorkQueue:
         counted by result as controller-runtime does: ``error`` (an exception), ``requeue``
         (``requeue_after`` <= 0), ``requeue_after`` (> 0) or ``success``. ``name`` (for logs and
         task names) defaults to the queue's; an unnamed queue takes it and starts exporting.
+        Logging: a :class:`~kruise.core.errors.ReportedError` (already an Event and a log line)
+        at DEBUG, another :class:`~kruise.core.errors.KruiseError` (an API error, a known
+        failure) as one WARNING line, anything else with its traceback (a bug).
         """
         if name is None:
             name = self.name or "workqueue"
@@ -231,6 +234,14 @@ class WorkQueue:
                 except FencedError as err:  # the lease is gone: the runtime is about to stop us
                     outcome = RESULT_ERROR
                     log.info("%s: reconcile %s not written: %s", name, key, err)
+                except ReportedError as err:
+                    outcome = RESULT_ERROR
+                    delay = self.add_rate_limited(key)
+                    log.debug("%s: reconcile %s failed: %s; retrying in %.3fs", name, key, err, delay)
+                except KruiseError as err:
+                    outcome = RESULT_ERROR
+                    delay = self.add_rate_limited(key)
+                    log.warning("%s: reconcile %s failed: %s; retrying in %.3fs", name, key, err, delay)
                 except Exception:
                     outcome = RESULT_ERROR
                     delay = self.add_rate_limited(key)

@@ -73,7 +73,7 @@ EVERYTHING_ON: JSON = {
         },
         "extraRules": [{"apiGroups": ["example.io"], "resources": ["routes"], "verbs": ["get", "update"]}],
     },
-    "webhookConfiguration": {"failurePolicy": "Ignore"},
+    "webhookConfiguration": {"failurePolicy": "Ignore", "timeoutSeconds": 5},
     "daemon": {"enabled": True, "extraEnvs": [{"name": "HTTP_PROXY", "value": "http://proxy:3128"}]},
     "serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}},
 }
@@ -120,6 +120,7 @@ def test_default_render(helm: str) -> None:
         "--webhook-port": "9876",
         "--webhook-cert-dir": "/etc/kruise/webhook-certs",
         "--webhook-failure-policy": "Fail",
+        "--webhook-timeout-seconds": "30",
         "--metrics-addr": ":8080",
         "--health-probe-addr": ":8000",
         "--enable-leader-election": "",
@@ -167,6 +168,7 @@ def test_values_reach_the_manager(helm: str, tmp_path: Path) -> None:
     flags = flag_map(container["args"])
     assert flags["--webhook-port"] == "9443"
     assert flags["--webhook-failure-policy"] == "Ignore"
+    assert flags["--webhook-timeout-seconds"] == "5"
     assert flags["--metrics-addr"] == ":18080"
     assert flags["--health-probe-addr"] == ":18000"
     assert (flags["--kube-client-qps"], flags["--kube-client-burst"]) == ("75", "150")

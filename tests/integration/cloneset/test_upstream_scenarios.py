@@ -41,7 +41,7 @@ from tests.integration.cloneset.helpers import (
     wait_status,
 )
 from tests.support.cluster import TestCluster
-from tests.support.gated_manager import manager_with_gates
+from tests.support.managers import own_replica
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
@@ -370,7 +370,9 @@ async def preparing_update_as_update(
     manager: ManagerProcess, cluster: TestCluster, tmp_path: Path
 ) -> AsyncIterator[None]:
     """A manager with the gate ``PreparingUpdateAsUpdate``, as upstream's e2e run enables it."""
-    async with manager_with_gates(manager, cluster, tmp_path, "PreparingUpdateAsUpdate=true"):
+    async with own_replica(
+        manager, cluster, tmp_path / "gated", extra_args=("--feature-gates=PreparingUpdateAsUpdate=true",)
+    ):
         yield
 
 

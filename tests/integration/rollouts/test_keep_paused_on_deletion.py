@@ -36,7 +36,7 @@ from tests.integration.rollouts.workload_support import (
     wait_pods,
 )
 from tests.support.cluster import TestCluster
-from tests.support.gated_manager import manager_with_gates
+from tests.support.managers import own_replica
 from tests.support.wait import eventually
 
 STEPS = [
@@ -53,7 +53,12 @@ RELEASE_KEYS = {
 
 @pytest.fixture
 async def keep_paused(manager: ManagerProcess, cluster: TestCluster, tmp_path: Path) -> AsyncIterator[None]:
-    async with manager_with_gates(manager, cluster, tmp_path, "KeepWorkloadPausedOnRolloutDeletion=true"):
+    async with own_replica(
+        manager,
+        cluster,
+        tmp_path / "gated",
+        extra_args=("--feature-gates=KeepWorkloadPausedOnRolloutDeletion=true",),
+    ):
         yield
 
 

@@ -22,16 +22,14 @@ from typing import Any
 import pytest
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import LEASES, SERVICES
+from kruise.core.kube.resources import SERVICES
 from kruise.rollouts.manager.process import ManagerProcess
 from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.traffic.resources import HTTPROUTES
 from tests.integration.rollouts import helpers as h
 from tests.support.cluster import TestCluster
-from tests.support.gated_manager import manager_with_gates
+from tests.support.managers import kill_and_restart, own_replica
 from tests.support.wait import eventually
-
-LEASE_NAMESPACE, LEASE_NAME = "kruise-system", "kruise-manager"
 
 
 @pytest.fixture
@@ -39,16 +37,8 @@ async def replica(
     manager: ManagerProcess, cluster: TestCluster, tmp_path: Path
 ) -> AsyncIterator[ManagerProcess]:
     """This module's manager, leading in place of the session one (restored afterwards)."""
-    async with manager_with_gates(manager, cluster, tmp_path, name="replica") as own:
+    async with own_replica(manager, cluster, tmp_path / "replica") as own:
         yield own
-
-
-async def kill_and_restart(kube: KubeClient, proc: ManagerProcess) -> None:
-    await asyncio.to_thread(proc.kill)
-    lease = await kube.get(LEASES, LEASE_NAME, LEASE_NAMESPACE)
-    lease["spec"]["renewTime"] = "2000-01-01T00:00:00.000000Z"
-    await kube.replace(LEASES, lease)
-    await asyncio.to_thread(proc.start)
 
 
 async def catch(

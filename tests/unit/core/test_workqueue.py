@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 
 import pytest
 
+from kruise.core.errors import ReportedError, ServerError
 from kruise.core.workqueue import Result, WorkQueue
 
 
@@ -135,3 +138,37 @@ async def test_pace_is_capped() -> None:
     assert len(q) == 0
     await asyncio.sleep(0.1)
     assert len(q) == 1
+
+
+@pytest.mark.parametrize(
+    ("error", "level", "traceback"),
+    [
+        pytest.param(ReportedError("FailedCreate already an event"), logging.DEBUG, False, id="reported"),
+        pytest.param(ServerError(500, "InternalError", "etcd timeout"), logging.WARNING, False, id="api"),
+        pytest.param(TypeError("a bug"), logging.ERROR, True, id="a bug keeps its traceback"),
+    ],
+)
+async def test_a_failed_reconcile_is_logged_once_by_kind(
+    error: Exception, level: int, traceback: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    q = WorkQueue(base_delay=60)
+    calls = 0
+
+    async def reconcile(key: str) -> Result:
+        nonlocal calls
+        calls += 1
+        raise error
+
+    caplog.set_level(logging.DEBUG, logger="kruise.core.workqueue")
+    q.add("ns/a")
+    runner = asyncio.create_task(q.run(reconcile, workers=1, name="t"))
+    while calls == 0:
+        await asyncio.sleep(0.001)
+    await asyncio.sleep(0.01)
+    runner.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await runner
+    (record,) = [r for r in caplog.records if r.name == "kruise.core.workqueue"]
+    assert record.levelno == level
+    assert (record.exc_info is not None) is traceback
+    assert calls == 1, "backed off, not retried at once"

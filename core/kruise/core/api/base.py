@@ -43,6 +43,7 @@ __all__ = [
     "KubeModel",
     "PreservedObject",
     "SchemaExtra",
+    "SchemaModel",
     "SchemaOverride",
     "SchemaRequired",
     "Schemaless",
@@ -124,6 +125,22 @@ class SchemaOverride:
         return f"SchemaOverride({dict(self.schema)!r})"
 
 
+class SchemaModel:
+    """``Annotated`` marker: describe this field with ``model``'s schema, keep its value as is.
+
+    For Kubernetes objects a kind embeds (a pod template) that controllers handle as raw dicts
+    but the CRD should type: ``Annotated[dict[str, Any], SchemaModel(PodTemplateSpec)]``.
+    """
+
+    __slots__ = ("model",)
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.model = model
+
+    def __repr__(self) -> str:
+        return f"SchemaModel({self.model.__name__})"
+
+
 class SchemaRequired:
     """``Annotated`` marker: force the field in (or out of) the CRD ``required`` list.
 
@@ -142,9 +159,16 @@ class SchemaRequired:
 
 
 INT_OR_STRING_SCHEMA: Mapping[str, Any] = MappingProxyType(
-    {"anyOf": [{"type": "integer"}, {"type": "string"}], "x-kubernetes-int-or-string": True}
+    {
+        "anyOf": [{"type": "integer"}, {"type": "string"}],
+        "x-kubernetes-int-or-string": True,
+        "minimum": -(2**31),
+        "maximum": 2**31 - 1,
+    }
 )
-"""The structural schema of ``intstr.IntOrString`` as emitted by controller-gen."""
+"""The structural schema of ``intstr.IntOrString``: controller-gen's, plus the ``int32`` range of
+its ``IntVal`` (the bounds apply to integers only; upstream's decoder refuses a larger number, the
+API server's schema validation names the field here)."""
 
 SCHEMALESS_SCHEMA: Mapping[str, Any] = MappingProxyType({"x-kubernetes-preserve-unknown-fields": True})
 """A node with no type whose content is kept as is (upstream ``Schemaless`` + preserve)."""

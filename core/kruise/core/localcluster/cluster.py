@@ -373,6 +373,20 @@ class LocalCluster:
         self.state.real_node_timings = dict(self.real.timings)
         self.state.save()
 
+    def restart_apiserver(self, *, down_seconds: float = 0.0, timeout: float = 10.0) -> float:
+        """Stop kube-apiserver (SIGTERM, then SIGKILL), wait ``down_seconds``, start it again on the
+        same port and certificates, and wait for ``/readyz``; returns the seconds it was down.
+
+        For fault tests: clients see their connections drop and the server come back.
+        """
+        assert self.state is not None
+        started = time.monotonic()
+        pid = self.state.pids["kube-apiserver"]
+        terminate(pid, self._procs.get("kube-apiserver"), timeout)
+        time.sleep(down_seconds)
+        self._start_apiserver()
+        return time.monotonic() - started
+
     # ------------------------------------------------------------------ stop
     def stop(self, *, remove: bool = True, timeout: float = 10.0) -> None:
         """Stop the real nodes (undoing their host changes), then every control-plane

@@ -5,6 +5,15 @@ configurations, ``kruise-mutating-webhook-configuration`` and
 ``kruise-validating-webhook-configuration``, and writes its CA bundle into them
 at start. The client config is a URL when the manager runs outside the cluster
 (tests, the demo) or a Service reference when it runs in it (the Helm chart).
+
+**A webhook sees only what it must.** With ``failurePolicy: Fail`` every request a webhook
+matches waits for the manager, and is refused while it is down. So each webhook narrows what
+the API server sends it: ``objectSelector`` (the workload hold webhooks only see workloads a
+Rollout labelled ``rollouts.kruise.io/workload-type``, as Kruise Rollouts' chart),
+``namespaceSelector`` (:func:`excluded_namespaces_selector`: ``kube-system`` and the manager's
+own namespace) and CEL ``matchConditions`` (:func:`operation_or_changed`: an UPDATE that leaves
+the fields a webhook judges untouched, such as a label or a finalizer, is not sent).
+``timeoutSeconds`` bounds the wait when the manager hangs (``--webhook-timeout-seconds``).
 """
 
 from __future__ import annotations
@@ -39,9 +48,40 @@ class Rule:
         }
 
 
+DEFAULT_TIMEOUT_SECONDS = 30
+"""Webhooks' ``timeoutSeconds`` unless configured (kruise chart: ``webhookConfiguration.timeoutSeconds``)."""
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+"""The label the API server puts on every Namespace, its own name."""
+
+
+@dataclass(frozen=True)
+class WebhookSettings:
+    """What every webhook of one manager shares: failure policy, timeout, namespaces left out.
+
+    ``excluded_namespaces`` is what :func:`excluded_namespaces_selector` keeps out of the
+    webhooks that watch objects the manager does not own (native Deployments, and CloneSets
+    only as Rollout workloads): ``kube-system`` and the manager's own namespace.
+    """
+
+    failure_policy: str = "Fail"
+    timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS
+    excluded_namespaces: tuple[str, ...] = ("kube-system",)
+
+
+@dataclass(frozen=True)
+class MatchCondition:
+    """One CEL ``matchConditions`` entry: the API server calls the webhook only when all are true."""
+
+    name: str
+    expression: str
+
+    def to_dict(self) -> JSON:
+        return {"name": self.name, "expression": self.expression}
+
+
 @dataclass(frozen=True)
 class WebhookSpec:
-    """One webhook: its name (``mcloneset.kb.io``), served path, kind and rules."""
+    """One webhook: its name (``mcloneset.kb.io``), served path, kind, rules and scope."""
 
     name: str
     path: str
@@ -50,7 +90,34 @@ class WebhookSpec:
     failure_policy: str = "Fail"
     object_selector: JSON | None = None
     namespace_selector: JSON | None = field(default=None)
-    timeout_seconds: int = 30
+    timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS
+    match_conditions: tuple[MatchCondition, ...] = ()
+
+
+def excluded_namespaces_selector(namespaces: tuple[str, ...]) -> JSON:
+    """A ``namespaceSelector`` matching every namespace except ``namespaces`` (by name label)."""
+    return {
+        "matchExpressions": [
+            {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": sorted(set(namespaces))}
+        ]
+    }
+
+
+def _field_changed(path: str) -> str:
+    """CEL: ``object.<path>`` differs from ``oldObject.<path>`` (presence included)."""
+    parent, _, leaf = path.rpartition(".")
+    new, old = f"object.{parent}" if parent else "object", f"oldObject.{parent}" if parent else "oldObject"
+    return f"has({new}.{leaf}) != has({old}.{leaf}) || (has({new}.{leaf}) && {new}.{leaf} != {old}.{leaf})"
+
+
+def operation_or_changed(*paths: str, name: str = "relevant-change") -> MatchCondition:
+    """Call the webhook for anything but an UPDATE, and for an UPDATE changing one of ``paths``.
+
+    ``paths`` are dotted fields under the object (``spec``, ``metadata.annotations``). CEL's
+    ``||`` short-circuits, so ``oldObject`` is only read on UPDATE (it is null on CREATE).
+    """
+    changed = " || ".join(f"({_field_changed(p)})" for p in paths)
+    return MatchCondition(name, f"request.operation != 'UPDATE' || {changed}")
 
 
 @dataclass(frozen=True)
@@ -97,6 +164,8 @@ def build_configuration(
             hook["objectSelector"] = spec.object_selector
         if spec.namespace_selector is not None:
             hook["namespaceSelector"] = spec.namespace_selector
+        if spec.match_conditions:
+            hook["matchConditions"] = [c.to_dict() for c in spec.match_conditions]
         if mutating:
             hook["reinvocationPolicy"] = "Never"
         webhooks.append(hook)

@@ -59,6 +59,15 @@ def manager(
     webhook_failure_policy: Annotated[
         str, typer.Option("--webhook-failure-policy", help="failurePolicy of the webhooks: Fail or Ignore.")
     ] = "Fail",
+    webhook_timeout_seconds: Annotated[
+        int,
+        typer.Option(
+            "--webhook-timeout-seconds",
+            min=1,
+            max=30,
+            help="timeoutSeconds of the webhooks: how long the API server waits for this manager.",
+        ),
+    ] = 30,
     metrics_addr: Annotated[
         str, typer.Option("--metrics-addr", help="Prometheus /metrics address (:0 = off).")
     ] = ":8080",
@@ -115,6 +124,7 @@ def manager(
         webhook_cert_dir=webhook_cert_dir,
         webhook_url_base=webhook_url_base,
         webhook_failure_policy=webhook_failure_policy,
+        webhook_timeout_seconds=webhook_timeout_seconds,
         metrics_addr=metrics_addr,
         health_probe_addr=health_probe_addr,
         enable_leader_election=enable_leader_election,

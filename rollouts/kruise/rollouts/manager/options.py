@@ -65,6 +65,7 @@ class ManagerOptions:
     webhook_service_name: str = "kruise-webhook-service"
     webhook_service_namespace: str = "kruise-system"
     webhook_failure_policy: str = "Fail"
+    webhook_timeout_seconds: int = 30  # timeoutSeconds of every webhook (1-30, the API's range)
     manage_webhook_configurations: bool = True
     metrics_addr: str = ":8080"
     health_probe_addr: str = ":8000"

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 
 from kruise.core.localcluster.cluster import free_port
@@ -28,12 +29,14 @@ class ManagerProcess:
         *,
         extra_args: tuple[str, ...] = (),
         name: str = "manager",
+        env: Mapping[str, str] | None = None,
         log_level: str | None = None,
     ):
         self.kubeconfig = kubeconfig
         self.workdir = workdir
         self.extra_args = extra_args
         self.name = name
+        self.env = dict(env or {})  # extra environment (e.g. KRUISE_FAILPOINTS for fault tests)
         self.log_level = log_level
         self.webhook_port = free_port()
         self.health_port = free_port()
@@ -60,7 +63,11 @@ class ManagerProcess:
     def start(self, timeout: float = 30.0) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child
-        env = {**os.environ, "KRUISE_LOG_LEVEL": self.log_level or os.environ.get("KRUISE_LOG_LEVEL", "INFO")}
+        env = {
+            **os.environ,
+            "KRUISE_LOG_LEVEL": self.log_level or os.environ.get("KRUISE_LOG_LEVEL", "INFO"),
+            **self.env,
+        }
         self.proc = subprocess.Popen(self.args(), stdout=log, stderr=subprocess.STDOUT, env=env)
         log.close()
         deadline = time.monotonic() + timeout

@@ -6,7 +6,7 @@ from typing import Any
 
 from kruise.core.kube import KubeClient
 from kruise.core.webhook import WebhookServer
-from kruise.core.webhook.configuration import WebhookSpec
+from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
 from kruise.core.webhook.conversion import answer_conversion, desired_group
 from kruise.rollouts.api.conversion import convert_review
 from kruise.rollouts.manager.options import ManagerOptions
@@ -46,15 +46,26 @@ def convert(review: dict[str, Any]) -> dict[str, Any]:
     return convert_review(review)
 
 
+def webhook_settings(options: ManagerOptions) -> WebhookSettings:
+    """Failure policy and timeout from the flags; ``kube-system`` and the manager's namespace
+    (that of its Lease, the chart's install namespace) are left out of the workload webhooks."""
+    return WebhookSettings(
+        failure_policy=options.webhook_failure_policy,
+        timeout_seconds=options.webhook_timeout_seconds,
+        excluded_namespaces=("kube-system", options.leader_election_namespace),
+    )
+
+
 def webhook_specs(options: ManagerOptions) -> list[WebhookSpec]:
     """Every webhook for the configurations (in registration order)."""
-    policy = options.webhook_failure_policy
+    settings = webhook_settings(options)
+    protection = options.feature_gates.get("ResourcesDeletionProtection", False)
     return [
-        *cloneset_webhook_specs(policy),
-        *statefulset_webhook_specs(policy),
-        *workload_webhook_specs(policy),
-        *deployment_webhook_specs(policy),
-        *rollout_webhook_specs(policy),
+        *cloneset_webhook_specs(settings, deletion_protection=protection),
+        *statefulset_webhook_specs(settings, deletion_protection=protection),
+        *workload_webhook_specs(settings),
+        *deployment_webhook_specs(settings),
+        *rollout_webhook_specs(settings),
     ]
 
 

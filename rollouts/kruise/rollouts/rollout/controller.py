@@ -1,10 +1,15 @@
 """The Rollout controller shell: observe, decide (pure machine), act, persist status once.
 
 Per reconcile: read the Rollout, its workload and BatchRelease from the cache; keep
-the ``rollouts.kruise.io/rollout`` finalizer while the Rollout lives; call
+the ``rollouts.kruise.io/rollout`` finalizer while the Rollout lives and the workload labelled
+``rollouts.kruise.io/workload-type`` (:mod:`~kruise.rollouts.rollout.workloadlabel`: the hold
+webhooks see only labelled workloads; the label goes with the finalizer); call
 :func:`~kruise.rollouts.rollout.machine.decide` for the actions of the current state,
 run them (:class:`~kruise.rollouts.rollout.effects.Effects`), call it again with what
-each action changed, then write the status with a resourceVersion precondition (so a
+each action changed, then post the decision's transition events
+(:meth:`~kruise.core.events.EventRecorder.transition`: before the status write, named after the
+transition, so a crash in between neither loses nor doubles one) and write the status with a
+resourceVersion precondition (so a
 concurrent ``kubectl kruise rollout approve`` is never overwritten: the write
 conflicts and the next round decides on the approved status).
 
@@ -18,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import logging
 from typing import Any
 
 from kruise.analysis.resources import ANALYSIS_RUNS
@@ -26,6 +30,7 @@ from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.events import EventRecorder
 from kruise.core.informer import object_key
 from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
 from kruise.core.patches import merge_patch
 from kruise.core.runtime import ControllerSpec, Watch, primary
 from kruise.core.workqueue import Result
@@ -40,8 +45,8 @@ from kruise.rollouts.rollout.effects import Effects, TrafficPort
 from kruise.rollouts.rollout.hashing import rollout_hash
 from kruise.rollouts.rollout.model import BatchView, Observed
 from kruise.rollouts.rollout.observe import observe_workload
+from kruise.rollouts.rollout.workloadlabel import label_patch, unlabel_patch
 
-log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 ANALYSIS_ERROR_REASON = "AnalysisError"
 """Warning event reason when an analysis gate cannot start (its message is also ``status.message``)."""
@@ -125,6 +130,8 @@ class RolloutController:
         if not deleting and await self._annotate_hash(rollout):
             return Result(requeue_after=0.1)
         workload, info = observe_workload(rollout, self.cache)
+        if workload is not None and not deleting:
+            await self._patch_workload(workload, label_patch(workload))
         obs = Observed(
             now=datetime.datetime.now(datetime.UTC),
             workload=info,
@@ -145,14 +152,19 @@ class RolloutController:
             if first.sequential and changed[-1]:
                 break  # the rest waits for the next round (and the grace period)
         decision = decide(rollout, obs, changed)
-        for event in decision.events:
-            self.recorder.event(rollout, event.type, event.reason, event.message)
+        leaving = rollout.get("status") or {}
+        for event in decision.events:  # before the status write that records the transition
+            if not await self.recorder.transition(
+                rollout, event.type, event.reason, event.message, leaving=leaving
+            ):
+                return Result(requeue_after=BLOCKED_RECHECK_SECONDS)
         new_status = decision.status
         if blocked is not None:
             new_status = {**decision.status, "message": str(blocked)}
-            if (rollout.get("status") or {}).get("message") != str(blocked):
-                log.warning("Rollout %s: %s", key, blocked)
-                self.recorder.event(rollout, "Warning", ANALYSIS_ERROR_REASON, str(blocked))
+            if leaving.get("message") != str(blocked) and not await self.recorder.transition(
+                rollout, "Warning", ANALYSIS_ERROR_REASON, str(blocked), leaving=leaving
+            ):
+                return Result(requeue_after=BLOCKED_RECHECK_SECONDS)
         status_patch = merge_patch(rollout.get("status") or {}, new_status)
         if status_patch:
             try:
@@ -171,6 +183,8 @@ class RolloutController:
         if has_analysis(rollout) and decision.status.get("phase") == "Healthy":
             await analysis_effects.gc_runs(self.kube, rollout)
         if decision.remove_finalizer:
+            if workload is not None:
+                await self._patch_workload(workload, unlabel_patch(workload))
             await self._set_finalizers(
                 rollout, [f for f in meta.get("finalizers") or [] if f != ROLLOUT_FINALIZER]
             )
@@ -197,6 +211,15 @@ class RolloutController:
         with contextlib.suppress(NotFoundError):
             await self.kube.patch(ROLLOUTS, meta["name"], patch, meta["namespace"], patch_type="merge")
         return True
+
+    async def _patch_workload(self, workload: JSON, patch: JSON | None) -> None:
+        """Merge-patch the workload's metadata (the workload-type label); gone is fine."""
+        if patch is None:
+            return
+        resource = CLONESETS if workload.get("kind") == "CloneSet" else DEPLOYMENTS
+        meta = workload.get("metadata") or {}
+        with contextlib.suppress(NotFoundError):
+            await self.kube.patch(resource, meta["name"], patch, meta["namespace"], patch_type="merge")
 
     async def _set_finalizers(self, rollout: JSON, finalizers: list[str]) -> None:
         meta = rollout["metadata"]

@@ -3,7 +3,9 @@
 Served at ``/mutate-apps-v1-deployment`` as ``mdeployment.kb.io`` (upstream's path and name);
 the decision is :func:`~kruise.rollouts.rollout.deploymenthold.hold_deployment`. Updates that
 cannot matter (no release in progress, template and rollout-id unchanged) are admitted without
-reading anything.
+reading anything. The API server sends it only Deployments labelled
+``rollouts.kruise.io/workload-type`` (and not the manager's own, ``control-plane:
+controller-manager``, as upstream's chart), outside ``kube-system`` and the manager's namespace.
 """
 
 from __future__ import annotations
@@ -16,23 +18,32 @@ from kruise.core.errors import NotFoundError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import REPLICASETS
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
-from kruise.core.webhook.configuration import Rule, WebhookSpec
+from kruise.core.webhook.configuration import (
+    Rule,
+    WebhookSettings,
+    WebhookSpec,
+    excluded_namespaces_selector,
+)
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION
 from kruise.rollouts.rollout.deploymenthold import effective_revision_change, hold_deployment
 from kruise.rollouts.rollout.workloadhold import rollout_for
+from kruise.rollouts.rollout.workloadlabel import MANAGER_DEPLOYMENT_EXCLUSION, held_workload_selector
 
 HOLD_DEPLOYMENT_PATH = "/mutate-apps-v1-deployment"
 
 
-def deployment_webhook_specs(failure_policy: str = "Fail") -> list[WebhookSpec]:
+def deployment_webhook_specs(settings: WebhookSettings = WebhookSettings()) -> list[WebhookSpec]:
     return [
         WebhookSpec(
             name="mdeployment.kb.io",
             path=HOLD_DEPLOYMENT_PATH,
             mutating=True,
             rules=(Rule("apps", "v1", "deployments", ("UPDATE",)),),
-            failure_policy=failure_policy,
+            failure_policy=settings.failure_policy,
+            timeout_seconds=settings.timeout_seconds,
+            object_selector=held_workload_selector(MANAGER_DEPLOYMENT_EXCLUSION),
+            namespace_selector=excluded_namespaces_selector(settings.excluded_namespaces),
         )
     ]
 

@@ -3,6 +3,11 @@
 Validation follows Kruise Rollouts' ``pkg/webhook/rollout/validating`` (rules and messages in
 :mod:`kruise.rollouts.admission`); denials are HTTP 422 with the aggregated field errors.
 Conversion answers ConversionReviews with :func:`kruise.rollouts.api.conversion.convert_review`.
+
+Both admission webhooks see every CREATE, and an UPDATE only when ``spec`` or the annotations
+changed (v1alpha1 keeps the rolling style and the rollback-in-batch switch there): a finalizer,
+label or status write never waits for the manager. Conversion cannot be scoped: the API server
+calls it whenever a client reads or writes the version that is not stored.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import jsonpatch
 from kruise.core.errors import NotFoundError
 from kruise.core.kube.client import KubeClient
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
-from kruise.core.webhook.configuration import Rule, WebhookSpec
+from kruise.core.webhook.configuration import Rule, WebhookSettings, WebhookSpec, operation_or_changed
 from kruise.rollouts.admission import aggregate, default_rollout, validate_rollout
 from kruise.rollouts.resources import ROLLOUTS
 
@@ -24,13 +29,25 @@ CONVERT_PATH = "/convert"
 CONVERTED_CRDS = ["rollouts.rollouts.kruise.io", "batchreleases.rollouts.kruise.io"]
 
 
-def rollout_webhook_specs(failure_policy: str = "Fail") -> list[WebhookSpec]:
+def rollout_webhook_specs(settings: WebhookSettings = WebhookSettings()) -> list[WebhookSpec]:
     rules = tuple(
         Rule("rollouts.kruise.io", v, "rollouts", ("CREATE", "UPDATE")) for v in ("v1alpha1", "v1beta1")
     )
+    changed = (operation_or_changed("spec", "metadata.annotations", name="spec-changed"),)
     return [
-        WebhookSpec("mrollout.kb.io", MUTATE_ROLLOUT_PATH, True, rules, failure_policy=failure_policy),
-        WebhookSpec("vrollout.kb.io", VALIDATE_ROLLOUT_PATH, False, rules, failure_policy=failure_policy),
+        WebhookSpec(
+            name,
+            path,
+            mutating,
+            rules,
+            failure_policy=settings.failure_policy,
+            timeout_seconds=settings.timeout_seconds,
+            match_conditions=changed,
+        )
+        for name, path, mutating in (
+            ("mrollout.kb.io", MUTATE_ROLLOUT_PATH, True),
+            ("vrollout.kb.io", VALIDATE_ROLLOUT_PATH, False),
+        )
     ]
 
 

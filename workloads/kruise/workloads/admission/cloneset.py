@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
+from kruise.core.api.pod import PersistentVolumeClaimTemplate, PodTemplateSpec
 from kruise.workloads.admission.cloneset_strategy import (
     PodLookup,
     validate_scale_strategy,
@@ -45,12 +48,13 @@ from kruise.workloads.admission.pod_defaults import (
     default_claim_template,
     default_pod_template,
 )
-from kruise.workloads.admission.pod_validation import validate_pod_template
+from kruise.workloads.api.cloneset import CloneSet
 
 __all__ = [
     "MUTABLE_SPEC_FIELDS",
     "SPEC_UPDATE_FORBIDDEN_MESSAGE",
     "default_cloneset",
+    "is_well_typed",
     "validate_cloneset_create",
     "validate_cloneset_delete",
     "validate_cloneset_update",
@@ -86,6 +90,23 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 def _spec(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return _mapping(_mapping(obj).get("spec"))
+
+
+def is_well_typed(obj: Mapping[str, Any]) -> bool:
+    """Whether every field of the CloneSet has its schema's JSON type (pod and claim templates too).
+
+    The mutating webhook runs before the API server checks the schema; upstream's decodes the
+    object into Go structs first and fails on a wrong type. Ours leaves such an object unchanged
+    (no defaults that could replace the bad value), so the schema refuses it naming the field.
+    """
+    try:
+        cloneset = CloneSet.from_dict(obj)
+        PodTemplateSpec.model_validate(cloneset.spec.template)
+        for claim in cloneset.spec.volume_claim_templates or []:
+            PersistentVolumeClaimTemplate.model_validate(claim)
+    except ValidationError:
+        return False
+    return True
 
 
 def default_cloneset(
@@ -128,7 +149,7 @@ def default_cloneset(
     strategy = spec.get("updateStrategy")
     strategy = dict(strategy) if isinstance(strategy, Mapping) else {}
     spec["updateStrategy"] = strategy
-    if not strategy.get("type"):
+    if strategy.get("type") in (None, ""):  # a value of the wrong type is left to the schema
         strategy["type"] = "ReCreate"
     elif strategy["type"] in _IN_PLACE_TYPES and strategy.get("inPlaceUpdateStrategy") is None:
         strategy["inPlaceUpdateStrategy"] = {}
@@ -149,8 +170,10 @@ def _no_pods(name: str) -> Mapping[str, Any] | None:
     return None
 
 
-def _validate_template(spec: Mapping[str, Any], selector: Any, path: str) -> list[FieldError]:
-    """Selector/template agreement and the pod-template checks (``validateCloneSetSpec``)."""
+def _validate_template(
+    spec: Mapping[str, Any], selector: Any, path: str, template_errors: Sequence[FieldError]
+) -> list[FieldError]:
+    """Selector/template agreement, then the pod-template verdict (``validateCloneSetSpec``)."""
     template = _mapping(spec.get("template"))
     labels = _mapping(template.get("metadata")).get("labels")
     try:
@@ -170,12 +193,14 @@ def _validate_template(spec: Mapping[str, Any], selector: Any, path: str) -> lis
                 "`selector` does not match template `labels`",
             )
         )
-    claim_names = [
-        str(_mapping(_mapping(c).get("metadata")).get("name") or "")
-        for c in spec.get("volumeClaimTemplates") or []
-    ]
-    defaulted = default_pod_template(template)  # upstream's convertor applies SetDefaultPodSpec first
-    errs.extend(validate_pod_template(defaulted, f"{path}.template", extra_volumes=claim_names))
+    errs.extend(template_errors)
+    if _mapping(template.get("spec")).get("ephemeralContainers"):
+        errs.append(
+            forbidden(
+                f"{path}.template.spec.ephemeralContainers",
+                "ephemeral containers not allowed in pod template",
+            )
+        )
     return errs
 
 
@@ -184,6 +209,7 @@ def _validate_spec(
     old_spec: Mapping[str, Any] | None,
     metadata: Mapping[str, Any],
     pod_lookup: PodLookup,
+    template_errors: Sequence[FieldError],
 ) -> list[FieldError]:
     errs: list[FieldError] = []
     replicas_raw = spec.get("replicas")
@@ -202,7 +228,7 @@ def _validate_spec(
                     "spec.selector", go_label_selector(selector), "empty selector is invalid for cloneset"
                 )
             )
-    errs.extend(_validate_template(spec, selector, "spec"))
+    errs.extend(_validate_template(spec, selector, "spec", template_errors))
     pod_spec = _mapping(default_pod_template(_mapping(spec.get("template"))).get("spec"))
     restart = str(pod_spec.get("restartPolicy") or "")
     if restart and restart != "Always":
@@ -227,25 +253,35 @@ def _validate_spec(
 
 
 def _validate_cloneset(
-    obj: Mapping[str, Any], old: Mapping[str, Any] | None, pod_lookup: PodLookup
+    obj: Mapping[str, Any],
+    old: Mapping[str, Any] | None,
+    pod_lookup: PodLookup,
+    template_errors: Sequence[FieldError],
 ) -> list[FieldError]:
     metadata = _mapping(obj.get("metadata"))
     errs = validate_object_meta(metadata, requires_namespace=True)
-    errs.extend(_validate_spec(_spec(obj), _spec(old) if old is not None else None, metadata, pod_lookup))
+    old_spec = _spec(old) if old is not None else None
+    errs.extend(_validate_spec(_spec(obj), old_spec, metadata, pod_lookup, template_errors))
     return errs
 
 
-def validate_cloneset_create(obj: Mapping[str, Any], *, pod_lookup: PodLookup = _no_pods) -> list[FieldError]:
+def validate_cloneset_create(
+    obj: Mapping[str, Any],
+    *,
+    pod_lookup: PodLookup = _no_pods,
+    template_errors: Sequence[FieldError] = (),
+) -> list[FieldError]:
     """Validating webhook on CREATE (``validateCloneSet(obj, nil)``); ``[]`` means admitted.
 
     Checks, in upstream's order: metadata (name a DNS-1123 subdomain, namespace required...),
     ``replicas >= 0``, selector (required, valid, non-empty, matching the template labels), the
-    defaulted template (:mod:`.pod_validation`, claim templates mocked in as volumes),
-    ``restartPolicy: Always``, no ``activeDeadlineSeconds``, then :mod:`.cloneset_strategy`.
-    ``pod_lookup`` resolves ``podsToDelete`` names (default: no pod exists). Like the API
-    server, the caller must have filled ``metadata.namespace`` (and ``uid``) before.
+    template (``template_errors``: the API server's verdict on a Pod made from it, see
+    :mod:`.podtemplate`; no ephemeral containers), ``restartPolicy: Always``, no
+    ``activeDeadlineSeconds``, then :mod:`.cloneset_strategy`. ``pod_lookup`` resolves
+    ``podsToDelete`` names (default: no pod exists). Like the API server, the caller must have
+    filled ``metadata.namespace`` (and ``uid``) before.
     """
-    return _validate_cloneset(obj, None, pod_lookup)
+    return _validate_cloneset(obj, None, pod_lookup, template_errors)
 
 
 def _semantic(value: Any) -> Any:
@@ -272,15 +308,20 @@ def in_place_only_violation(old: Mapping[str, Any], new: Mapping[str, Any]) -> s
 
 
 def validate_cloneset_update(
-    obj: Mapping[str, Any], old: Mapping[str, Any], *, pod_lookup: PodLookup = _no_pods
+    obj: Mapping[str, Any],
+    old: Mapping[str, Any],
+    *,
+    pod_lookup: PodLookup = _no_pods,
+    template_errors: Sequence[FieldError] = (),
 ) -> list[FieldError]:
     """Validating webhook on UPDATE (``validateCloneSetUpdate``); ``[]`` means admitted.
 
     First ``spec: Forbidden: updates to cloneset spec for fields other than ...`` when a field
     outside :data:`MUTABLE_SPEC_FIELDS` changed (the selector), then ``spec: Forbidden: only
     allowed to update images in spec for InPlaceOnly, but found <op> <path>``, then every create
-    check; ``podsToDelete`` lookups only for names not already in ``old``. Metadata immutability
-    (``ValidateObjectMetaUpdate``) is left to the API server.
+    check; ``podsToDelete`` lookups only for names not already in ``old``; ``template_errors`` as
+    for :func:`validate_cloneset_create`. Metadata immutability (``ValidateObjectMetaUpdate``) is
+    left to the API server.
     """
     errs: list[FieldError] = []
     new_rest = {k: v for k, v in _spec(obj).items() if k not in MUTABLE_SPEC_FIELDS}
@@ -290,7 +331,7 @@ def validate_cloneset_update(
     violation = in_place_only_violation(old, obj)
     if violation is not None:
         errs.append(forbidden("spec", violation))
-    errs.extend(_validate_cloneset(obj, old, pod_lookup))
+    errs.extend(_validate_cloneset(obj, old, pod_lookup, template_errors))
     return errs
 
 

@@ -8,10 +8,12 @@ Mirrors ``validateScaleStrategy`` / ``validateUpdateStrategy`` of
   compared with the old object must be an existing, non-terminating pod controlled by this
   CloneSet (``find pod <n> failed: <err>`` / ``already terminating`` / ``owner is not this
   CloneSet``).
-- ``type`` is ReCreate, InPlaceIfPossible or InPlaceOnly; ``partition`` must parse as an
-  int-or-``"<n>%"`` and not be negative; ``maxUnavailable``/``maxSurge`` use the legacy parser
-  (any string is a percentage); ``maxSurge > 0`` is rejected with InPlaceOnly; with
-  ``replicas > 0``, maxUnavailable and maxSurge (as pod counts) may not both be below 1.
+- ``type`` is ReCreate, InPlaceIfPossible or InPlaceOnly; ``partition`` must be an int or a
+  percentage, fractional ones included (``"33.5%"``), and not be negative; ``maxUnavailable``/
+  ``maxSurge`` (and ``scaleStrategy.maxUnavailable``, which upstream leaves unchecked) an int or
+  an integer percentage (see :mod:`.intstr` for why); ``maxSurge > 0`` is rejected with
+  InPlaceOnly; with ``replicas > 0``, maxUnavailable and maxSurge (as pod counts) may not both
+  be below 1.
 - priority: weight and order lists are exclusive, weights in 0..100 (upstream's message says
   1-100 but accepts 0), selectors non-empty and valid, ordered keys non-empty; scatter: keys
   non-empty, no duplicate key/value pair. Both are reported as ``Required`` errors, as upstream.
@@ -35,8 +37,8 @@ from kruise.workloads.admission.fielderrors import (
 )
 from kruise.workloads.admission.intstr import (
     IntOrStringError,
-    get_scaled_value,
-    get_value,
+    get_scaled_float_percent,
+    get_scaled_int_percent,
     int_or_string_text,
 )
 from kruise.workloads.admission.metavalidation import (
@@ -96,10 +98,21 @@ def validate_scale_strategy(
     pod_lookup: PodLookup,
     path: str,
 ) -> list[FieldError]:
-    """``validateScaleStrategy``: ``podsToDelete`` duplicates and the newly added names' pods."""
-    pods_path = f"{path}.podsToDelete"
-    raw = strategy.get("podsToDelete")
-    names = [str(n) for n in _list(raw)]
+    """``validateScaleStrategy``: ``podsToDelete`` duplicates and the newly added names' pods;
+    then (ours, upstream leaves it unchecked) ``maxUnavailable`` is an int or an integer percentage."""
+    errs = _pods_to_delete_errors(strategy, old_strategy, metadata, pod_lookup, f"{path}.podsToDelete")
+    _int_percent_count(strategy.get("maxUnavailable"), 1, "maxUnavailable", f"{path}.maxUnavailable", errs)
+    return errs
+
+
+def _pods_to_delete_errors(
+    strategy: Mapping[str, Any],
+    old_strategy: Mapping[str, Any] | None,
+    metadata: Mapping[str, Any],
+    pod_lookup: PodLookup,
+    pods_path: str,
+) -> list[FieldError]:
+    names = [str(n) for n in _list(strategy.get("podsToDelete"))]
     dups = _duplicates(names)
     if dups:
         return [invalid(pods_path, go_string_slice(names), f"duplicated items {go_value_list(dups)}")]
@@ -159,11 +172,11 @@ def scatter_strategy_error(strategy: Any) -> str | None:
     return None
 
 
-def _legacy_count(value: Any, replicas: int, field: str, path: str, errs: list[FieldError]) -> int:
+def _int_percent_count(value: Any, replicas: int, field: str, path: str, errs: list[FieldError]) -> int:
     if value is None:
         return 0
     try:
-        return get_value(value, replicas, True)
+        return get_scaled_int_percent(value, replicas, True)
     except IntOrStringError as err:
         errs.append(
             invalid(path, int_or_string_text(value), f"failed getValueFromIntOrPercent for {field}: {err}")
@@ -179,7 +192,7 @@ def validate_update_strategy(strategy: Mapping[str, Any], replicas: int, path: s
         errs.append(invalid(f"{path}.type", kind, "must be 'ReCreate', InPlaceIfPossible or 'InPlaceOnly'"))
     partition_raw = strategy.get("partition")
     try:
-        partition = get_scaled_value(partition_raw, replicas, True)
+        partition = get_scaled_float_percent(partition_raw, replicas, True)
     except IntOrStringError as err:
         partition = 0
         errs.append(
@@ -198,11 +211,11 @@ def validate_update_strategy(strategy: Mapping[str, Any], replicas: int, path: s
     if scatter:
         errs.append(required(f"{path}.scatterStrategy", scatter))
     unavailable_raw = strategy.get("maxUnavailable")
-    max_unavailable = _legacy_count(
+    max_unavailable = _int_percent_count(
         unavailable_raw, replicas, "maxUnavailable", f"{path}.maxUnavailable", errs
     )
     surge_raw = strategy.get("maxSurge")
-    max_surge = _legacy_count(surge_raw, replicas, "maxSurge", f"{path}.maxSurge", errs)
+    max_surge = _int_percent_count(surge_raw, replicas, "maxSurge", f"{path}.maxSurge", errs)
     if surge_raw is not None and kind == "InPlaceOnly" and max_surge > 0:
         errs.append(
             invalid(

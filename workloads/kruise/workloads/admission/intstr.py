@@ -1,28 +1,61 @@
-"""``intstr`` int-or-percent scaling with Go's exact error texts, for webhook messages.
+"""Int-or-percent parsing for the webhooks, with the error texts each upstream helper gives.
 
-The CloneSet validator quotes these errors inside its own messages
-(``failed getValueFromIntOrPercent for maxSurge: <err>``), so unlike the controller's arithmetic
-the wording matters here. Two upstream functions exist and OpenKruise v1.8 uses both:
+Validators quote these errors in their own messages (``failed getValueFromIntOrPercent for
+partition: <err>``), so the wording matters. Three parsers, one per upstream helper:
 
-- :func:`get_scaled_value` mirrors ``intstr.GetScaledValueFromIntOrPercent`` (used for
-  ``partition``): a string must end with ``%``.
-- :func:`get_value` mirrors the deprecated ``intstr.GetValueFromIntOrPercent`` (used for
-  ``maxUnavailable``/``maxSurge``): every ``%`` is removed and any string is a percentage.
+- :func:`get_scaled_float_percent` is OpenKruise's ``util.GetScaledValueFromIntOrPercent``
+  (``pkg/util/tools.go``, since v1.4 / PR #1124): a string must end with ``%`` and its number is
+  parsed with ``strconv.ParseFloat``, so ``"33.5%"`` is fine (``ceil(33.5 * total / 100)``).
+  Errors carry no ``invalid value for IntOrString`` prefix.
+- :func:`get_scaled_int_percent` is the same shape for fields whose consumer reads an integer
+  percentage only: ``"<int>%"``, the number parsed like ``strconv.Atoi``, no prefix either.
+- :func:`get_scaled_value` is apimachinery's ``intstr.GetScaledValueFromIntOrPercent``: integer
+  percentages, errors prefixed ``invalid value for IntOrString: ``.
 
-Numbers are parsed like Go's ``strconv.Atoi`` and scaled in float64 like Go.
+Which field uses which (upstream's choice, and ours where upstream has none):
+
+=============================================  =================================================
+CloneSet ``updateStrategy.partition``          float (kruise ``validateUpdateStrategy``)
+CloneSet ``updateStrategy.maxUnavailable``,    integer: v1.8 used the deprecated
+``maxSurge``, ``scaleStrategy.maxUnavailable`` ``GetValueFromIntOrPercent`` (any string, every
+                                               ``%`` stripped, so ``"5%%"`` and ``"5"`` passed);
+                                               v1.9 (#2111) switched the webhook to the float
+                                               helper, but the controller (upstream's and ours)
+                                               still reads these with ``Atoi``, so a fraction
+                                               would silently count as 0. Refused here instead.
+                                               (upstream does not validate the scale one at all)
+Rollout steps' ``replicas`` and ``traffic``    apimachinery (Kruise Rollouts' validating webhook)
+StatefulSet ``rollingUpdate.maxUnavailable``,  the deprecated lenient parser, :func:`get_value`
+``scaleStrategy.maxUnavailable``               (kruise's webhook and controller both use it; the
+                                               webhook refuses a non-``<int>%`` string first)
+=============================================  =================================================
+
+Numbers are parsed like Go and scaled in float64 like Go; an int-or-string integer must fit
+``int32`` (``IntOrString.IntVal``), which the CRD schema enforces before any webhook runs.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from kruise.workloads.admission.fielderrors import go_quote
 
-__all__ = ["IntOrStringError", "get_scaled_value", "get_value", "int_or_string_text"]
+__all__ = [
+    "IntOrStringError",
+    "get_scaled_float_percent",
+    "get_scaled_int_percent",
+    "get_scaled_value",
+    "get_value",
+    "int_or_string_text",
+]
 
 _ATOI = re.compile(r"[+-]?[0-9]+")
+_DECIMAL_FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_HEX_FLOAT = re.compile(r"[+-]?0[xX](?:[0-9a-fA-F]+(?:\.[0-9a-fA-F]*)?|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+")
+_SPECIAL_FLOAT = re.compile(r"[+-]?(?:inf|infinity)|nan", re.IGNORECASE)
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -50,55 +83,112 @@ def _atoi(text: str) -> int:
     return number
 
 
-def _scale(percent: int, total: int, round_up: bool) -> int:
+def _parse_float(text: str) -> float:
+    """``strconv.ParseFloat(text, 64)``: decimal, hex (``0x1p4``), ``inf``/``nan``; Go's errors."""
+    quoted = go_quote(text)
+    if _SPECIAL_FLOAT.fullmatch(text):
+        return float(text)
+    if _HEX_FLOAT.fullmatch(text):
+        number = float.fromhex(text)
+    elif _DECIMAL_FLOAT.fullmatch(text):
+        number = float(text)
+    else:
+        raise IntOrStringError(f"strconv.ParseFloat: parsing {quoted}: invalid syntax")
+    if math.isinf(number):
+        raise IntOrStringError(f"strconv.ParseFloat: parsing {quoted}: value out of range")
+    return number
+
+
+def _scale(percent: float, total: int, round_up: bool) -> int:
+    """``int(math.Ceil/Floor(percent * total / 100))`` as Go computes it on amd64, where a NaN,
+    infinite or out-of-range float converts to ``MinInt64``."""
     scaled = float(percent) * float(total) / 100
-    return int(math.ceil(scaled) if round_up else math.floor(scaled))
+    if not math.isfinite(scaled):
+        return _INT64_MIN
+    rounded = math.ceil(scaled) if round_up else math.floor(scaled)
+    return rounded if _INT64_MIN <= rounded <= _INT64_MAX else _INT64_MIN
 
 
-def _check_int(value: Any) -> int:
+def _check_int(value: Any, prefix: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise IntOrStringError("invalid value for IntOrString: invalid type: neither int nor percentage")
+        raise IntOrStringError(f"{prefix}invalid type: neither int nor percentage")
     return value
 
 
-def get_scaled_value(value: Any, total: int, round_up: bool) -> int:
-    """``intstr.GetScaledValueFromIntOrPercent``: int as is, ``"<n>%"`` scaled against ``total``.
+def _percent_body(value: str, prefix: str) -> str:
+    if not value.endswith("%"):
+        raise IntOrStringError(f"{prefix}invalid type: string is not a percentage")
+    return value[:-1]
 
-    Raises:
-        IntOrStringError: ``nil value for IntOrString`` for ``None``; ``invalid value for
-            IntOrString: invalid type: string is not a percentage`` for a string without ``%``;
-            ``invalid value for IntOrString: invalid value "x%": strconv.Atoi: ...`` otherwise.
-    """
+
+def _scaled(value: Any, total: int, round_up: bool, parse: Callable[[str], float]) -> int:
     if value is None:
         raise IntOrStringError("nil value for IntOrString")
     if isinstance(value, str):
-        if not value.endswith("%"):
-            raise IntOrStringError("invalid value for IntOrString: invalid type: string is not a percentage")
+        return _scale(parse(_percent_body(value, "")), total, round_up)
+    return _check_int(value, "")
+
+
+def get_scaled_float_percent(value: Any, total: int, round_up: bool) -> int:
+    """OpenKruise's ``util.GetScaledValueFromIntOrPercent``: int as is, ``"<float>%"`` scaled.
+
+    ``"33.5%"`` of 10 is ``ceil(3.35) = 4`` (``round_up``) or 3. ``"NaN%"``/``"Inf%"`` parse, and
+    scale to ``MinInt64`` as Go's conversion does (a negative result the caller then refuses).
+
+    Raises:
+        IntOrStringError: ``nil value for IntOrString``; ``invalid type: string is not a
+            percentage``; ``strconv.ParseFloat: parsing "x": invalid syntax`` (or ``value out of
+            range``); ``invalid type: neither int nor percentage`` for other JSON types.
+    """
+    return _scaled(value, total, round_up, _parse_float)
+
+
+def get_scaled_int_percent(value: Any, total: int, round_up: bool) -> int:
+    """Int as is, ``"<int>%"`` scaled: the values an ``Atoi``-reading controller can use.
+
+    Raises:
+        IntOrStringError: as :func:`get_scaled_float_percent`, but the number is parsed like
+            ``strconv.Atoi`` (``strconv.Atoi: parsing "5.5": invalid syntax``).
+    """
+    return _scaled(value, total, round_up, _atoi)
+
+
+def get_scaled_value(value: Any, total: int, round_up: bool) -> int:
+    """apimachinery's ``intstr.GetScaledValueFromIntOrPercent``: int as is, ``"<int>%"`` scaled.
+
+    Raises:
+        IntOrStringError: ``nil value for IntOrString``; ``invalid value for IntOrString:
+            invalid type: string is not a percentage`` for a string without ``%``;
+            ``invalid value for IntOrString: invalid value "x%": strconv.Atoi: ...`` otherwise.
+    """
+    prefix = "invalid value for IntOrString: "
+    if value is None:
+        raise IntOrStringError("nil value for IntOrString")
+    if isinstance(value, str):
+        body = _percent_body(value, prefix)
         try:
-            number = _atoi(value[:-1])
+            number = _atoi(body)
         except IntOrStringError as err:
-            raise IntOrStringError(
-                f"invalid value for IntOrString: invalid value {go_quote(value)}: {err}"
-            ) from err
+            raise IntOrStringError(f"{prefix}invalid value {go_quote(value)}: {err}") from err
         return _scale(number, total, round_up)
-    return _check_int(value)
+    return _check_int(value, prefix)
 
 
 def get_value(value: Any, total: int, round_up: bool) -> int:
-    """Deprecated ``intstr.GetValueFromIntOrPercent``: any string (``%`` stripped) is a percentage.
+    """Deprecated ``intstr.GetValueFromIntOrPercent``: any string, every ``%`` stripped, is an
+    integer percentage (``"5"`` and ``"5%%"`` both mean 5%).
 
     Raises:
-        IntOrStringError: ``nil value for IntOrString`` or ``invalid value for IntOrString:
+        IntOrStringError: ``nil value for IntOrString``, or ``invalid value for IntOrString:
             invalid value "x": strconv.Atoi: parsing "x": invalid syntax``.
     """
     if value is None:
         raise IntOrStringError("nil value for IntOrString")
+    prefix = "invalid value for IntOrString: "
     if isinstance(value, str):
         try:
             number = _atoi(value.replace("%", ""))
         except IntOrStringError as err:
-            raise IntOrStringError(
-                f"invalid value for IntOrString: invalid value {go_quote(value)}: {err}"
-            ) from err
+            raise IntOrStringError(f"{prefix}invalid value {go_quote(value)}: {err}") from err
         return _scale(number, total, round_up)
-    return _check_int(value)
+    return _check_int(value, prefix)

@@ -22,6 +22,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pydantic import ValidationError
+
+from kruise.core.api.pod import PersistentVolumeClaimTemplate, PodTemplateSpec
 from kruise.workloads.admission.deletion_protection import validate_workload_deletion
 from kruise.workloads.admission.fielderrors import (
     FieldError,
@@ -56,6 +59,7 @@ from kruise.workloads.admission.statefulset_strategy import (
     validate_reserve_ordinals,
     validate_update_strategy,
 )
+from kruise.workloads.api.statefulset import StatefulSet
 
 __all__ = [
     "MUTABLE_SPEC_FIELDS",
@@ -63,6 +67,7 @@ __all__ = [
     "StorageClassLookup",
     "default_statefulset",
     "in_place_only_violation",
+    "is_well_typed",
     "validate_statefulset_create",
     "validate_statefulset_delete",
     "validate_statefulset_update",
@@ -97,6 +102,19 @@ _IMAGE_PATCH = re.compile(r"/containers/([0-9]+)/image")
 StorageClassLookup = Callable[[str | None], Mapping[str, Any] | None]
 """A StorageClass by name (``None``: the default class); ``None`` when there is none. Raising
 means the lookup failed (``can not get sc`` / ``can not list storage class``)."""
+
+
+def is_well_typed(obj: Mapping[str, Any]) -> bool:
+    """Whether every field of the v1beta1 StatefulSet has its schema's JSON type (templates too);
+    see the CloneSet's rule (:func:`~.cloneset.is_well_typed`)."""
+    try:
+        sts = StatefulSet.from_dict(obj)
+        PodTemplateSpec.model_validate(sts.spec.template)
+        for claim in sts.spec.volume_claim_templates or []:
+            PersistentVolumeClaimTemplate.model_validate(claim)
+    except ValidationError:
+        return False
+    return True
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:

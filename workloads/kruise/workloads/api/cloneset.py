@@ -4,8 +4,10 @@ Field names, types and descriptions follow OpenKruise's ``apis/apps/v1alpha1/clo
 (v1.8 line, plus the additive fields of master's v1alpha1 CRD: ``progressDeadlineSeconds``,
 ``inPlaceUpdateStrategy.imagePreDownload*`` and ``conditions[].lastUpdateTime``). As upstream:
 
-- ``template`` and ``volumeClaimTemplates`` are schemaless in the CRD and kept verbatim here
-  (plain dicts), so pod templates round-trip byte for byte;
+- ``template`` and ``volumeClaimTemplates`` are kept verbatim here (plain dicts), so pod
+  templates round-trip byte for byte; upstream's CRD leaves them schemaless, ours types them
+  (:mod:`kruise.core.api.pod`: unknown fields kept) so a wrong JSON type inside is refused by
+  the API server with its own field path;
 - defaults (replicas 1, maxUnavailable 20%, revisionHistoryLimit 10, ...) are *not* in the model
   or the CRD: the mutating webhook applies them (``SetDefaultsCloneSet``);
 - enumerations such as ``updateStrategy.type`` are plain strings in the schema; the validating
@@ -27,10 +29,11 @@ from kruise.core.api import (
     KubeModel,
     KubeObject,
     LabelSelector,
-    Schemaless,
+    SchemaModel,
     SchemaRequired,
     WorkloadCondition,
 )
+from kruise.core.api.pod import PersistentVolumeClaimTemplate, PodTemplateSpec
 from kruise.core.crdgen import AGE_COLUMN, CRDSpec, CRDVersion, PrinterColumn, ScaleSubresource
 from kruise.workloads.api.pub import (
     InPlaceUpdateStrategy,
@@ -159,6 +162,9 @@ class CloneSetUpdateStrategy(KubeModel):
     )
 
 
+_ClaimTemplate = Annotated[dict[str, Any], SchemaModel(PersistentVolumeClaimTemplate)]
+
+
 class CloneSetSpec(KubeModel):
     """CloneSetSpec defines the desired state of CloneSet
 
@@ -175,10 +181,10 @@ class CloneSetSpec(KubeModel):
         "match the pod template's labels. More info: "
         "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
     )
-    template: Annotated[dict[str, Any], Schemaless] = Field(
+    template: Annotated[dict[str, Any], SchemaModel(PodTemplateSpec)] = Field(
         description="Template describes the pods that will be created.",
     )
-    volume_claim_templates: Annotated[list[dict[str, Any]], Schemaless] | None = Field(
+    volume_claim_templates: list[_ClaimTemplate] | None = Field(
         default=None,
         description="VolumeClaimTemplates is a list of claims that pods are allowed to reference. Note "
         "that PVC will be deleted when its pod has been deleted.",

@@ -3,7 +3,9 @@
 Field names, types and descriptions follow OpenKruise's ``apis/apps/v1beta1/statefulset_types.go``
 (v1.8 line; the printer columns of master). As upstream:
 
-- ``template`` and ``volumeClaimTemplates`` are schemaless and kept verbatim (plain dicts);
+- ``template`` and ``volumeClaimTemplates`` are kept verbatim (plain dicts); upstream's CRD leaves
+  them schemaless, ours types them as the CloneSet's (:mod:`kruise.core.api.pod`, unknown fields
+  kept), so a wrong JSON type inside is refused by the API server naming the field;
 - defaults (podManagementPolicy OrderedReady, RollingUpdate with partition 0, maxUnavailable 1,
   podUpdatePolicy ReCreate, minReadySeconds 0, replicas 1, revisionHistoryLimit 10, Retain/Retain
   PVC retention) are applied by the mutating webhook (``SetDefaultsStatefulSet``), not the CRD;

@@ -21,10 +21,11 @@ from kruise.core.api import (
     KubeModel,
     KubeObject,
     LabelSelector,
-    Schemaless,
+    SchemaModel,
     SchemaRequired,
     WorkloadCondition,
 )
+from kruise.core.api.pod import PersistentVolumeClaimTemplate, PodTemplateSpec
 from kruise.workloads.api.pub import InPlaceUpdateStrategy, UpdatePriorityStrategy
 
 __all__ = [
@@ -125,6 +126,7 @@ class StatefulSetUpdateStrategy(KubeModel):
     )
 
 
+_ClaimTemplate = Annotated[dict[str, Any], SchemaModel(PersistentVolumeClaimTemplate)]
 _TEMPLATE_DESCRIPTION = (
     "template is the object that describes the pod that will be created if insufficient replicas are "
     "detected. Each pod stamped out by the StatefulSet will fulfill this Template, but have a unique "
@@ -154,10 +156,10 @@ class StatefulSetSpecV1alpha1(KubeModel):
         description="selector is a label query over pods that should match the replica count. It must "
         "match the pod template's labels."
     )
-    template: Annotated[dict[str, Any], Schemaless] = Field(description=_TEMPLATE_DESCRIPTION)
-    volume_claim_templates: Annotated[list[dict[str, Any]], Schemaless] | None = Field(
-        default=None, description=_VCT_DESCRIPTION
+    template: Annotated[dict[str, Any], SchemaModel(PodTemplateSpec)] = Field(
+        description=_TEMPLATE_DESCRIPTION
     )
+    volume_claim_templates: list[_ClaimTemplate] | None = Field(default=None, description=_VCT_DESCRIPTION)
     service_name: str | None = Field(
         default=None,
         description="serviceName is the name of the service that governs this StatefulSet. This service "

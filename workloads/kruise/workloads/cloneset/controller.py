@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.core.errors import KruiseError, NotFoundError
+from kruise.core.errors import KruiseError, NotFoundError, ReportedError
 from kruise.core.events import WARNING, EventRecorder
 from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
 from kruise.core.informer import Delta, EventType
@@ -178,6 +178,7 @@ class CloneSetController:
         now = _now()
 
         errors: dict[str, str] = {}
+        reported = True  # every error so far was also a Warning event
         requeue: float | None = None
         opts = self.options
 
@@ -198,17 +199,20 @@ class CloneSetController:
         scaled = await self.scaler.scale(cs, key, pods, pvcs, scale_diffs, current_rev, update_rev, now)
         if scaled.errors:
             errors["FailedScale"] = "; ".join(scaled.errors)
+            reported = not scaled.unreported
         if not scaled.modified:
             refreshed = await self.updater.refresh(cs, pods, name(update_rev), now)
             requeue = refreshed.requeue_after
             if refreshed.errors:
                 errors["FailedUpdate"] = "; ".join(refreshed.errors)
+                reported = False
             if not refreshed.modified:
                 updated = await self.updater.update(
                     cs, pods, name(current_rev), name(update_rev), by_name, diffs, now
                 )
                 if updated.errors:
                     errors["FailedUpdate"] = "; ".join(updated.errors)
+                    reported = False
                 if updated.requeue_after is not None:
                     requeue = (
                         updated.requeue_after if requeue is None else min(requeue, updated.requeue_after)
@@ -226,7 +230,7 @@ class CloneSetController:
             if wake is not None:
                 requeue = wake if requeue is None else min(requeue, wake)
         if errors:
-            raise CloneSetSyncError(f"{key}: {errors}")
+            raise (CloneSetReportedError if reported else CloneSetSyncError)(f"{key}: {errors}")
         return Result(requeue_after=requeue)
 
     async def _cleanup_pvcs(
@@ -312,3 +316,8 @@ class CloneSetController:
 
 class CloneSetSyncError(KruiseError):
     """Scale or update failed this round; the key is retried with backoff."""
+
+
+class CloneSetReportedError(CloneSetSyncError, ReportedError):
+    """As :class:`CloneSetSyncError`, every failure already a Warning event (``FailedCreate``...):
+    one failed round is one event and its log line (the work queue adds nothing above DEBUG)."""

@@ -20,7 +20,6 @@ Refresh writes it as before.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -78,6 +77,7 @@ SCALE_UP_LIMITED = "ScaleUpLimited"
 class ScaleOutcome:
     modified: bool = False
     errors: list[str] = field(default_factory=list)
+    unreported: bool = False  # an error in ``errors`` has no Warning event of its own
 
 
 @dataclass
@@ -224,6 +224,7 @@ class Scaler:
                 out.modified = True
                 if failures:
                     out.errors.extend(str(f) for f in failures)
+                    out.unreported |= any(not isinstance(f, KruiseError) for f in failures)
                     return  # slow start: stop at the first failing batch
         finally:
             await asyncio.gather(*marks, return_exceptions=True)
@@ -236,8 +237,13 @@ class Scaler:
         for pvc in new_pvcs(cs, instance_id_of(pod)):
             if name(pvc) in existing_pvcs:
                 continue
-            with contextlib.suppress(AlreadyExistsError):
+            try:
                 await self.kube.create(PVCS, pvc, ns)
+            except AlreadyExistsError:
+                pass
+            except KruiseError as err:
+                self.recorder.event(cs, WARNING, FAILED_CREATE, f"failed to create pvc {name(pvc)}: {err}")
+                raise
         pod_name = name(pod)
         self.expectations.expect(key, ScaleAction.CREATE, pod_name)
         try:
@@ -318,5 +324,6 @@ class Scaler:
             )
         except KruiseError as err:
             out.errors.append(str(err))
+            out.unreported = True
             return
         out.modified = True

@@ -6,11 +6,21 @@ Paths and names are OpenKruise's: ``/mutate-apps-kruise-io-v1alpha1-cloneset``
 ``/validate-apps-kruise-io-v1alpha1-cloneset`` (``vcloneset.kb.io``) denies with
 HTTP 422 and the aggregated field errors, as controller-runtime's
 ``admission.Errored(http.StatusUnprocessableEntity, ...)``.
+
+Scope (a webhook sees only what it must, :mod:`kruise.core.webhook.configuration`): both see
+every CREATE, and an UPDATE only when ``spec`` changed, so a label, annotation, finalizer or
+owner change of a CloneSet (and ``kubectl scale``, a ``clonesets/scale`` subresource write)
+never waits for the manager. DELETE reaches ``vcloneset.kb.io`` only with the
+``ResourcesDeletionProtection`` gate on and only for an object carrying
+``policy.kruise.io/delete-protection``, the only deletions it can refuse. Upstream registers both
+for every request; the decisions are the same, only the calls that cannot change one are saved.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Mapping
 from typing import Any
 
 import jsonpatch
@@ -18,34 +28,55 @@ import jsonpatch
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
-from kruise.core.webhook.configuration import Rule, WebhookSpec
+from kruise.core.webhook.configuration import (
+    Rule,
+    WebhookSettings,
+    WebhookSpec,
+    operation_or_changed,
+)
 from kruise.workloads.admission.cloneset import (
     default_cloneset,
+    is_well_typed,
     validate_cloneset_create,
     validate_cloneset_delete,
     validate_cloneset_update,
 )
+from kruise.workloads.admission.deletion_protection import PROTECTED_DELETE
+from kruise.workloads.admission.dryrun import template_verdict
 from kruise.workloads.admission.fielderrors import aggregate
+
+log = logging.getLogger(__name__)
 
 MUTATE_PATH = "/mutate-apps-kruise-io-v1alpha1-cloneset"
 VALIDATE_PATH = "/validate-apps-kruise-io-v1alpha1-cloneset"
 
 
-def cloneset_webhook_specs(failure_policy: str = "Fail") -> list[WebhookSpec]:
+def cloneset_webhook_specs(
+    settings: WebhookSettings = WebhookSettings(), *, deletion_protection: bool = False
+) -> list[WebhookSpec]:
+    """``mcloneset.kb.io`` and ``vcloneset.kb.io`` (DELETE only with ``deletion_protection``)."""
+    operations: tuple[str, ...] = ("CREATE", "UPDATE")
+    if deletion_protection:
+        operations = (*operations, "DELETE")
+    spec_changed = operation_or_changed("spec", name="spec-changed")
     return [
         WebhookSpec(
             name="mcloneset.kb.io",
             path=MUTATE_PATH,
             mutating=True,
             rules=(Rule("apps.kruise.io", "v1alpha1", "clonesets", ("CREATE", "UPDATE")),),
-            failure_policy=failure_policy,
+            failure_policy=settings.failure_policy,
+            timeout_seconds=settings.timeout_seconds,
+            match_conditions=(spec_changed,),
         ),
         WebhookSpec(
             name="vcloneset.kb.io",
             path=VALIDATE_PATH,
             mutating=False,
-            rules=(Rule("apps.kruise.io", "v1alpha1", "clonesets", ("CREATE", "UPDATE", "DELETE")),),
-            failure_policy=failure_policy,
+            rules=(Rule("apps.kruise.io", "v1alpha1", "clonesets", operations),),
+            failure_policy=settings.failure_policy,
+            timeout_seconds=settings.timeout_seconds,
+            match_conditions=(spec_changed, PROTECTED_DELETE) if deletion_protection else (spec_changed,),
         ),
     ]
 
@@ -61,8 +92,8 @@ class CloneSetWebhooks:
         self.deletion_protection = deletion_protection  # gate ResourcesDeletionProtection
 
     async def mutate(self, req: AdmissionRequest) -> AdmissionResponse:
-        if req.object is None:
-            return AdmissionResponse.allow()
+        if req.object is None or not is_well_typed(req.object):
+            return AdmissionResponse.allow()  # a wrong JSON type: the schema refuses it, naming the field
         defaulted = default_cloneset(
             req.object, old=req.old_object, template_no_defaults=self.template_no_defaults
         )
@@ -79,18 +110,35 @@ class CloneSetWebhooks:
             return AdmissionResponse.allow()
         old = req.old_object or {}
         new_names = set(_pods_to_delete(req.object)) - set(_pods_to_delete(old))
-        pods = await self._fetch_pods(req.namespace or "", sorted(new_names))
+        pods, verdict = await asyncio.gather(
+            self._fetch_pods(req.namespace or "", sorted(new_names)),
+            template_verdict(self.kube, req.object, req.old_object, req.namespace or ""),
+        )
         if req.operation == "CREATE":
-            return _deny_or_allow(validate_cloneset_create(req.object, pod_lookup=pods.get))
-        return _deny_or_allow(validate_cloneset_update(req.object, old, pod_lookup=pods.get))
+            errors = validate_cloneset_create(req.object, pod_lookup=pods.get, template_errors=verdict)
+        else:
+            errors = validate_cloneset_update(req.object, old, pod_lookup=pods.get, template_errors=verdict)
+        return _deny_or_allow(errors)
 
     async def _fetch_pods(self, namespace: str, names: list[str]) -> dict[str, dict[str, Any]]:
         found = await asyncio.gather(*(self.kube.get_or_none(PODS, n, namespace) for n in names))
         return {n: p for n, p in zip(names, found, strict=True) if p is not None}
 
 
-def _pods_to_delete(obj: dict[str, Any]) -> list[str]:
-    return list(((obj.get("spec") or {}).get("scaleStrategy") or {}).get("podsToDelete") or [])
+def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = obj.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata")
+    return str(meta.get("name") if isinstance(meta, Mapping) else "")
+
+
+def _pods_to_delete(obj: Mapping[str, Any]) -> list[str]:
+    strategy = _spec(obj).get("scaleStrategy")
+    names = strategy.get("podsToDelete") if isinstance(strategy, Mapping) else None
+    return [str(n) for n in names] if isinstance(names, list) else []
 
 
 def _deny_or_allow(errors: list[Any]) -> AdmissionResponse:

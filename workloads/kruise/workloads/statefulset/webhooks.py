@@ -3,7 +3,10 @@
 Paths and names are OpenKruise's: ``/mutate-apps-kruise-io-statefulset`` (``mstatefulset.kb.io``)
 answers with a JSON patch of the defaults and ``/validate-apps-kruise-io-statefulset``
 (``vstatefulset.kb.io``) denies with HTTP 422 and the aggregated field errors; both for
-``v1alpha1`` and ``v1beta1``. A v1alpha1 object is converted to v1beta1 for the rules and the
+``v1alpha1`` and ``v1beta1``. As for the CloneSet, a wrongly typed object is left to the CRD
+schema (no defaults), and the pod template is judged by the API server (a dry-run Pod, which
+upstream's StatefulSet webhook does not ask for: a template no pod can be made of is refused here
+instead of failing every pod creation). A v1alpha1 object is converted to v1beta1 for the rules and the
 defaulted object back to v1alpha1 (:mod:`kruise.workloads.api.statefulset_conversion`), as
 upstream's handlers do. DELETE is checked for deletion protection (gate
 ``ResourcesDeletionProtection``).
@@ -20,11 +23,14 @@ from kruise.core.errors import KruiseError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import STORAGE_CLASSES
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
-from kruise.core.webhook.configuration import Rule, WebhookSpec
+from kruise.core.webhook.configuration import Rule, WebhookSettings, WebhookSpec, operation_or_changed
+from kruise.workloads.admission.deletion_protection import PROTECTED_DELETE
+from kruise.workloads.admission.dryrun import template_verdict
 from kruise.workloads.admission.fielderrors import aggregate
 from kruise.workloads.admission.statefulset import (
     default_statefulset,
     in_place_only_violation,
+    is_well_typed,
     validate_statefulset_create,
     validate_statefulset_delete,
     validate_statefulset_update,
@@ -44,24 +50,34 @@ DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 _VERSIONS = ("v1alpha1", "v1beta1")
 
 
-def statefulset_webhook_specs(failure_policy: str = "Fail") -> list[WebhookSpec]:
-    """``mstatefulset.kb.io`` (CREATE, UPDATE) and ``vstatefulset.kb.io`` (CREATE, UPDATE, DELETE)."""
+def statefulset_webhook_specs(
+    settings: WebhookSettings = WebhookSettings(), *, deletion_protection: bool = False
+) -> list[WebhookSpec]:
+    """``mstatefulset.kb.io`` and ``vstatefulset.kb.io`` for both versions; as for the CloneSet an
+    UPDATE reaches them only when ``spec`` changed and DELETE only with ``deletion_protection``, for
+    a labelled object (upstream registers them for every request; the decisions are the same)."""
+    operations: tuple[str, ...] = (
+        ("CREATE", "UPDATE", "DELETE") if deletion_protection else ("CREATE", "UPDATE")
+    )
+    spec_changed = operation_or_changed("spec", name="spec-changed")
     return [
         WebhookSpec(
             name="mstatefulset.kb.io",
             path=MUTATE_PATH,
             mutating=True,
             rules=tuple(Rule("apps.kruise.io", v, "statefulsets", ("CREATE", "UPDATE")) for v in _VERSIONS),
-            failure_policy=failure_policy,
+            failure_policy=settings.failure_policy,
+            timeout_seconds=settings.timeout_seconds,
+            match_conditions=(spec_changed,),
         ),
         WebhookSpec(
             name="vstatefulset.kb.io",
             path=VALIDATE_PATH,
             mutating=False,
-            rules=tuple(
-                Rule("apps.kruise.io", v, "statefulsets", ("CREATE", "UPDATE", "DELETE")) for v in _VERSIONS
-            ),
-            failure_policy=failure_policy,
+            rules=tuple(Rule("apps.kruise.io", v, "statefulsets", operations) for v in _VERSIONS),
+            failure_policy=settings.failure_policy,
+            timeout_seconds=settings.timeout_seconds,
+            match_conditions=(spec_changed, PROTECTED_DELETE) if deletion_protection else (spec_changed,),
         ),
     ]
 
@@ -91,8 +107,8 @@ class StatefulSetWebhooks:
         self.auto_resize_pvc = auto_resize_pvc
 
     async def mutate(self, req: AdmissionRequest) -> AdmissionResponse:
-        if req.object is None:
-            return AdmissionResponse.allow()
+        if req.object is None or not is_well_typed(_beta(req.object)):
+            return AdmissionResponse.allow()  # a wrong JSON type: the schema refuses it, naming the field
         old = _beta(req.old_object) if req.old_object is not None else None
         defaulted = default_statefulset(
             _beta(req.object),
@@ -110,19 +126,20 @@ class StatefulSetWebhooks:
 
     async def validate(self, req: AdmissionRequest) -> AdmissionResponse:
         if req.operation == "DELETE":
-            old = _beta(req.old_object or {})
-            message = validate_statefulset_delete(old, gate_enabled=self.deletion_protection)
+            stored = _beta(req.old_object or {})
+            message = validate_statefulset_delete(stored, gate_enabled=self.deletion_protection)
             if message:
                 return AdmissionResponse.deny(message, code=403, reason="Forbidden")
             return AdmissionResponse.allow()
         if req.object is None:
             return AdmissionResponse.allow()
         obj = _beta(req.object)
-        if req.operation == "CREATE" or req.old_object is None:
-            errors = validate_statefulset_create(obj)
+        old = _beta(req.old_object) if req.old_object is not None else None
+        verdict = await template_verdict(self.kube, obj, old, req.namespace or "")
+        if req.operation == "CREATE" or old is None:
+            errors = validate_statefulset_create(obj, template_errors=verdict)
             return AdmissionResponse.deny(aggregate(errors)) if errors else AdmissionResponse.allow()
-        old = _beta(req.old_object)
-        errors = validate_statefulset_update(obj, old)
+        errors = validate_statefulset_update(obj, old, template_errors=verdict)
         if errors:
             return AdmissionResponse.deny(aggregate(errors))
         if self.auto_resize_pvc:
