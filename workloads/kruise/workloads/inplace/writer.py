@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kruise.core.errors import ConflictError, KruiseError
+from kruise.core.errors import ConflictError, KruiseError, NotFoundError
 from kruise.core.expectations import ResourceVersionExpectations
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS
@@ -233,11 +233,13 @@ class PodWriter:
         :func:`~.apply.refresh_in_place_update` decides (a grace or batch patch ends the pod's
         round), the first ``KruisePodReady=True``, then the lifecycle state change of
         :func:`~kruise.workloads.lifecycle.refresh_transition`. Client errors are reported in
-        the result, not raised.
+        the result, not raised; a pod already gone is no error.
         """
         out = RefreshResult()
         try:
             await self._refresh(workload, pod, update_revision, now, normal_needs_node, out)
+        except NotFoundError:
+            pass  # deleted meanwhile (this very round, or by someone else): nothing to refresh
         except KruiseError as err:
             out.error = f"refresh pod {name(pod)}: {err}"
         return out
