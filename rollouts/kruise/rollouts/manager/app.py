@@ -28,7 +28,9 @@ from kruise.core.runtime import Runtime
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import ClientTarget, ensure_configurations, ensure_crd_conversion
 from kruise.rollouts.manager import metrics
+from kruise.rollouts.manager.certsecret import webhook_certificates
 from kruise.rollouts.manager.controllers import build_runtime
+from kruise.rollouts.manager.logformat import configure_logging
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.manager.webhooks import CONVERTED_CRDS, register_webhooks, webhook_specs
 from kruise.rollouts.rollout.rollout_webhooks import CONVERT_PATH
@@ -90,9 +92,7 @@ class Manager:
         collectors = self.metric_sources.collectors()
         metrics.register(collectors)
         try:
-            cert, key, ca = ensure_webhook_certs(
-                opts.webhook_cert_dir, opts.webhook_service_name, opts.webhook_service_namespace
-            )
+            cert, key, ca = await webhook_certificates(self.kube, opts, ensure_webhook_certs)
             webhook = WebhookServer(
                 host=opts.webhook_host, port=opts.webhook_port, cert_file=cert, key_file=key
             )
@@ -224,10 +224,7 @@ async def _start(app: web.Application, addr: str) -> web.AppRunner:
 
 def run(options: ManagerOptions) -> int:
     """Run the manager until SIGTERM/SIGINT; returns the process exit code."""
-    logging.basicConfig(
-        level=os.environ.get("KRUISE_LOG_LEVEL", "INFO"),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(os.environ.get("KRUISE_LOG_LEVEL", "INFO"), options.logging_format)
 
     async def main() -> int:
         manager = Manager(options)
