@@ -23,9 +23,10 @@ failure means for its round.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from kruise.core.errors import ConflictError, KruiseError, NotFoundError
@@ -57,9 +58,12 @@ __all__ = [
     "RefreshResult",
     "apply_not_ready_policy",
     "bounded",
+    "mark_new_pod_ready",
     "mark_ready_patch",
     "patch_pod_status",
 ]
+
+log = logging.getLogger(__name__)
 
 ROUND_CONCURRENCY = 32
 """Per-pod API writes of one round in flight at once (each pod's own writes stay ordered)."""
@@ -86,6 +90,25 @@ async def patch_pod_status(
     if rv_expectations is not None:
         rv_expectations.expect(uid(pod), rv)
     return rv
+
+
+async def mark_new_pod_ready(
+    kube: KubeClient, rv_expectations: ResourceVersionExpectations | None, pod: KubeObject
+) -> None:
+    """Set a just-created pod's ``InPlaceUpdateReady`` and ``KruisePodReady`` conditions (what
+    Refresh and upstream's pod-readiness controller would do on the next round), in one write,
+    so the pod turns Ready without waiting for the cache to show the whole scale-up. A failure
+    is left to the next round's refresh."""
+    now = datetime.now(UTC)
+    decision = refresh_in_place_update(pod, now)
+    in_place = decision.condition if decision.kind == RefreshKind.MARK_READY else None
+    conditions = [c for c in (in_place, initial_condition(pod, now)) if c is not None]
+    if not conditions:
+        return
+    try:
+        await patch_pod_status(kube, rv_expectations, pod, mark_ready_patch(*conditions))
+    except KruiseError as err:
+        log.debug("mark new pod %s ready: %s", name(pod), err)
 
 
 async def apply_not_ready_policy(
@@ -169,6 +192,10 @@ class PodWriter:
     async def patch_status(self, pod: KubeObject, patch: dict[str, Any]) -> str:
         """Patch ``pods/status``; returns the new resourceVersion."""
         return await patch_pod_status(self.kube, self.rv_expectations, pod, patch)
+
+    async def mark_new_pod_ready(self, pod: KubeObject) -> None:
+        """:func:`mark_new_pod_ready` for a pod this controller just created."""
+        await mark_new_pod_ready(self.kube, self.rv_expectations, pod)
 
     async def lifecycle(self, pod: KubeObject, transition: LifecycleTransition, now: datetime) -> None:
         """``UpdatePodLifecycle``: the ``markPodNotReady`` key change first, then the state label."""
