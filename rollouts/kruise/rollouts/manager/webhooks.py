@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kruise.core.api.conversion import answer_conversion, desired_group
 from kruise.core.kube import KubeClient
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
-from kruise.core.webhook.conversion import answer_conversion, desired_group
 from kruise.rollouts.api.conversion import convert_review
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.rollout.deployment_webhook import (
