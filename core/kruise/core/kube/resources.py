@@ -72,3 +72,4 @@ INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress")
 CLONESETS = Resource("apps.kruise.io", "v1alpha1", "clonesets", "CloneSet")
 STATEFULSETS = Resource("apps.kruise.io", "v1beta1", "statefulsets", "StatefulSet")
 """Advanced StatefulSets, read and written at their stored version."""
+SIDECARSETS = Resource("apps.kruise.io", "v1alpha1", "sidecarsets", "SidecarSet", namespaced=False)

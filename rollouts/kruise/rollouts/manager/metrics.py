@@ -25,13 +25,14 @@ from prometheus_client.registry import Collector
 
 from kruise.analysis.metrics import AnalysisRunCollector
 from kruise.analysis.resources import ANALYSIS_RUNS
-from kruise.core.kube.resources import CLONESETS, STATEFULSETS
+from kruise.core.kube.resources import CLONESETS, SIDECARSETS, STATEFULSETS
 from kruise.core.metrics import ObjectProvider, object_key, read_objects
 from kruise.core.runtime import Informers
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.metrics import RolloutCollector, WorkloadLookup
 from kruise.rollouts.workloads.registry import kind_for
 from kruise.workloads.cloneset.metrics import CloneSetStateCollector
+from kruise.workloads.sidecarset.metrics import SidecarSetStateCollector
 from kruise.workloads.statefulset.metrics import StatefulSetStateCollector
 
 JSON = dict[str, Any]
@@ -47,6 +48,7 @@ def _nothing() -> list[JSON]:
 class _Snapshot:
     clonesets: list[Mapping[str, Any]]
     statefulsets: list[Mapping[str, Any]]
+    sidecarsets: list[Mapping[str, Any]]
     rollouts: list[Mapping[str, Any]]
     analysis_runs: list[Mapping[str, Any]]
     workloads: dict[WorkloadKey, Mapping[str, Any] | None]
@@ -67,6 +69,7 @@ class StateSources:
 
     clonesets: ObjectProvider = _nothing
     statefulsets: ObjectProvider = _nothing
+    sidecarsets: ObjectProvider = _nothing
     rollouts: ObjectProvider = _nothing
     analysis_runs: ObjectProvider = _nothing
     workload: WorkloadLookup | None = None
@@ -77,6 +80,7 @@ class StateSources:
         return [
             CloneSetStateCollector(lambda: self._read("clonesets")),
             StatefulSetStateCollector(lambda: self._read("statefulsets")),
+            SidecarSetStateCollector(lambda: self._read("sidecarsets")),
             RolloutCollector(lambda: self._read("rollouts"), self._workload),
             AnalysisRunCollector(lambda: self._read("analysis_runs")),
         ]
@@ -92,6 +96,7 @@ class StateSources:
         self._snapshot = _Snapshot(
             read_objects(self.clonesets, "CloneSets"),
             read_objects(self.statefulsets, "StatefulSets"),
+            read_objects(self.sidecarsets, "SidecarSets"),
             rollouts,
             read_objects(self.analysis_runs, "AnalysisRuns"),
             workloads,
@@ -102,7 +107,8 @@ class StateSources:
 
     def clear(self) -> None:
         """Read nothing again (the caches are going away)."""
-        self.clonesets = self.statefulsets = self.rollouts = self.analysis_runs = _nothing
+        self.clonesets = self.statefulsets = self.sidecarsets = _nothing
+        self.rollouts = self.analysis_runs = _nothing
         self.workload = None
 
     def _read(self, kind: str) -> list[Mapping[str, Any]]:
@@ -127,11 +133,12 @@ class StateSources:
 
 
 def read_informers(sources: StateSources, informers: Informers) -> None:
-    """Point ``sources`` at the runtime's shared informers (CloneSets, StatefulSets, Rollouts,
-    AnalysisRuns; a Rollout's workload, of any registered kind). A kind no informer serves reads
-    as none."""
+    """Point ``sources`` at the runtime's shared informers (CloneSets, StatefulSets, SidecarSets,
+    Rollouts, AnalysisRuns; a Rollout's workload, of any registered kind). A kind no informer
+    serves reads as none."""
     sources.clonesets = lambda: informers.list(CLONESETS)
     sources.statefulsets = lambda: informers.list(STATEFULSETS)
+    sources.sidecarsets = lambda: informers.list(SIDECARSETS)
     sources.rollouts = lambda: informers.list(ROLLOUTS)
     sources.analysis_runs = lambda: informers.list(ANALYSIS_RUNS)
 
