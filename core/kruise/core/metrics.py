@@ -192,6 +192,31 @@ CLONESET_IN_PLACE_UPDATE_DURATION = Histogram(
 )
 
 
+# ----------------------------------------------------------------- ours: Advanced StatefulSet updates
+STATEFULSET_PODS_UPDATED_IN_PLACE = Counter(
+    "kruise_statefulset_pods_updated_in_place_total",
+    "Pods an Advanced StatefulSet moved to its update revision by updating them in place.",
+    ["namespace", "statefulset"],
+)
+STATEFULSET_PODS_RECREATED = Counter(
+    "kruise_statefulset_pods_recreated_total",
+    "Pods an Advanced StatefulSet deleted to recreate them at its update revision.",
+    ["namespace", "statefulset"],
+)
+STATEFULSET_IN_PLACE_UPDATE_DURATION = Histogram(
+    "kruise_statefulset_in_place_update_duration_seconds",
+    "Seconds from the start of a pod's in-place update to its InPlaceUpdateReady condition turning True.",
+    buckets=IN_PLACE_BUCKETS,
+)
+
+
+def forget_statefulset(namespace: str, name: str) -> None:
+    """Drop a deleted Advanced StatefulSet's counter series (no-op for one never counted)."""
+    for counter in (STATEFULSET_PODS_UPDATED_IN_PLACE, STATEFULSET_PODS_RECREATED):
+        with contextlib.suppress(KeyError):
+            counter.remove(namespace, name)
+
+
 def forget_cloneset(namespace: str, name: str) -> None:
     """Drop a deleted CloneSet's counter series (no-op for one never counted)."""
     for counter in (CLONESET_PODS_UPDATED_IN_PLACE, CLONESET_PODS_RECREATED):

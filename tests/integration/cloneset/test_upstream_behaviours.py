@@ -309,7 +309,6 @@ async def test_scale_in_deletes_not_ready_pods_then_lower_deletion_cost_first(
     assert left == {costly, plain}
 
 
-@pytest.mark.usefixtures("pv_binder")
 async def test_volume_claim_templates_named_and_reused(kube: KubeClient, namespace: str) -> None:
     """volumeClaimTemplates: PVC ``<vct>-<cloneset>-<instance-id>``; a pod deleted from outside
     comes back with its instance id and PVC; scale-in deletes the PVC with its pod."""

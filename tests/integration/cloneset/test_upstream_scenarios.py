@@ -319,7 +319,6 @@ async def _delete_all_pods(kube: KubeClient, namespace: str, victims: list[dict[
         await eventually(gone, what=f"pod {pod['metadata']['name']} deleted")
 
 
-@pytest.mark.usefixtures("pv_binder")
 async def test_update_with_disable_pvc_reuse(kube: KubeClient, namespace: str) -> None:
     """CloneSet > CloneSet Updating > CloneSet Update with DisablePVCReuse=true"""
     body = new_cloneset(

@@ -14,9 +14,8 @@ from kruise.core.metrics import forget_cloneset
 from kruise.workloads.cloneset.metrics import (
     CloneSetStateCollector,
     count_in_place_update,
-    in_place_update_seconds,
 )
-from kruise.workloads.inplace import STATE_KEY
+from kruise.workloads.inplace import STATE_KEY, in_place_update_seconds
 
 JSON = dict[str, Any]
 

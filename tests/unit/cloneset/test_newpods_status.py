@@ -21,11 +21,11 @@ from kruise.workloads.cloneset.newpods import (
 )
 from kruise.workloads.cloneset.status import (
     calculate_status,
-    format_label_selector,
     seconds_until_available,
     status_to_write,
 )
 from kruise.workloads.revisions import new_revision
+from kruise.workloads.selector import format_label_selector
 
 
 def _with_meta(cs: dict[str, Any]) -> dict[str, Any]:

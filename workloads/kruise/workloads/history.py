@@ -1,7 +1,8 @@
 """Writing a workload's ControllerRevisions (upstream ``pkg/controller/history``'s create and update).
 
 The pure choice (reuse / bump / create) is :func:`kruise.workloads.revisions.plan_revisions`; this
-module carries it out against the API server, for CloneSet and SidecarSet alike:
+module carries it out against the API server, for every workload kind (CloneSet, StatefulSet
+through :class:`History`; SidecarSet through the functions):
 
 - **create** (``CreateControllerRevision``): on ``AlreadyExists`` the stored revision is reused
   when it holds the same data and belongs to the owner; otherwise the collision count goes up
@@ -10,24 +11,39 @@ module carries it out against the API server, for CloneSet and SidecarSet alike:
 - **bump** (``UpdateControllerRevision``, a roll back): a PUT of the object as read with only
   ``.revision`` raised (the API server compares ``data`` byte for byte, a PATCH would re-serialise
   it); on conflict the fresh object is bumped unless it already is. The written resourceVersion is
-  handed to ``expect`` so the caller waits for its cache to show it.
+  handed to ``expect`` so the caller waits for its cache to show it;
+- **truncate** (``truncateHistory``): :meth:`History.truncate` deletes the revisions beyond
+  ``revisionHistoryLimit`` that no pod and neither status revision uses.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kruise.core.errors import AlreadyExistsError, ConflictError, KruiseError
+from kruise.core.expectations import ResourceVersionExpectations
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CONTROLLER_REVISIONS
-from kruise.workloads.objects import KubeObject, metadata, name, namespace
-from kruise.workloads.revisions import RevisionPlan, equal_revisions
+from kruise.workloads.objects import KubeObject, metadata, name, namespace, uid
+from kruise.workloads.revisions import (
+    ControllerKind,
+    RevisionPlan,
+    equal_revisions,
+    new_revision,
+    plan_revisions,
+    revisions_to_delete,
+)
 
-__all__ = ["RevisionWriteError", "bump_revision", "ensure_revision"]
+__all__ = ["History", "RevisionWriteError", "bump_revision", "ensure_revision"]
 
+log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 ATTEMPTS = 5
+StatusWriter = Callable[[KubeObject, JSON], Awaitable[None]]
+"""Merge ``{field: value}`` into the owner's status (the workload controller's own write)."""
 
 
 class RevisionWriteError(KruiseError):
@@ -93,3 +109,54 @@ async def ensure_revision(
             await on_collision(collision)
             candidate = dict(rebuild(collision))
     return None, collision
+
+
+@dataclass
+class History:
+    """Revision writes for workloads owned as ``controller`` (``getActiveRevisions``,
+    ``getStatefulSetRevisions``, ``truncateHistory``); ``write_status`` records a raised
+    ``collisionCount``."""
+
+    kube: KubeClient
+    controller: ControllerKind
+    rv_expectations: ResourceVersionExpectations
+    write_status: StatusWriter
+
+    async def ensure_update_revision(
+        self, owner: KubeObject, revisions: Sequence[KubeObject]
+    ) -> tuple[JSON | None, int]:
+        """The update revision (created or bumped if needed) and the collision count used;
+        ``None`` when five name clashes in a row left no revision (try again later)."""
+        plan = plan_revisions(owner, revisions, controller=self.controller)
+
+        async def record(collision: int) -> None:
+            await self.write_status(owner, {"collisionCount": collision})
+
+        return await ensure_revision(
+            self.kube,
+            plan,
+            owner_uid=uid(owner),
+            rebuild=lambda collision: new_revision(
+                owner, plan.revision_number, collision, controller=self.controller
+            ),
+            on_collision=record,
+            expect=self._expect_written,
+        )
+
+    def _expect_written(self, obj: KubeObject) -> None:
+        self.rv_expectations.expect(uid(obj), str(metadata(obj).get("resourceVersion")))
+
+    async def truncate(
+        self,
+        owner: KubeObject,
+        pods: Sequence[KubeObject],
+        revisions: Sequence[KubeObject],
+        current_revision: str,
+        update_revision: str,
+    ) -> None:
+        """Delete the revisions beyond the history limit (``truncateHistory``); failures are logged."""
+        for rev in revisions_to_delete(owner, pods, revisions, current_revision, update_revision):
+            try:
+                await self.kube.delete(CONTROLLER_REVISIONS, name(rev), namespace(rev), missing_ok=True)
+            except KruiseError as err:
+                log.warning("delete revision %s: %s", name(rev), err)

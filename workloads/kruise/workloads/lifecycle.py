@@ -22,6 +22,7 @@ from kruise.workloads.objects import (
     format_time,
     labels,
     mapping,
+    metadata,
     sequence,
     spec,
 )
@@ -155,6 +156,51 @@ def delete_transition(workload: KubeObject, pod: KubeObject) -> LifecycleTransit
         return None
     return LifecycleTransition(
         LifecycleState.PREPARING_DELETE, mark_pod_not_ready=bool(mapping(pre_delete).get("markPodNotReady"))
+    )
+
+
+@dataclass(frozen=True)
+class InPlaceGate:
+    """Whether a pod that can be updated in place may be now, per its lifecycle state.
+
+    ``proceed``: write the update now; otherwise ``transition`` (move the pod to PreparingUpdate
+    first, the round ends for it), ``error`` (upstream's message) or neither (wait: a hook still
+    holds it).
+    """
+
+    proceed: bool = False
+    transition: LifecycleTransition | None = None
+    error: str | None = None
+
+
+def in_place_gate(workload: KubeObject, pod: KubeObject, *, updated_needs_hook: bool) -> InPlaceGate:
+    """The lifecycle part of upstream's ``updatePod`` / ``inPlaceUpdatePod``.
+
+    - ``""``/PreparingNormal/Normal: to PreparingUpdate if the inPlaceUpdate hook hooks the pod
+      (with its ``markPodNotReady``), else proceed;
+    - Updated (a newer revision came before the user re-hooked the pod): back to PreparingUpdate,
+      re-adding the hook's labels and finalizers (``UpdatePodLifecycleWithHandler``); the CloneSet
+      waits instead when there is no hook (``updated_needs_hook``);
+    - PreparingUpdate: wait while hooked, else proceed; Updating: proceed;
+    - anything else: ``not allowed to in-place update pod <name> in state <state>``.
+    """
+    hook = hook_of(workload, "inPlaceUpdate")
+    state = lifecycle_state(pod)
+    mark = bool(mapping(hook).get("markPodNotReady"))
+    if state in ("", LifecycleState.PREPARING_NORMAL, LifecycleState.NORMAL):
+        if is_pod_hooked(hook, pod):
+            return InPlaceGate(transition=LifecycleTransition(LifecycleState.PREPARING_UPDATE, mark))
+        return InPlaceGate(proceed=True)
+    if state == LifecycleState.UPDATED:
+        if hook is None and updated_needs_hook:
+            return InPlaceGate()
+        return InPlaceGate(transition=LifecycleTransition(LifecycleState.PREPARING_UPDATE, mark, hook))
+    if state == LifecycleState.PREPARING_UPDATE:
+        return InPlaceGate() if is_pod_hooked(hook, pod) else InPlaceGate(proceed=True)
+    if state == LifecycleState.UPDATING:
+        return InPlaceGate(proceed=True)
+    return InPlaceGate(
+        error=f"not allowed to in-place update pod {metadata(pod).get('name')} in state {state}"
     )
 
 

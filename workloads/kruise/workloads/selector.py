@@ -3,7 +3,8 @@
 :func:`compile_selector` parses a selector once for many label maps.
 
 Used by the workloads' ``updateStrategy.priorityStrategy.weightPriority[].matchSelector`` and by
-SidecarSet selectors (pods, namespaces, ``updateStrategy.selector``). Mirrors
+SidecarSet selectors (pods, namespaces, ``updateStrategy.selector``), pod adoption, and every
+workload's ``status.labelSelector`` (:func:`format_label_selector`). Mirrors
 ``metav1.LabelSelectorAsSelector`` semantics: ``matchLabels`` are equality requirements,
 ``matchExpressions`` support ``In``/``NotIn``/``Exists``/``DoesNotExist``, an empty selector
 matches everything and a ``None`` selector matches nothing. Label key/value syntax is not
@@ -85,3 +86,25 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, st
     if selector is None:
         return False
     return compile_selector(selector)(labels)
+
+
+def format_label_selector(selector: Mapping[str, Any] | None) -> str:
+    """``metav1.FormatLabelSelector``: ``a=b,c in (d,e),!f``; requirements sorted by key."""
+    sel = mapping(selector)
+    reqs: list[tuple[str, str]] = []
+    for key, value in sorted(mapping(sel.get("matchLabels")).items()):
+        reqs.append((str(key), f"{key}={value}"))
+    for expr in sequence(sel.get("matchExpressions")):
+        e = mapping(expr)
+        key, op = str(e.get("key")), str(e.get("operator"))
+        values = ",".join(sorted(str(v) for v in sequence(e.get("values"))))
+        text = {
+            "In": f"{key} in ({values})",
+            "NotIn": f"{key} notin ({values})",
+            "Exists": key,
+            "DoesNotExist": f"!{key}",
+        }.get(op, f"{key} {op} ({values})")
+        reqs.append((key, text))
+    if not reqs:
+        return ""
+    return ",".join(text for _, text in sorted(reqs, key=lambda r: r[0]))

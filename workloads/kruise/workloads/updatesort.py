@@ -1,4 +1,6 @@
-"""``updateStrategy.priorityStrategy`` and ``scatterStrategy`` orderings (upstream ``pkg/util/updatesort``).
+"""Priority and scatter update orderings (upstream ``pkg/util/updatesort``), shared by the
+CloneSet (``updateStrategy.priorityStrategy``/``scatterStrategy``) and the Advanced StatefulSet
+(``rollingUpdate.unorderedUpdate.priorityStrategy``).
 
 Both work on *indexes* into the full pod list, as upstream does, because their tie-breaks and
 densities look at all pods, not only the candidates:

@@ -47,6 +47,8 @@ SERVICEACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
 REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
 NATIVE_STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet")
+PVS = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
+STORAGE_CLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False)
 CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions", "ControllerRevision")
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False)
@@ -68,4 +70,6 @@ INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress")
 
 # OpenKruise
 CLONESETS = Resource("apps.kruise.io", "v1alpha1", "clonesets", "CloneSet")
+STATEFULSETS = Resource("apps.kruise.io", "v1beta1", "statefulsets", "StatefulSet")
+"""Advanced StatefulSets, read and written at their stored version."""
 SIDECARSETS = Resource("apps.kruise.io", "v1alpha1", "sidecarsets", "SidecarSet", namespaced=False)

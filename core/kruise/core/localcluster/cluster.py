@@ -32,6 +32,7 @@ import yaml
 
 from kruise.core.localcluster.binaries import find_bin_dir
 from kruise.core.localcluster.components import (
+    DEFAULT_STORAGE_CLASS,
     FAKE_NODE_ANNOTATION,
     apiserver_args,
     controller_manager_args,
@@ -174,6 +175,7 @@ class LocalCluster:
                 self._adopt_real_nodes()
                 self._join(plans)
             self.kubectl("wait", "--for=condition=Ready", "node", "--all", "--timeout=60s")
+            self.kubectl("apply", "-f", "-", input=json.dumps(DEFAULT_STORAGE_CLASS))
             for manifest in manifests:
                 self.apply(manifest)
         except BaseException:

@@ -18,8 +18,28 @@ KCM_CONTROLLERS = (
     "namespace-controller",
     "deployment-controller",
     "replicaset-controller",
+    # native StatefulSets (the Advanced StatefulSet benchmark's baseline)
     "statefulset-controller",
+    # claims bind for real: the binder provisions hostPath volumes (--enable-hostpath-provisioner)
+    # for the default StorageClass below; the protection controllers hold a claim while a pod
+    # uses it and a volume while it is bound, then let them go
+    "persistentvolume-binder-controller",
+    "persistentvolumeclaim-protection-controller",
+    "persistentvolume-protection-controller",
 )
+DEFAULT_STORAGE_CLASS = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "StorageClass",
+    "metadata": {
+        "name": "standard",
+        "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+    },
+    "provisioner": "kubernetes.io/host-path",
+    "reclaimPolicy": "Delete",
+    "volumeBindingMode": "Immediate",
+}
+"""The cluster's default StorageClass: kube-controller-manager's hostPath provisioner makes a
+volume under ``/tmp/hostpath_pv/`` for each claim and deletes it with the claim."""
 _LOOPBACK_SERVING = (
     "--bind-address=127.0.0.1",
     "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
@@ -85,6 +105,7 @@ def controller_manager_args(kubeconfig: str, port: int) -> list[str]:
         f"--authorization-kubeconfig={kubeconfig}",
         "--leader-elect=false",
         f"--controllers={','.join(KCM_CONTROLLERS)}",
+        "--enable-hostpath-provisioner=true",
         f"--secure-port={port}",
         "--kube-api-qps=1000",
         "--kube-api-burst=2000",

@@ -41,6 +41,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kruise.core.api.conversion import answer_conversion
 from kruise.rollouts.api.batchrelease import BatchRelease, BatchReleaseV1alpha1
 from kruise.rollouts.api.batchrelease_conversion import batchrelease_to_v1alpha1, batchrelease_to_v1beta1
 from kruise.rollouts.api.common import (
@@ -329,17 +330,4 @@ def convert_review(review: Mapping[str, Any]) -> dict[str, Any]:
     :class:`ConversionError` the response has ``result.status: Failure`` with its message and no
     converted objects, which the API server reports to the client.
     """
-    request = review.get("request") or {}
-    desired = str(request.get("desiredAPIVersion", ""))
-    response: dict[str, Any] = {"uid": request.get("uid", "")}
-    try:
-        response["convertedObjects"] = [convert_object(o, desired) for o in request.get("objects") or []]
-        response["result"] = {"status": "Success"}
-    except ConversionError as err:
-        response["convertedObjects"] = []
-        response["result"] = {"status": "Failure", "message": str(err)}
-    return {
-        "apiVersion": review.get("apiVersion", "apiextensions.k8s.io/v1"),
-        "kind": "ConversionReview",
-        "response": response,
-    }
+    return answer_conversion(review, convert_object, (ConversionError,))

@@ -22,6 +22,9 @@ def manager(
     cloneset_workers: Annotated[
         int, typer.Option("--cloneset-workers", help="Concurrent CloneSet reconciles.")
     ] = 3,
+    statefulset_workers: Annotated[
+        int, typer.Option("--statefulset-workers", help="Concurrent Advanced StatefulSet reconciles.")
+    ] = 3,
     sidecarset_workers: Annotated[
         int, typer.Option("--sidecarset-workers", help="Concurrent SidecarSet reconciles.")
     ] = 3,
@@ -146,6 +149,7 @@ def manager(
         kube_client_qps=kube_client_qps,
         kube_client_burst=kube_client_burst,
         cloneset_workers=cloneset_workers,
+        statefulset_workers=statefulset_workers,
         sidecarset_workers=sidecarset_workers,
         rollout_workers=rollout_workers,
         batchrelease_workers=batchrelease_workers,

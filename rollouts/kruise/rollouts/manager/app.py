@@ -39,8 +39,8 @@ from kruise.rollouts.manager.certsecret import webhook_certificates
 from kruise.rollouts.manager.controllers import build_runtime
 from kruise.rollouts.manager.logformat import configure_logging
 from kruise.rollouts.manager.options import ManagerOptions
-from kruise.rollouts.manager.webhooks import register_webhooks, webhook_cache, webhook_specs
-from kruise.rollouts.rollout.rollout_webhooks import CONVERT_PATH, CONVERTED_CRDS
+from kruise.rollouts.manager.webhooks import CONVERTED_CRDS, register_webhooks, webhook_cache, webhook_specs
+from kruise.rollouts.rollout.rollout_webhooks import CONVERT_PATH
 from kruise.workloads.sidecarset.webhooks import webhook_reads
 
 log = logging.getLogger("kruise.manager")

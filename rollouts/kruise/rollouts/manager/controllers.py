@@ -23,6 +23,8 @@ from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOpt
 from kruise.workloads.sidecarset.controller import SidecarSetController, SidecarSetOptions
 from kruise.workloads.sidecarset.podscope import KEY as SCOPE_KEY
 from kruise.workloads.sidecarset.podscope import PodWebhookScope
+from kruise.workloads.statefulset.controller import StatefulSetController, StatefulSetOptions
+from kruise.workloads.statefulset.round import Options
 
 
 def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | None = None) -> Runtime:
@@ -47,6 +49,24 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
     )
     runtime.add(cloneset.spec(), cloneset.reconcile, view)
     _add_sidecarset(runtime, kube, opts)
+
+    view = runtime.cache(StatefulSetController.name)
+    statefulset = StatefulSetController(
+        kube,
+        EventRecorder(kube, StatefulSetController.name),
+        view,
+        StatefulSetOptions(
+            workers=opts.statefulset_workers,
+            expectation_timeout=opts.expectation_timeout,
+            gates=Options(
+                start_ordinal=gates.get("StatefulSetStartOrdinal", False),
+                pod_index_label=gates.get("PodIndexLabel", True),
+                auto_delete_pvc=gates.get("StatefulSetAutoDeletePVC", True),
+                env_from_metadata=gates.get("InPlaceUpdateEnvFromMetadata", True),
+            ),
+        ),
+    )
+    runtime.add(statefulset.spec(), statefulset.reconcile, view)
 
     view = runtime.cache(RolloutController.name)
     rollouts = RolloutController(

@@ -1,6 +1,6 @@
 """The manager's ``/metrics``: the default registry plus the scrape-time state collectors.
 
-The state collectors (kruise-state-metrics' CloneSet gauges, Argo Rollouts' Rollout and
+The state collectors (kruise-state-metrics' CloneSet and StatefulSet gauges, Argo Rollouts' Rollout and
 AnalysisRun gauges) read objects through :class:`StateSources`, which the manager points at the
 runtime's shared informers (:func:`read_informers`) while it leads. Standby replicas keep warm
 informers too, but export no state series, so a Prometheus scraping every replica sees each
@@ -25,7 +25,7 @@ from prometheus_client.registry import Collector
 
 from kruise.analysis.metrics import AnalysisRunCollector
 from kruise.analysis.resources import ANALYSIS_RUNS
-from kruise.core.kube.resources import CLONESETS, SIDECARSETS
+from kruise.core.kube.resources import CLONESETS, SIDECARSETS, STATEFULSETS
 from kruise.core.metrics import ObjectProvider, object_key, read_objects
 from kruise.core.runtime import Informers
 from kruise.rollouts.resources import ROLLOUTS
@@ -33,6 +33,7 @@ from kruise.rollouts.rollout.metrics import RolloutCollector, WorkloadLookup
 from kruise.rollouts.workloads.registry import kind_for
 from kruise.workloads.cloneset.metrics import CloneSetStateCollector
 from kruise.workloads.sidecarset.metrics import SidecarSetStateCollector
+from kruise.workloads.statefulset.metrics import StatefulSetStateCollector
 
 JSON = dict[str, Any]
 WorkloadKey = tuple[str, str, str]
@@ -46,6 +47,7 @@ def _nothing() -> list[JSON]:
 @dataclass(frozen=True)
 class _Snapshot:
     clonesets: list[Mapping[str, Any]]
+    statefulsets: list[Mapping[str, Any]]
     sidecarsets: list[Mapping[str, Any]]
     rollouts: list[Mapping[str, Any]]
     analysis_runs: list[Mapping[str, Any]]
@@ -66,6 +68,7 @@ class StateSources:
     """
 
     clonesets: ObjectProvider = _nothing
+    statefulsets: ObjectProvider = _nothing
     sidecarsets: ObjectProvider = _nothing
     rollouts: ObjectProvider = _nothing
     analysis_runs: ObjectProvider = _nothing
@@ -76,6 +79,7 @@ class StateSources:
         """One collector per kind, reading these sources late (they may be reassigned)."""
         return [
             CloneSetStateCollector(lambda: self._read("clonesets")),
+            StatefulSetStateCollector(lambda: self._read("statefulsets")),
             SidecarSetStateCollector(lambda: self._read("sidecarsets")),
             RolloutCollector(lambda: self._read("rollouts"), self._workload),
             AnalysisRunCollector(lambda: self._read("analysis_runs")),
@@ -91,6 +95,7 @@ class StateSources:
                 workloads[_workload_key(namespace, ref)] = self._live_workload(namespace, ref)
         self._snapshot = _Snapshot(
             read_objects(self.clonesets, "CloneSets"),
+            read_objects(self.statefulsets, "StatefulSets"),
             read_objects(self.sidecarsets, "SidecarSets"),
             rollouts,
             read_objects(self.analysis_runs, "AnalysisRuns"),
@@ -102,7 +107,8 @@ class StateSources:
 
     def clear(self) -> None:
         """Read nothing again (the caches are going away)."""
-        self.clonesets = self.sidecarsets = self.rollouts = self.analysis_runs = _nothing
+        self.clonesets = self.statefulsets = self.sidecarsets = _nothing
+        self.rollouts = self.analysis_runs = _nothing
         self.workload = None
 
     def _read(self, kind: str) -> list[Mapping[str, Any]]:
@@ -127,10 +133,11 @@ class StateSources:
 
 
 def read_informers(sources: StateSources, informers: Informers) -> None:
-    """Point ``sources`` at the runtime's shared informers (CloneSets, SidecarSets, Rollouts,
-    AnalysisRuns; a Rollout's workload, of any registered kind). A kind no informer serves reads
-    as none."""
+    """Point ``sources`` at the runtime's shared informers (CloneSets, StatefulSets, SidecarSets,
+    Rollouts, AnalysisRuns; a Rollout's workload, of any registered kind). A kind no informer
+    serves reads as none."""
     sources.clonesets = lambda: informers.list(CLONESETS)
+    sources.statefulsets = lambda: informers.list(STATEFULSETS)
     sources.sidecarsets = lambda: informers.list(SIDECARSETS)
     sources.rollouts = lambda: informers.list(ROLLOUTS)
     sources.analysis_runs = lambda: informers.list(ANALYSIS_RUNS)

@@ -3,7 +3,7 @@
 Names follow kruise-manager's flags where a concept matches (``--webhook-port``
 default 9876, ``--metrics-addr``, ``--health-probe-addr``, ``--enable-leader-election``,
 ``--leader-election-namespace``, ``--feature-gates``, ``--kube-client-qps``/``-burst``,
-``--cloneset-workers``); see ``shared/reference/kruise-workloads.md`` §8.
+``--cloneset-workers``, ``--statefulset-workers``); see ``shared/reference/kruise-workloads.md`` §8.
 """
 
 from __future__ import annotations
@@ -19,6 +19,10 @@ FEATURE_GATES: dict[str, bool] = {
     "InPlaceUpdateEnvFromMetadata": True,
     "ResourcesDeletionProtection": False,
     "TemplateNoDefaults": False,
+    "StatefulSetAutoDeletePVC": True,
+    "StatefulSetStartOrdinal": False,
+    "PodIndexLabel": True,
+    "StatefulSetAutoResizePVCGate": False,
     # the pod webhooks (SidecarSet injection); off: no mpod/vpod entries are registered
     "PodWebhook": True,
     # SidecarSet patchPodMetadata allowed without the kruise-configuration whitelist
@@ -56,6 +60,7 @@ class ManagerOptions:
     cloneset_workers: int = 3
     sidecarset_workers: int = 3
     cloneset_scaling_exclude_preparing_delete: bool = False
+    statefulset_workers: int = 3
     rollout_workers: int = 3
     batchrelease_workers: int = 3
     analysisrun_workers: int = 2

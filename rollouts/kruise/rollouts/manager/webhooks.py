@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
+from kruise.core.api.conversion import answer_conversion, desired_group
 from kruise.core.kube import KubeClient
 from kruise.core.runtime import CacheReader, ControllerSpec, Runtime
 from kruise.core.webhook import WebhookServer
@@ -17,7 +19,9 @@ from kruise.rollouts.rollout.rollout_webhooks import (
     RolloutWebhooks,
     rollout_webhook_specs,
 )
+from kruise.rollouts.rollout.rollout_webhooks import CONVERTED_CRDS as ROLLOUT_CONVERTED_CRDS
 from kruise.rollouts.workloads.holdwebhook import hold_webhook_specs, hold_webhooks
+from kruise.workloads.api.statefulset_conversion import convert_statefulset
 from kruise.workloads.cloneset.webhooks import (
     MUTATE_PATH,
     VALIDATE_PATH,
@@ -35,9 +39,22 @@ from kruise.workloads.sidecarset.webhooks import (
     sidecarset_webhook_specs,
     webhook_reads,
 )
+from kruise.workloads.statefulset.webhooks import MUTATE_PATH as MUTATE_STATEFULSET_PATH
+from kruise.workloads.statefulset.webhooks import VALIDATE_PATH as VALIDATE_STATEFULSET_PATH
+from kruise.workloads.statefulset.webhooks import StatefulSetWebhooks, statefulset_webhook_specs
 
 WEBHOOK_CACHE = "webhooks"
 """The read view the webhooks answer from (the shared informers; every replica keeps them warm)."""
+
+CONVERTED_CRDS = [*ROLLOUT_CONVERTED_CRDS, "statefulsets.apps.kruise.io"]
+"""Multi-version CRDs whose conversion stanza the manager points at ``/convert``."""
+
+
+def convert(review: dict[str, Any]) -> dict[str, Any]:
+    """``/convert``: Advanced StatefulSets (``apps.kruise.io``) and the Rollouts' kinds."""
+    if desired_group(review) == "apps.kruise.io":
+        return answer_conversion(review, convert_statefulset)
+    return convert_review(review)
 
 
 def webhook_settings(options: ManagerOptions) -> WebhookSettings:
@@ -64,6 +81,7 @@ def webhook_specs(options: ManagerOptions, sidecarsets: Iterable[KubeObject] = (
     return [
         *pods,
         *cloneset_webhook_specs(settings, deletion_protection=protection),
+        *statefulset_webhook_specs(settings, deletion_protection=protection),
         *sidecarset_webhook_specs(settings),
         *hold_webhook_specs(settings),
         *rollout_webhook_specs(settings),
@@ -89,12 +107,21 @@ def register_webhooks(
     )
     server.register(MUTATE_PATH, cloneset.mutate)
     server.register(VALIDATE_PATH, cloneset.validate)
+    statefulset = StatefulSetWebhooks(
+        kube,
+        template_no_defaults=gates.get("TemplateNoDefaults", False),
+        deletion_protection=gates.get("ResourcesDeletionProtection", False),
+        auto_delete_pvc=gates.get("StatefulSetAutoDeletePVC", True),
+        auto_resize_pvc=gates.get("StatefulSetAutoResizePVCGate", False),
+    )
+    server.register(MUTATE_STATEFULSET_PATH, statefulset.mutate)
+    server.register(VALIDATE_STATEFULSET_PATH, statefulset.validate)
     for path, hold in hold_webhooks(kube).items():
         server.register(path, hold)
     rollout = RolloutWebhooks(kube, partition_percent_limit=options.partition_percent_limit)
     server.register(MUTATE_ROLLOUT_PATH, rollout.mutate)
     server.register(VALIDATE_ROLLOUT_PATH, rollout.validate)
-    server.register_conversion(CONVERT_PATH, convert_review)
+    server.register_conversion(CONVERT_PATH, convert)
     namespace = options.leader_election_namespace
     sidecarset = SidecarSetWebhooks(
         kube,

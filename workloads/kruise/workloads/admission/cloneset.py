@@ -42,8 +42,12 @@ from kruise.workloads.admission.metavalidation import (
     validate_label_selector,
     validate_object_meta,
 )
-from kruise.workloads.admission.pod_defaults import add_marshal_artifacts, default_pod_template
-from kruise.workloads.admission.quantity import default_resource_list
+from kruise.workloads.admission.pod_defaults import (
+    add_marshal_artifacts,
+    claim_marshal_artifacts,
+    default_claim_template,
+    default_pod_template,
+)
 from kruise.workloads.api.cloneset import CloneSet
 
 __all__ = [
@@ -86,42 +90,6 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 def _spec(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return _mapping(_mapping(obj).get("spec"))
-
-
-def _default_claim_template(claim: Any) -> Any:
-    """``SetDefaults_PersistentVolumeClaim`` (status.phase Pending) and resource-list rounding."""
-    if not isinstance(claim, dict):
-        return claim
-    status = claim.get("status")
-    status = status if isinstance(status, dict) else {}
-    if not status.get("phase"):
-        status["phase"] = "Pending"
-    if isinstance(status.get("capacity"), Mapping):
-        status["capacity"] = default_resource_list(status["capacity"])
-    claim["status"] = status
-    resources = _mapping(claim.get("spec")).get("resources")
-    if isinstance(resources, dict):
-        for key in ("limits", "requests"):
-            if isinstance(resources.get(key), Mapping):
-                resources[key] = default_resource_list(resources[key])
-    return claim
-
-
-def _claim_marshal_artifacts(claim: Any) -> Any:
-    """Go's ``json.Marshal`` of a PVC: ``metadata.creationTimestamp: null``, ``spec.resources: {}``,
-    ``status: {}`` (structs are never omitted)."""
-    if not isinstance(claim, dict):
-        return claim
-    if claim.get("status") is None:
-        claim["status"] = {}
-    metadata = claim.get("metadata")
-    claim["metadata"] = {"creationTimestamp": None, **(metadata if isinstance(metadata, Mapping) else {})}
-    spec = claim.get("spec")
-    spec = spec if isinstance(spec, dict) else {}
-    if spec.get("resources") is None:
-        spec["resources"] = {}
-    claim["spec"] = spec
-    return claim
 
 
 def is_well_typed(obj: Mapping[str, Any]) -> bool:
@@ -177,7 +145,7 @@ def default_cloneset(
         spec["template"] = default_pod_template(_mapping(spec.get("template")))
         claims = spec.get("volumeClaimTemplates")
         if isinstance(claims, list):
-            spec["volumeClaimTemplates"] = [_default_claim_template(c) for c in claims]
+            spec["volumeClaimTemplates"] = [default_claim_template(c) for c in claims]
     strategy = spec.get("updateStrategy")
     strategy = dict(strategy) if isinstance(strategy, Mapping) else {}
     spec["updateStrategy"] = strategy
@@ -194,7 +162,7 @@ def default_cloneset(
         spec["scaleStrategy"] = {}
     spec["template"] = add_marshal_artifacts(_mapping(spec.get("template")))
     if isinstance(spec.get("volumeClaimTemplates"), list):
-        spec["volumeClaimTemplates"] = [_claim_marshal_artifacts(c) for c in spec["volumeClaimTemplates"]]
+        spec["volumeClaimTemplates"] = [claim_marshal_artifacts(c) for c in spec["volumeClaimTemplates"]]
     return out
 
 

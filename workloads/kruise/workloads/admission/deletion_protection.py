@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.core.webhook.configuration import MatchCondition
+
 __all__ = [
     "DELETION_PROTECTION_KEY",
     "DELETION_PROTECTION_TYPE_ALWAYS",
     "DELETION_PROTECTION_TYPE_CASCADING",
+    "PROTECTED_DELETE",
     "validate_workload_deletion",
 ]
 
@@ -24,6 +27,14 @@ DELETION_PROTECTION_TYPE_ALWAYS = "Always"
 """Deletion is always forbidden."""
 DELETION_PROTECTION_TYPE_CASCADING = "Cascading"
 """Deletion is forbidden while the workload still wants pods (``spec.replicas > 0``)."""
+
+PROTECTED_DELETE = MatchCondition(
+    "protected-delete",
+    "request.operation != 'DELETE' || (has(oldObject.metadata.labels) && "
+    f"'{DELETION_PROTECTION_KEY}' in oldObject.metadata.labels)",
+)
+"""A DELETE is sent to a workload's validating webhook only for an object labelled
+``policy.kruise.io/delete-protection`` (the only deletions it can refuse)."""
 
 
 def validate_workload_deletion(

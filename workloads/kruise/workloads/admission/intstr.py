@@ -25,6 +25,9 @@ CloneSet ``updateStrategy.maxUnavailable``,    integer: v1.8 used the deprecated
                                                would silently count as 0. Refused here instead.
                                                (upstream does not validate the scale one at all)
 Rollout steps' ``replicas`` and ``traffic``    apimachinery (Kruise Rollouts' validating webhook)
+StatefulSet ``rollingUpdate.maxUnavailable``,  the deprecated lenient parser, :func:`get_value`
+``scaleStrategy.maxUnavailable``               (kruise's webhook and controller both use it; the
+                                               webhook refuses a non-``<int>%`` string first)
 =============================================  =================================================
 
 Numbers are parsed like Go and scaled in float64 like Go; an int-or-string integer must fit
@@ -45,6 +48,7 @@ __all__ = [
     "get_scaled_float_percent",
     "get_scaled_int_percent",
     "get_scaled_value",
+    "get_value",
     "int_or_string_text",
 ]
 
@@ -164,6 +168,26 @@ def get_scaled_value(value: Any, total: int, round_up: bool) -> int:
         body = _percent_body(value, prefix)
         try:
             number = _atoi(body)
+        except IntOrStringError as err:
+            raise IntOrStringError(f"{prefix}invalid value {go_quote(value)}: {err}") from err
+        return _scale(number, total, round_up)
+    return _check_int(value, prefix)
+
+
+def get_value(value: Any, total: int, round_up: bool) -> int:
+    """Deprecated ``intstr.GetValueFromIntOrPercent``: any string, every ``%`` stripped, is an
+    integer percentage (``"5"`` and ``"5%%"`` both mean 5%).
+
+    Raises:
+        IntOrStringError: ``nil value for IntOrString``, or ``invalid value for IntOrString:
+            invalid value "x": strconv.Atoi: parsing "x": invalid syntax``.
+    """
+    if value is None:
+        raise IntOrStringError("nil value for IntOrString")
+    prefix = "invalid value for IntOrString: "
+    if isinstance(value, str):
+        try:
+            number = _atoi(value.replace("%", ""))
         except IntOrStringError as err:
             raise IntOrStringError(f"{prefix}invalid value {go_quote(value)}: {err}") from err
         return _scale(number, total, round_up)

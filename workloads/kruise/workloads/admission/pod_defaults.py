@@ -37,6 +37,8 @@ from kruise.workloads.admission.quantity import canonical_quantity, default_reso
 __all__ = [
     "VOLUME_SOURCES",
     "add_marshal_artifacts",
+    "claim_marshal_artifacts",
+    "default_claim_template",
     "default_container",
     "default_pod_spec",
     "default_pod_template",
@@ -232,6 +234,46 @@ def _size_limit(volume: dict[str, Any]) -> None:
     empty_dir = volume.get("emptyDir")
     if isinstance(empty_dir, dict) and empty_dir.get("sizeLimit") is not None:
         empty_dir["sizeLimit"] = canonical_quantity(empty_dir["sizeLimit"], round_to_milli=False)
+
+
+def _claim_map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def default_claim_template(claim: Any) -> Any:
+    """``SetDefaults_PersistentVolumeClaim`` (status.phase Pending) and resource-list rounding."""
+    if not isinstance(claim, dict):
+        return claim
+    status = claim.get("status")
+    status = status if isinstance(status, dict) else {}
+    if not status.get("phase"):
+        status["phase"] = "Pending"
+    if isinstance(status.get("capacity"), Mapping):
+        status["capacity"] = default_resource_list(status["capacity"])
+    claim["status"] = status
+    resources = _claim_map(claim.get("spec")).get("resources")
+    if isinstance(resources, dict):
+        for key in ("limits", "requests"):
+            if isinstance(resources.get(key), Mapping):
+                resources[key] = default_resource_list(resources[key])
+    return claim
+
+
+def claim_marshal_artifacts(claim: Any) -> Any:
+    """Go's ``json.Marshal`` of a PVC: ``metadata.creationTimestamp: null``, ``spec.resources: {}``,
+    ``status: {}`` (structs are never omitted)."""
+    if not isinstance(claim, dict):
+        return claim
+    if claim.get("status") is None:
+        claim["status"] = {}
+    metadata = claim.get("metadata")
+    claim["metadata"] = {"creationTimestamp": None, **(metadata if isinstance(metadata, Mapping) else {})}
+    spec = claim.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    if spec.get("resources") is None:
+        spec["resources"] = {}
+    claim["spec"] = spec
+    return claim
 
 
 def default_container(container: Mapping[str, Any]) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from decimal import ROUND_UP, Decimal, localcontext
 from typing import Any
 
-__all__ = ["canonical_quantity", "default_resource_list"]
+__all__ = ["canonical_quantity", "default_resource_list", "quantity_value"]
 
 _NUMBER = re.compile(r"([+-]?)(0*)([0-9]*)(?:\.([0-9]*))?(.*)")
 _EXPONENT = re.compile(r"[eE]([+-]?[0-9]+)")
@@ -125,3 +125,12 @@ def default_resource_list(resources: Any) -> Any:
     if not isinstance(resources, Mapping):
         return resources
     return {name: canonical_quantity(quantity) for name, quantity in resources.items()}
+
+
+def quantity_value(value: Any) -> Decimal | None:
+    """The number a quantity stands for (``"1Gi"`` -> 1073741824), ``None`` when absent or not a
+    quantity; JSON numbers are read as their decimal text."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None
+    parsed = _parse(value if isinstance(value, str) else str(value))
+    return None if parsed is None else parsed[0]

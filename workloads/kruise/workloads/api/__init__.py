@@ -1,6 +1,7 @@
 """API models of the Kruise workloads (``apps.kruise.io``) and their CRD descriptions.
 
-One module per kind (``cloneset``...), plus ``pub`` for the types the workloads share.
+One module per kind (``cloneset``, ``statefulset`` with ``statefulset_v1alpha1``...), plus ``pub``
+for the types the workloads share.
 """
 
 from kruise.workloads.api.cloneset import (
@@ -24,9 +25,17 @@ from kruise.workloads.api.pub import (
     UpdatePriorityWeightTerm,
     UpdateScatterTerm,
 )
+from kruise.workloads.api.statefulset import (
+    STATEFULSET_CRD,
+    StatefulSet,
+    StatefulSetSpec,
+    StatefulSetStatus,
+)
+from kruise.workloads.api.statefulset_v1alpha1 import StatefulSetV1alpha1
 
 __all__ = [
     "CLONESET_CRD",
+    "STATEFULSET_CRD",
     "CloneSet",
     "CloneSetCondition",
     "CloneSetConditionType",
@@ -39,6 +48,10 @@ __all__ = [
     "Lifecycle",
     "LifecycleHook",
     "LifecycleStateType",
+    "StatefulSet",
+    "StatefulSetSpec",
+    "StatefulSetStatus",
+    "StatefulSetV1alpha1",
     "UpdatePriorityOrderTerm",
     "UpdatePriorityStrategy",
     "UpdatePriorityWeightTerm",

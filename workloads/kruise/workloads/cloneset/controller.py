@@ -37,7 +37,7 @@ from kruise.workloads.cloneset.readiness import cloneset_health
 from kruise.workloads.cloneset.status import calculate_status, seconds_until_available, status_to_write
 from kruise.workloads.cloneset.sync_scale import Scaler
 from kruise.workloads.cloneset.sync_update import Updater
-from kruise.workloads.history import ensure_revision
+from kruise.workloads.history import History
 from kruise.workloads.objects import (
     KubeObject,
     mapping,
@@ -50,9 +50,7 @@ from kruise.workloads.objects import (
 )
 from kruise.workloads.pods import is_active
 from kruise.workloads.revisions import (
-    new_revision,
     plan_revisions,
-    revisions_to_delete,
     sort_revisions,
 )
 
@@ -100,6 +98,7 @@ class CloneSetController:
             short_hash_label=options.short_hash_label,
             rv_expectations=self.rv_expectations,
         )
+        self.history = History(kube, CLONESET_KIND, self.rv_expectations, self._patch_status)
         self.updater = Updater(
             kube, recorder, self.rv_expectations, short_hash_label=options.short_hash_label
         )
@@ -169,7 +168,7 @@ class CloneSetController:
         if mapping(spec(cs).get("scaleStrategy")).get("disablePVCReuse"):
             pvcs = await self._cleanup_pvcs(cs, owned, pvcs)
 
-        update_rev, collision = await self._ensure_update_revision(cs, revisions)
+        update_rev, collision = await self.history.ensure_update_revision(cs, revisions)
         if update_rev is None:
             return Result(requeue_after=0.5)
         plan = plan_revisions(cs, revisions, controller=CLONESET_KIND)
@@ -224,7 +223,7 @@ class CloneSetController:
             cs, pods, name(update_rev), name(current_rev), collision, now, errors
         )
         await self._truncate_pods_to_delete(cs, pods)
-        await self._truncate_history(cs, pods, revisions, name(current_rev), name(update_rev))
+        await self.history.truncate(cs, pods, revisions, name(current_rev), name(update_rev))
 
         if not errors and new_status["availableReplicas"] != new_status["readyReplicas"]:
             # pods turning available after minReadySeconds cause no event: look again then
@@ -257,30 +256,6 @@ class CloneSetController:
                 self.recorder.event(cs, WARNING, "FailedDelete", f"failed to clean up PVC {name(pvc)}: {err}")
                 raise
         return plan.keep
-
-    # ------------------------------------------------------------------ revisions
-    async def _ensure_update_revision(
-        self, cs: KubeObject, revisions: Sequence[KubeObject]
-    ) -> tuple[JSON | None, int]:
-        """The update revision (created or bumped if needed) and the collision count used."""
-        plan = plan_revisions(cs, revisions, controller=CLONESET_KIND)
-
-        async def record(collision: int) -> None:
-            await self._patch_status(cs, {"collisionCount": collision})
-
-        return await ensure_revision(
-            self.kube,
-            plan,
-            owner_uid=uid(cs),
-            rebuild=lambda collision: new_revision(
-                cs, plan.revision_number, collision, controller=CLONESET_KIND
-            ),
-            on_collision=record,
-            expect=self._expect_written,
-        )
-
-    def _expect_written(self, obj: KubeObject) -> None:
-        self.rv_expectations.expect(uid(obj), str(metadata(obj).get("resourceVersion")))
 
     # ------------------------------------------------------------------ status
     async def _write_status(
@@ -338,20 +313,6 @@ class CloneSetController:
             await self.kube.patch(CLONESETS, name(cs), patch, namespace(cs), patch_type="json")
         except KruiseError as err:  # the list changed meanwhile: that change triggers a new round
             log.debug("truncate podsToDelete of %s: %s", name(cs), err)
-
-    async def _truncate_history(
-        self,
-        cs: KubeObject,
-        pods: Sequence[KubeObject],
-        revisions: Sequence[KubeObject],
-        current_revision: str,
-        update_revision: str,
-    ) -> None:
-        for rev in revisions_to_delete(cs, pods, revisions, current_revision, update_revision):
-            try:
-                await self.kube.delete(CONTROLLER_REVISIONS, name(rev), namespace(rev), missing_ok=True)
-            except KruiseError as err:
-                log.warning("delete revision %s: %s", name(rev), err)
 
 
 class CloneSetSyncError(KruiseError):

@@ -42,6 +42,7 @@ from kruise.workloads.pods import (
     equal_to_revision_hash,
     ready_time,
 )
+from kruise.workloads.selector import format_label_selector
 
 COUNTERS = (
     "replicas",
@@ -52,28 +53,6 @@ COUNTERS = (
     "updatedAvailableReplicas",
     "expectedUpdatedReplicas",
 )
-
-
-def format_label_selector(selector: Mapping[str, Any] | None) -> str:
-    """``metav1.FormatLabelSelector``: ``a=b,c in (d,e),!f``; requirements sorted by key."""
-    sel = mapping(selector)
-    reqs: list[tuple[str, str]] = []
-    for key, value in sorted(mapping(sel.get("matchLabels")).items()):
-        reqs.append((str(key), f"{key}={value}"))
-    for expr in sequence(sel.get("matchExpressions")):
-        e = mapping(expr)
-        key, op = str(e.get("key")), str(e.get("operator"))
-        values = ",".join(sorted(str(v) for v in sequence(e.get("values"))))
-        text = {
-            "In": f"{key} in ({values})",
-            "NotIn": f"{key} notin ({values})",
-            "Exists": key,
-            "DoesNotExist": f"!{key}",
-        }.get(op, f"{key} {op} ({values})")
-        reqs.append((key, text))
-    if not reqs:
-        return ""
-    return ",".join(text for _, text in sorted(reqs, key=lambda r: r[0]))
 
 
 def calculate_status(

@@ -24,7 +24,7 @@ from kruise.workloads.inplace import (
     calculate_in_place_update_spec,
     grace_annotation,
 )
-from kruise.workloads.lifecycle import LifecycleTransition, hook_of, is_pod_hooked
+from kruise.workloads.lifecycle import LifecycleTransition, in_place_gate
 from kruise.workloads.objects import KubeObject, labels, mapping, name, spec
 from kruise.workloads.pods import (
     POD_TEMPLATE_HASH_LABEL,
@@ -145,34 +145,15 @@ def decide_pod_update(
                 env_from_metadata=env_from_metadata,
             )
         if in_place is not None:
-            hook = hook_of(cloneset, "inPlaceUpdate")
-            state = lifecycle_state(pod)
-            if state in ("", LifecycleState.PREPARING_NORMAL, LifecycleState.NORMAL):
-                if is_pod_hooked(hook, pod):
-                    transition = LifecycleTransition(
-                        LifecycleState.PREPARING_UPDATE,
-                        mark_pod_not_ready=bool(mapping(hook).get("markPodNotReady")),
-                    )
-                    return PodUpdateAction(
-                        pod_name, index, UpdateKind.LIFECYCLE, target_revision, transition=transition
-                    )
-            elif state == LifecycleState.UPDATED:
-                if hook is None:
-                    return None
-                transition = LifecycleTransition(
-                    LifecycleState.PREPARING_UPDATE,
-                    mark_pod_not_ready=bool(hook.get("markPodNotReady")),
-                    handler=hook,
-                )
+            gate = in_place_gate(cloneset, pod, updated_needs_hook=True)
+            if gate.transition is not None:
                 return PodUpdateAction(
-                    pod_name, index, UpdateKind.LIFECYCLE, target_revision, transition=transition
+                    pod_name, index, UpdateKind.LIFECYCLE, target_revision, transition=gate.transition
                 )
-            elif state == LifecycleState.PREPARING_UPDATE:
-                if is_pod_hooked(hook, pod):
-                    return None
-            elif state != LifecycleState.UPDATING:
-                error = f"not allowed to in-place update pod {pod_name} in state {state}"
-                return PodUpdateAction(pod_name, index, UpdateKind.ERROR, target_revision, error=error)
+            if gate.error is not None:
+                return PodUpdateAction(pod_name, index, UpdateKind.ERROR, target_revision, error=gate.error)
+            if not gate.proceed:
+                return None
             return PodUpdateAction(pod_name, index, UpdateKind.IN_PLACE, target_revision, spec=in_place)
         if kind == IN_PLACE_ONLY:
             error = f"find Pod {pod_name} update strategy is InPlaceOnly but can not update in-place"

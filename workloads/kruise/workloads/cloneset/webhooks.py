@@ -25,12 +25,10 @@ from typing import Any
 
 import jsonpatch
 
-from kruise.core.errors import ApiError, KruiseError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
 from kruise.core.webhook.configuration import (
-    MatchCondition,
     Rule,
     WebhookSettings,
     WebhookSpec,
@@ -43,22 +41,14 @@ from kruise.workloads.admission.cloneset import (
     validate_cloneset_delete,
     validate_cloneset_update,
 )
-from kruise.workloads.admission.deletion_protection import DELETION_PROTECTION_KEY
-from kruise.workloads.admission.fielderrors import FieldError, aggregate
-from kruise.workloads.admission.podtemplate import dry_run_pod, template_errors
+from kruise.workloads.admission.deletion_protection import PROTECTED_DELETE
+from kruise.workloads.admission.dryrun import template_verdict
+from kruise.workloads.admission.fielderrors import aggregate
 
 log = logging.getLogger(__name__)
 
 MUTATE_PATH = "/mutate-apps-kruise-io-v1alpha1-cloneset"
 VALIDATE_PATH = "/validate-apps-kruise-io-v1alpha1-cloneset"
-
-
-PROTECTED_DELETE = MatchCondition(
-    "protected-delete",
-    "request.operation != 'DELETE' || (has(oldObject.metadata.labels) && "
-    f"'{DELETION_PROTECTION_KEY}' in oldObject.metadata.labels)",
-)
-"""A DELETE is sent only for a CloneSet labelled ``policy.kruise.io/delete-protection``."""
 
 
 def cloneset_webhook_specs(
@@ -122,7 +112,7 @@ class CloneSetWebhooks:
         new_names = set(_pods_to_delete(req.object)) - set(_pods_to_delete(old))
         pods, verdict = await asyncio.gather(
             self._fetch_pods(req.namespace or "", sorted(new_names)),
-            self._template_errors(req.object, req.old_object, req.namespace or ""),
+            template_verdict(self.kube, req.object, req.old_object, req.namespace or ""),
         )
         if req.operation == "CREATE":
             errors = validate_cloneset_create(req.object, pod_lookup=pods.get, template_errors=verdict)
@@ -130,39 +120,9 @@ class CloneSetWebhooks:
             errors = validate_cloneset_update(req.object, old, pod_lookup=pods.get, template_errors=verdict)
         return _deny_or_allow(errors)
 
-    async def _template_errors(
-        self, obj: Mapping[str, Any], old: Mapping[str, Any] | None, namespace: str
-    ) -> list[FieldError]:
-        """The API server's verdict on the pod template (:mod:`~kruise.workloads.admission.podtemplate`).
-
-        Not asked again when an UPDATE leaves the template and claim templates as they were (the
-        stored template was judged when it was written); no verdict means no template errors.
-        """
-        spec = _spec(obj)
-        if old is not None and all(spec.get(k) == _spec(old).get(k) for k in _TEMPLATE_FIELDS):
-            return []
-        template = spec.get("template")
-        claims = spec.get("volumeClaimTemplates")
-        if not isinstance(template, Mapping):
-            return []  # the CRD schema requires an object; nothing a Pod could be made of
-        pod = dry_run_pod(template, claims if isinstance(claims, list) else [], namespace)
-        try:
-            await self.kube.create(PODS, pod, namespace, dry_run=True)
-        except ApiError as err:
-            verdict = template_errors(err.status, err.body, "spec.template")
-            if verdict is not None:
-                return verdict
-            log.info("no verdict on the pod template of %s/%s: %s", namespace, _name(obj), err)
-        except KruiseError as err:
-            log.info("no verdict on the pod template of %s/%s: %s", namespace, _name(obj), err)
-        return []
-
     async def _fetch_pods(self, namespace: str, names: list[str]) -> dict[str, dict[str, Any]]:
         found = await asyncio.gather(*(self.kube.get_or_none(PODS, n, namespace) for n in names))
         return {n: p for n, p in zip(names, found, strict=True) if p is not None}
-
-
-_TEMPLATE_FIELDS = ("template", "volumeClaimTemplates")
 
 
 def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:

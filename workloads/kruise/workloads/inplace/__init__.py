@@ -38,6 +38,7 @@ from kruise.workloads.inplace.state import (
     check_in_place_update_completed,
     containers_update_completed,
     grace_annotation,
+    in_place_update_seconds,
     parse_state,
     state_annotation,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "grace_annotation",
     "has_in_place_readiness_gate",
     "in_place_update_pod",
+    "in_place_update_seconds",
     "parse_state",
     "pod_patch",
     "refresh_in_place_update",

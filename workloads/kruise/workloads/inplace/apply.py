@@ -194,20 +194,23 @@ def in_place_update_pod(
     now: datetime,
     *,
     revision_labels: Mapping[str, str],
+    lifecycle_updating: bool = True,
 ) -> dict[str, Any]:
     """The pod to write for an in-place update to ``update_spec.revision`` (``updatePodInPlace``).
 
     Writes ``revision_labels`` (the workload's ``WriteRevisionHash``: a CloneSet writes
     ``controller-revision-hash`` and ``pod-template-hash``, an Advanced StatefulSet only the
-    former), lifecycle ``Updating`` with its timestamp, a fresh state annotation; then either
-    applies the spec now (``grace_seconds <= 0``) or stores it in the grace annotation.
+    former), lifecycle ``Updating`` with its timestamp (unless not ``lifecycle_updating``: the
+    StatefulSet leaves a pod without lifecycle state as it is), a fresh state annotation; then
+    either applies the spec now (``grace_seconds <= 0``) or stores it in the grace annotation.
     """
     new_pod: dict[str, Any] = copy.deepcopy(dict(pod))
     pod_labels, pod_annotations = _meta(new_pod, "labels"), _meta(new_pod, "annotations")
     revision = update_spec.revision
     pod_labels.update(revision_labels)
-    pod_labels[LIFECYCLE_STATE_LABEL] = str(LifecycleState.UPDATING)
-    pod_annotations[LIFECYCLE_TIMESTAMP_ANNOTATION] = format_time(now)
+    if lifecycle_updating:
+        pod_labels[LIFECYCLE_STATE_LABEL] = str(LifecycleState.UPDATING)
+        pod_annotations[LIFECYCLE_TIMESTAMP_ANNOTATION] = format_time(now)
     state = InPlaceUpdateState(
         revision=revision,
         update_timestamp=as_utc(now),

@@ -22,6 +22,7 @@ from typing import Any
 from kruise.workloads.objects import (
     KubeObject,
     annotations_of,
+    as_utc,
     format_time,
     mapping,
     parse_time,
@@ -29,6 +30,7 @@ from kruise.workloads.objects import (
     spec,
     status,
 )
+from kruise.workloads.pods import IN_PLACE_UPDATE_READY, get_condition
 
 STATE_KEY = "apps.kruise.io/inplace-update-state"
 STATE_KEY_OLD = "inplace-update-state"
@@ -217,3 +219,19 @@ def check_in_place_update_completed(pod: KubeObject, *, hashes_consistent: HashC
     if state.has_next_batch:
         return False
     return containers_update_completed(pod, state, hashes_consistent=hashes_consistent)
+
+
+def in_place_update_seconds(pod: KubeObject, now: datetime) -> float | None:
+    """Seconds since ``pod``'s in-place update started (the state annotation's
+    ``updateTimestamp``), while its ``InPlaceUpdateReady`` condition is False, i.e. the update is
+    still under way; None otherwise (a new pod, an already Ready one, no or a broken state)."""
+    condition = get_condition(pod, IN_PLACE_UPDATE_READY)
+    if condition is None or condition.get("status") != "False":
+        return None
+    try:
+        state = parse_state(pod)
+    except ValueError:
+        return None
+    if state is None or state.update_timestamp is None:
+        return None
+    return max(0.0, (as_utc(now) - as_utc(state.update_timestamp)).total_seconds())

@@ -1,0 +1,303 @@
+"""The pod writes every Kruise workload makes the same way: in-place updates, refreshes, lifecycle.
+
+The pure engine (:mod:`.apply`, :mod:`kruise.workloads.lifecycle`,
+:mod:`kruise.workloads.podreadiness`) decides; :class:`PodWriter` performs the writes as
+upstream's ``inplaceupdate`` and ``lifecycle`` controls do, and records each new resourceVersion
+in the workload controller's :class:`~kruise.core.expectations.ResourceVersionExpectations`, so
+the controller does not act on that pod again before its cache shows the write:
+
+- :meth:`PodWriter.update_in_place`: ``InPlaceUpdateReady=False`` (reason ``StartInPlaceUpdate``,
+  ``Ready`` recomputed, ``SetPodReadyCondition``) through ``pods/status``, then labels,
+  annotations and images in one strategic-merge patch guarded by the resourceVersion, rebuilt
+  from a fresh read on conflict (``RetryOnConflict``);
+- :meth:`PodWriter.refresh`: the per-reconcile bookkeeping (grace period, next container batch,
+  ``InPlaceUpdateReady=True``, the first ``KruisePodReady=True``) and the lifecycle state change
+  ``refreshPodState`` makes;
+- :meth:`PodWriter.lifecycle`: ``UpdatePodLifecycle``: the ``markPodNotReady`` key first, then
+  the state label.
+
+Errors are the client's :class:`~kruise.core.errors.KruiseError`; the workload decides what a
+failure means for its round.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Coroutine, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kruise.core.concurrency import bounded_gather
+from kruise.core.errors import ConflictError, KruiseError, NotFoundError
+from kruise.core.expectations import ResourceVersionExpectations
+from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import PODS
+from kruise.workloads.inplace.apply import (
+    RefreshKind,
+    has_in_place_readiness_gate,
+    in_place_update_pod,
+    pod_patch,
+    refresh_in_place_update,
+    start_in_place_update_condition,
+)
+from kruise.workloads.inplace.spec import InPlaceUpdateSpec
+from kruise.workloads.inplace.state import check_in_place_update_completed
+from kruise.workloads.lifecycle import LifecycleTransition, lifecycle_patch, refresh_transition
+from kruise.workloads.objects import KubeObject, mapping, name, namespace, uid
+from kruise.workloads.podreadiness import (
+    initial_condition,
+    lifecycle_not_ready_change,
+    not_ready_patch,
+    ready_condition,
+)
+
+__all__ = [
+    "ROUND_CONCURRENCY",
+    "PodWriter",
+    "RefreshResult",
+    "apply_not_ready_policy",
+    "bounded",
+    "mark_new_pod_ready",
+    "mark_ready_patch",
+    "patch_pod_status",
+]
+
+log = logging.getLogger(__name__)
+
+ROUND_CONCURRENCY = 32
+"""Per-pod API writes of one round in flight at once (each pod's own writes stay ordered)."""
+
+
+def mark_ready_patch(*conditions: dict[str, Any]) -> dict[str, Any]:
+    """The ``pods/status`` strategic merge patch setting ``conditions`` (``InPlaceUpdateReady=True``,
+    ``KruisePodReady=True``); null clears a leftover reason/message (e.g. ``StartInPlaceUpdate``)."""
+    return {"status": {"conditions": [{"reason": None, "message": None, **c} for c in conditions]}}
+
+
+async def patch_pod_status(
+    kube: KubeClient,
+    rv_expectations: ResourceVersionExpectations | None,
+    pod: KubeObject,
+    patch: dict[str, Any],
+) -> str:
+    """Strategic-merge ``patch`` into ``pods/status``, expect the new resourceVersion in the cache;
+    returns it. Raises :class:`KruiseError` as the client does."""
+    result = await kube.patch(
+        PODS, name(pod), patch, namespace(pod), patch_type="strategic", subresource="status"
+    )
+    rv = str(result["metadata"]["resourceVersion"])
+    if rv_expectations is not None:
+        rv_expectations.expect(uid(pod), rv)
+    return rv
+
+
+async def mark_new_pod_ready(
+    kube: KubeClient, rv_expectations: ResourceVersionExpectations | None, pod: KubeObject
+) -> None:
+    """Set a just-created pod's ``InPlaceUpdateReady`` and ``KruisePodReady`` conditions (what
+    Refresh and upstream's pod-readiness controller would do on the next round), in one write,
+    so the pod turns Ready without waiting for the cache to show the whole scale-up. A failure
+    is left to the next round's refresh."""
+    now = datetime.now(UTC)
+    decision = refresh_in_place_update(pod, now)
+    in_place = decision.condition if decision.kind == RefreshKind.MARK_READY else None
+    conditions = [c for c in (in_place, initial_condition(pod, now)) if c is not None]
+    if not conditions:
+        return
+    try:
+        await patch_pod_status(kube, rv_expectations, pod, mark_ready_patch(*conditions))
+    except KruiseError as err:
+        log.debug("mark new pod %s ready: %s", name(pod), err)
+
+
+async def apply_not_ready_policy(
+    kube: KubeClient,
+    rv_expectations: ResourceVersionExpectations | None,
+    pod: KubeObject,
+    transition: LifecycleTransition,
+    now: datetime,
+) -> bool:
+    """Lifecycle ``markPodNotReady`` (``executePodNotReadyPolicy``): add or remove the hook's
+    ``KruisePodReady`` key before the state label changes, so the pod leaves the endpoints before
+    the hook's owner is told (PreparingDelete / PreparingUpdate), and comes back at Updated.
+
+    The write carries the pod's resourceVersion; on a conflict the pod is read again and the
+    change recomputed (upstream's ``RetryOnConflict`` around ``GetPod``), so another writer's key
+    is never lost. Returns whether anything was written; raises :class:`KruiseError`.
+    """
+    change = lifecycle_not_ready_change(transition.state) if transition.mark_pod_not_ready else None
+    if change is None:
+        return False
+    current = pod
+    for attempt in range(5):
+        patch = not_ready_patch(current, change, now)
+        if patch is None:
+            return False
+        version = mapping(current.get("metadata")).get("resourceVersion")
+        if version:
+            patch["metadata"] = {"resourceVersion": version}
+        try:
+            await patch_pod_status(kube, rv_expectations, current, patch)
+        except ConflictError:
+            if attempt == 4:
+                raise
+            current = await kube.get(PODS, name(pod), namespace(pod))
+            continue
+        return True
+    return False
+
+
+async def bounded(jobs: Iterable[Coroutine[Any, Any, None]], limit: int = ROUND_CONCURRENCY) -> None:
+    """Run ``jobs`` concurrently, at most ``limit`` at once."""
+    await bounded_gather(jobs, limit)
+
+
+@dataclass
+class RefreshResult:
+    """What :meth:`PodWriter.refresh` did to one pod.
+
+    ``modified``: a write went out; ``requeue_after``: seconds until a grace period ends;
+    ``error``: the engine's or the client's message; ``in_place_completed``: the write that set
+    ``InPlaceUpdateReady`` True (an in-place update just finished, for the duration metric).
+    """
+
+    modified: bool = False
+    requeue_after: float | None = None
+    error: str | None = None
+    in_place_completed: bool = False
+
+
+@dataclass
+class PodWriter:
+    """Writes pods for one workload controller (its client and resourceVersion expectations)."""
+
+    kube: KubeClient
+    rv_expectations: ResourceVersionExpectations
+
+    async def patch(self, pod: KubeObject, patch: dict[str, Any]) -> bool:
+        """Strategic-merge ``patch`` into the pod; ``False`` when there is nothing to write."""
+        if not patch:
+            return False
+        result = await self.kube.patch(PODS, name(pod), patch, namespace(pod), patch_type="strategic")
+        self.rv_expectations.expect(uid(pod), str(result["metadata"]["resourceVersion"]))
+        return True
+
+    async def patch_status(self, pod: KubeObject, patch: dict[str, Any]) -> str:
+        """Patch ``pods/status``; returns the new resourceVersion."""
+        return await patch_pod_status(self.kube, self.rv_expectations, pod, patch)
+
+    async def mark_new_pod_ready(self, pod: KubeObject) -> None:
+        """:func:`mark_new_pod_ready` for a pod this controller just created."""
+        await mark_new_pod_ready(self.kube, self.rv_expectations, pod)
+
+    async def lifecycle(self, pod: KubeObject, transition: LifecycleTransition, now: datetime) -> None:
+        """``UpdatePodLifecycle``: the ``markPodNotReady`` key change first, then the state label."""
+        await apply_not_ready_policy(self.kube, self.rv_expectations, pod, transition, now)
+        await self.patch(pod, lifecycle_patch(transition, now))
+
+    async def update_in_place(
+        self,
+        pod: KubeObject,
+        update_spec: InPlaceUpdateSpec,
+        now: datetime,
+        revision_labels: Mapping[str, str],
+        *,
+        lifecycle_updating: bool = True,
+    ) -> None:
+        """Start and write one in-place update (``updatePodInPlace``).
+
+        With the ``InPlaceUpdateReady`` gate the condition goes False first (``Ready`` recomputed
+        in the same write). The patch carries the pod's resourceVersion, so a kubelet (or KWOK)
+        status write between our read and our write makes us rebuild the target from the fresh
+        pod (five tries). Raises :class:`KruiseError`.
+        """
+        current: KubeObject = pod
+        if has_in_place_readiness_gate(pod):
+            cond = start_in_place_update_condition(now)
+            ready = ready_condition(pod, [cond], now)  # upstream's SetPodReadyCondition
+            conds = [cond] if ready is None else [cond, ready]
+            rv = await self.patch_status(pod, {"status": {"conditions": conds}})
+            current = {**pod, "metadata": {**mapping(pod.get("metadata")), "resourceVersion": rv}}
+        for attempt in range(5):
+            target = in_place_update_pod(
+                current,
+                update_spec,
+                now,
+                revision_labels=revision_labels,
+                lifecycle_updating=lifecycle_updating,
+            )
+            try:
+                result = await self.kube.patch(
+                    PODS, name(pod), pod_patch(current, target), namespace(pod), patch_type="strategic"
+                )
+            except ConflictError:
+                if attempt == 4:
+                    raise
+                current = await self.kube.get(PODS, name(pod), namespace(pod))
+                continue
+            self.rv_expectations.expect(uid(pod), str(result["metadata"]["resourceVersion"]))
+            return
+
+    async def refresh(
+        self,
+        workload: KubeObject,
+        pod: KubeObject,
+        update_revision: str,
+        now: datetime,
+        *,
+        normal_needs_node: bool = True,
+    ) -> RefreshResult:
+        """Per-pod bookkeeping of one reconcile (upstream ``Refresh`` + ``refreshPodState``).
+
+        Grace periods, next batches and ``InPlaceUpdateReady`` as
+        :func:`~.apply.refresh_in_place_update` decides (a grace or batch patch ends the pod's
+        round), the first ``KruisePodReady=True``, then the lifecycle state change of
+        :func:`~kruise.workloads.lifecycle.refresh_transition`. Client errors are reported in
+        the result, not raised; a pod already gone is no error.
+        """
+        out = RefreshResult()
+        try:
+            await self._refresh(workload, pod, update_revision, now, normal_needs_node, out)
+        except NotFoundError:
+            pass  # deleted meanwhile (this very round, or by someone else): nothing to refresh
+        except KruiseError as err:
+            out.error = f"refresh pod {name(pod)}: {err}"
+        return out
+
+    async def _refresh(
+        self,
+        workload: KubeObject,
+        pod: KubeObject,
+        update_revision: str,
+        now: datetime,
+        normal_needs_node: bool,
+        out: RefreshResult,
+    ) -> None:
+        decision = refresh_in_place_update(pod, now)
+        kruise_ready = initial_condition(pod, now)  # the pod-readiness controller's one write
+        if kruise_ready is not None and decision.kind != RefreshKind.MARK_READY:
+            await self.patch_status(pod, mark_ready_patch(kruise_ready))
+            out.modified = True
+        if decision.kind == RefreshKind.WAIT_GRACE and decision.requeue_after is not None:
+            out.requeue_after = decision.requeue_after.total_seconds()
+        elif decision.kind in (RefreshKind.FINISH_GRACE, RefreshKind.DROP_GRACE, RefreshKind.NEXT_BATCH):
+            assert decision.pod is not None
+            out.modified = await self.patch(pod, pod_patch(pod, decision.pod)) or out.modified
+            return
+        elif decision.kind == RefreshKind.MARK_READY and decision.condition is not None:
+            extra = () if kruise_ready is None else (kruise_ready,)
+            await self.patch_status(pod, mark_ready_patch(decision.condition, *extra))
+            out.modified = out.in_place_completed = True
+        elif decision.kind == RefreshKind.ERROR:
+            out.error = str(decision.error)
+        transition = refresh_transition(
+            workload,
+            pod,
+            update_revision,
+            update_completed=check_in_place_update_completed(pod),
+            normal_needs_node=normal_needs_node,
+        )
+        if transition is not None:
+            await self.lifecycle(pod, transition, now)
+            out.modified = True

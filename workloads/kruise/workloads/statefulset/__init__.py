@@ -1,0 +1,1 @@
+"""Advanced StatefulSet (``apps.kruise.io`` StatefulSet): pure decisions and the controller shell."""
