@@ -54,6 +54,7 @@ class ManagerOptions:
     rollout_workers: int = 3
     batchrelease_workers: int = 3
     analysisrun_workers: int = 2
+    trafficrouting_workers: int = 3  # Kruise Rollouts' --trafficrouting-workers
     rollout_configuration_namespace: str = "kruise-system"
     partition_percent_limit: int = 50  # kruise-rollout's --partition-percent-limit
     webhook_port: int = 9876
