@@ -9,3 +9,4 @@ BATCH_RELEASES = Resource("rollouts.kruise.io", "v1beta1", "batchreleases", "Bat
 HPAS_V2 = Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler")
 HPAS_V1 = Resource("autoscaling", "v1", "horizontalpodautoscalers", "HorizontalPodAutoscaler")
 TRAFFIC_ROUTINGS = Resource("rollouts.kruise.io", "v1alpha1", "trafficroutings", "TrafficRouting")
+ROLLOUT_HISTORIES = Resource("rollouts.kruise.io", "v1alpha1", "rollouthistories", "RolloutHistory")

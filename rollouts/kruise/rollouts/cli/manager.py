@@ -34,6 +34,9 @@ def manager(
     trafficrouting_workers: Annotated[
         int, typer.Option("--trafficrouting-workers", help="Concurrent TrafficRouting reconciles.")
     ] = 3,
+    rollouthistory_workers: Annotated[
+        int, typer.Option("--rollouthistory-workers", help="Concurrent RolloutHistory reconciles.")
+    ] = 3,
     cloneset_scaling_exclude_preparing_delete: Annotated[
         bool,
         typer.Option(
@@ -136,6 +139,7 @@ def manager(
         batchrelease_workers=batchrelease_workers,
         analysisrun_workers=analysisrun_workers,
         trafficrouting_workers=trafficrouting_workers,
+        rollouthistory_workers=rollouthistory_workers,
         cloneset_scaling_exclude_preparing_delete=cloneset_scaling_exclude_preparing_delete,
         webhook_port=webhook_port,
         webhook_host=webhook_host,

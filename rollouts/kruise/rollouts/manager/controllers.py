@@ -18,6 +18,7 @@ from kruise.rollouts.cache import RolloutsCache
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.rollout.controller import RolloutController
 from kruise.rollouts.rollout.traffic import CONFIGMAP_NAME, KubeTraffic
+from kruise.rollouts.rollouthistory.controller import RolloutHistoryController
 from kruise.rollouts.trafficrouting.controller import TrafficRoutingController
 from kruise.rollouts.trafficrouting.routes import TrafficRoutingRoutes
 from kruise.traffic.configmap_source import ConfigMapLuaSource
@@ -83,6 +84,16 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
         workers=opts.trafficrouting_workers,
     )
     runtime.add(traffic_routings.spec(), traffic_routings.reconcile, view)
+
+    if gates.get("RolloutHistory", False):
+        view = runtime.cache(RolloutHistoryController.name)
+        histories = RolloutHistoryController(
+            kube,
+            EventRecorder(kube, RolloutHistoryController.name),
+            view,
+            workers=opts.rollouthistory_workers,
+        )
+        runtime.add(histories.spec(), histories.reconcile, view)
 
     view = runtime.cache(AnalysisRunController.name)
     analysis = AnalysisRunController(
