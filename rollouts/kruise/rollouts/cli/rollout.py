@@ -2,6 +2,9 @@
 
 - ``approve``: ``StepPaused`` -> ``StepReady`` on the status of each Rollout (``canaryStatus`` or
   ``blueGreenStatus``), refused in any other state;
+- kruise's ``abort`` / ``retry`` (Argo Rollouts' commands): a status patch, as ``approve``, asking
+  the controller to abort a release in progress (traffic and pods back to stable, the new
+  template held) or to restart an aborted one at step 1 (:mod:`kruise.rollouts.rollout.deadline`);
 - ``pause`` / ``resume``: ``spec.strategy.paused`` of a Rollout, ``updateStrategy.paused`` of a
   CloneSet, ``spec.paused`` of a Deployment; refused when already so;
 - ``restart``: a Deployment's ``kubectl.kubernetes.io/restartedAt``, a CloneSet's ``RESTARTED_AT``;
@@ -20,7 +23,7 @@ import typer
 
 from kruise.core.kube import KubeClient
 from kruise.rollouts.cli import rollout_history, rollout_plan, rollout_status
-from kruise.rollouts.cli.edits import approve_patch, pause_patch, restart_edit
+from kruise.rollouts.cli.edits import abort_retry_patch, approve_patch, pause_patch, restart_edit
 from kruise.rollouts.cli.kubectx import run_kube, target_of
 from kruise.rollouts.cli.output import (
     FilenameOpt,
@@ -57,6 +60,42 @@ def approve(
         emit(ref, "approved", done, output)
 
     finish(run_kube(target_of(ctx), lambda kube, _ns: for_each(kube, refs, one)))
+
+
+def _abort_retry(
+    ctx: typer.Context, targets: list[str] | None, filenames: list[str] | None, output: str, retry: bool
+) -> None:
+    refs, output = resolve(ctx, targets, filenames), check_output(output)
+
+    async def one(kube: KubeClient, ref: Ref) -> None:
+        obj = await kube.get(ref.res, ref.name, ref.namespace)
+        patch = abort_retry_patch(ref, obj, retry=retry, now=datetime.datetime.now(datetime.UTC))
+        done = await kube.patch(ref.res, ref.name, patch, ref.namespace, subresource="status")
+        emit(ref, "retried" if retry else "aborted", done, output)
+
+    finish(run_kube(target_of(ctx), lambda kube, _ns: for_each(kube, refs, one)))
+
+
+@app.command()
+def abort(
+    ctx: typer.Context,
+    targets: Targets = None,
+    filename: FilenameOpt = None,
+    output: OutputOpt = "",
+) -> None:
+    """Abort each Rollout's release: traffic and pods back to stable, the new template held."""
+    _abort_retry(ctx, targets, filename, output, False)
+
+
+@app.command()
+def retry(
+    ctx: typer.Context,
+    targets: Targets = None,
+    filename: FilenameOpt = None,
+    output: OutputOpt = "",
+) -> None:
+    """Restart each aborted Rollout's release at step 1."""
+    _abort_retry(ctx, targets, filename, output, True)
 
 
 def _pause(

@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.rollout import deadline
 from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION, background_actions, failed_analysis
 from kruise.rollouts.rollout.batchplan import scaled
 from kruise.rollouts.rollout.canary import canary_step
@@ -106,6 +107,7 @@ def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | 
             status["message"] = "Rollout is in Progressing"
             _drop_condition(status, c.COND_SUCCEEDED)
             _drop_condition(status, ABORTED_CONDITION)  # the previous release's abort, if any
+            _drop_condition(status, deadline.DEADLINE_CONDITION)
             return Decision(
                 status, requeue_after=0.0, events=(Event("Normal", "Progressing", "upgrade workload"),)
             )
@@ -119,7 +121,7 @@ def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | 
     if phase == c.PHASE_DISABLING:
         return _finalising(rollout, status, obs, changed, reason="RolloutDisabled", disabling=True)
     if phase == c.PHASE_PROGRESSING:
-        return _progressing(rollout, status, obs, changed)
+        return deadline.watch(rollout, _progressing(rollout, status, obs, changed), now)
     return Decision(status)
 
 
@@ -141,6 +143,9 @@ def _progressing(
     reason = _condition_reason(status, c.COND_PROGRESSING)
     strategy = (rollout.get("spec") or {}).get("strategy") or {}
     steps = steps_of(rollout)
+    held = deadline.intercept(rollout, status, obs, changed, reason)  # abort, held abort, retry
+    if held is not None:
+        return held
 
     if reason == c.REASON_INITIALIZING:
         status["canaryStatus"] = {
