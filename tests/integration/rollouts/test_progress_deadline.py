@@ -10,8 +10,6 @@ the kstatus ``Stalled`` condition says why; ``kruise rollout retry`` restarts it
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,7 +22,7 @@ from kruise.rollouts.resources import BATCH_RELEASES, ROLLOUTS
 from kruise.traffic.resources import INGRESSES
 from tests.integration.rollouts import helpers as h
 from tests.support.cluster import TestCluster
-from tests.support.managers import kill_and_restart, own_replica
+from tests.support.managers import kill_and_restart
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
@@ -176,14 +174,6 @@ async def test_a_deadline_without_abort_warns_then_kruise_rollout_abort_sends_tr
     await h.wait_pods(kube, namespace, {h.V1: 5}, timeout=60)
     cloneset = await kube.get(CLONESETS, "web", namespace)
     assert cloneset["spec"]["template"]["spec"]["containers"][0]["image"] == h.V2
-
-
-@pytest.fixture
-async def replica(
-    manager: ManagerProcess, cluster: TestCluster, tmp_path: Path
-) -> AsyncIterator[ManagerProcess]:
-    async with own_replica(manager, cluster, tmp_path / "replica") as own:
-        yield own
 
 
 async def test_the_manager_killed_mid_abort_finishes_it(

@@ -18,6 +18,8 @@ and context come from the kubeconfig unless ``-n``/``--context`` say otherwise.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
+from typing import Any
 
 import typer
 
@@ -37,10 +39,33 @@ from kruise.rollouts.cli.output import (
 )
 from kruise.rollouts.cli.refs import Ref
 
+JSON = dict[str, Any]
+
 app = typer.Typer(
     help="Manage the rollout of a resource (deployments, clonesets, rollouts.rollouts.kruise.io).",
     no_args_is_help=True,
 )
+
+
+def _patch_each(
+    ctx: typer.Context,
+    targets: list[str] | None,
+    filenames: list[str] | None,
+    output: str,
+    verb: str,
+    make_patch: Callable[[Ref, JSON], JSON],
+    subresource: str | None = None,
+) -> None:
+    """Read each object, patch it (merge) with ``make_patch(ref, obj)``, report ``verb``."""
+    refs, output = resolve(ctx, targets, filenames), check_output(output)
+
+    async def one(kube: KubeClient, ref: Ref) -> None:
+        obj = await kube.get(ref.res, ref.name, ref.namespace)
+        patch = make_patch(ref, obj)
+        done = await kube.patch(ref.res, ref.name, patch, ref.namespace, subresource=subresource)
+        emit(ref, verb, done, output)
+
+    finish(run_kube(target_of(ctx), lambda kube, _ns: for_each(kube, refs, one)))
 
 
 @app.command()
@@ -51,29 +76,16 @@ def approve(
     output: OutputOpt = "",
 ) -> None:
     """Approve the paused step of each Rollout so it enters the next step."""
-    refs, output = resolve(ctx, targets, filename), check_output(output)
-
-    async def one(kube: KubeClient, ref: Ref) -> None:
-        obj = await kube.get(ref.res, ref.name, ref.namespace)
-        patch = approve_patch(ref, obj)
-        done = await kube.patch(ref.res, ref.name, patch, ref.namespace, subresource="status")
-        emit(ref, "approved", done, output)
-
-    finish(run_kube(target_of(ctx), lambda kube, _ns: for_each(kube, refs, one)))
+    _patch_each(ctx, targets, filename, output, "approved", approve_patch, "status")
 
 
 def _abort_retry(
     ctx: typer.Context, targets: list[str] | None, filenames: list[str] | None, output: str, retry: bool
 ) -> None:
-    refs, output = resolve(ctx, targets, filenames), check_output(output)
+    def make(ref: Ref, obj: JSON) -> JSON:
+        return abort_retry_patch(ref, obj, retry=retry, now=datetime.datetime.now(datetime.UTC))
 
-    async def one(kube: KubeClient, ref: Ref) -> None:
-        obj = await kube.get(ref.res, ref.name, ref.namespace)
-        patch = abort_retry_patch(ref, obj, retry=retry, now=datetime.datetime.now(datetime.UTC))
-        done = await kube.patch(ref.res, ref.name, patch, ref.namespace, subresource="status")
-        emit(ref, "retried" if retry else "aborted", done, output)
-
-    finish(run_kube(target_of(ctx), lambda kube, _ns: for_each(kube, refs, one)))
+    _patch_each(ctx, targets, filenames, output, "retried" if retry else "aborted", make, "status")
 
 
 @app.command()
@@ -101,14 +113,10 @@ def retry(
 def _pause(
     ctx: typer.Context, targets: list[str] | None, filenames: list[str] | None, output: str, paused: bool
 ) -> None:
-    refs, output = resolve(ctx, targets, filenames), check_output(output)
+    def make(ref: Ref, obj: JSON) -> JSON:
+        return pause_patch(ref, obj, paused)
 
-    async def one(kube: KubeClient, ref: Ref) -> None:
-        obj = await kube.get(ref.res, ref.name, ref.namespace)
-        done = await kube.patch(ref.res, ref.name, pause_patch(ref, obj, paused), ref.namespace)
-        emit(ref, "paused" if paused else "resumed", done, output)
-
-    finish(run_kube(target_of(ctx), lambda kube, _ns: for_each(kube, refs, one)))
+    _patch_each(ctx, targets, filenames, output, "paused" if paused else "resumed", make)
 
 
 @app.command()
