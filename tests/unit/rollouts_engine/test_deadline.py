@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from kruise.rollouts.admission import validate_rollout
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.api.common import CanaryStepState, ProgressingReason
 from kruise.rollouts.rollout.deadline import abort_request, retry_request
 from kruise.rollouts.rollout.machine import decide
-from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Event, Observed
+from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Event, Observed, Outcomes
 from kruise.rollouts.rollout.outcome import Outcome, release_outcome
 from tests.unit.rollouts.helpers import v1beta1_rollout
 from tests.unit.rollouts_engine.test_machine import STEPS, World, approve, reason, rollout, state
@@ -50,8 +50,10 @@ def run(
     for _ in range(rounds):
         obs = Observed(now=world.now, workload=world.info(), batch=world.batch_view())
         first = decide(ro, obs)
-        changed = [world.apply(a) for a in first.actions]
-        second = decide(ro, Observed(now=world.now, workload=world.info(), batch=world.batch_view()), changed)
+        outcomes = Outcomes.of(first.actions, [world.apply(a) for a in first.actions])
+        second = decide(
+            ro, Observed(now=world.now, workload=world.info(), batch=world.batch_view()), outcomes
+        )
         events.extend(second.events)
         ro = {**ro, "status": second.status}
         world.now += datetime.timedelta(seconds=1)
@@ -84,14 +86,14 @@ def test_without_a_deadline_a_stuck_step_waits_forever() -> None:
     ro, world = released(None)
     events: list[Event] = []
     ro = run(ro, world, 200, events)
-    assert state(ro) == (1, c.STEP_UPGRADE) and reason(ro) == c.REASON_IN_ROLLING
+    assert state(ro) == (1, CanaryStepState.STEP_UPGRADE) and reason(ro) == ProgressingReason.IN_ROLLING
     assert not cond(ro, "ProgressDeadline") and all(e.type == "Normal" for e in events)
 
 
 def test_deadline_passed_warns_once_and_clears_when_the_release_moves_again() -> None:
     ro, world = released(30)
     events: list[Event] = []
-    ro = run(ro, world, 50, events, until=lambda r: state(r) == (1, c.STEP_UPGRADE))
+    ro = run(ro, world, 50, events, until=lambda r: state(r) == (1, CanaryStepState.STEP_UPGRADE))
     upgrading = world.now
     ro = run(ro, world, 200, events, until=lambda r: cond(r, "ProgressDeadline"))
     assert 30 <= (world.now - upgrading).total_seconds() <= 32
@@ -100,12 +102,12 @@ def test_deadline_passed_warns_once_and_clears_when_the_release_moves_again() ->
     assert release_outcome(ro) is Outcome.STALLED and release_outcome(ro).exit_code == 1
     ro = run(ro, world, 20, events)
     assert [e.reason for e in events if e.type == "Warning"] == ["ProgressDeadlineExceeded"]
-    assert reason(ro) == c.REASON_IN_ROLLING and world.update == "v2", (
+    assert reason(ro) == ProgressingReason.IN_ROLLING and world.update == "v2", (
         "no abort without progressDeadlineAbort"
     )
 
     world.stuck = False
-    ro = run(ro, world, 50, events, until=lambda r: state(r) == (1, c.STEP_PAUSED))
+    ro = run(ro, world, 50, events, until=lambda r: state(r) == (1, CanaryStepState.STEP_PAUSED))
     assert not cond(ro, "ProgressDeadline")
     assert release_outcome(ro) is Outcome.AWAITING_APPROVAL
 
@@ -114,7 +116,7 @@ def test_pauses_do_not_count() -> None:
     ro, world = released(10)
     world.stuck = False
     events: list[Event] = []
-    ro = run(ro, world, 50, events, until=lambda r: state(r) == (1, c.STEP_PAUSED))
+    ro = run(ro, world, 50, events, until=lambda r: state(r) == (1, CanaryStepState.STEP_PAUSED))
     ro = run(ro, world, 100, events)  # waiting for approval ten times the deadline
     assert not cond(ro, "ProgressDeadline")
     paused = rollout(STUCK_STEPS, paused=True)
@@ -123,7 +125,7 @@ def test_pauses_do_not_count() -> None:
     ro = run(paused, world, 1, [])
     world.release("v2")
     ro = run(ro, world, 100, events)
-    assert reason(ro) == c.REASON_PAUSED and not cond(ro, "ProgressDeadline")
+    assert reason(ro) == ProgressingReason.PAUSED and not cond(ro, "ProgressDeadline")
 
 
 def held_abort(ro: dict[str, Any], world: World, events: list[Event]) -> dict[str, Any]:
@@ -139,7 +141,13 @@ def held_abort(ro: dict[str, Any], world: World, events: list[Event]) -> dict[st
 def test_deadline_with_abort_routes_traffic_to_stable_first_then_pods_and_holds_the_template() -> None:
     ro, world = released(30, abort=True)
     events: list[Event] = []
-    ro = run(ro, world, 100, events, until=lambda r: state(r)[1] == c.STEP_UPGRADE and world.weight == 0)
+    ro = run(
+        ro,
+        world,
+        100,
+        events,
+        until=lambda r: state(r)[1] == CanaryStepState.STEP_UPGRADE and world.weight == 0,
+    )
     world.log.clear()
     ro = held_abort(ro, world, events)
     assert cond(ro, "Aborted")["reason"] == "ProgressDeadlineExceeded"
@@ -160,10 +168,10 @@ def test_retry_restarts_an_aborted_release_at_step_one() -> None:
     ro = held_abort(ro, world, events)
     world.stuck = False
     ro = {**ro, "status": {**ro["status"], "conditions": retry_request(ro["status"], world.now)}}
-    ro = run(ro, world, 100, events, until=lambda r: state(r) == (1, c.STEP_PAUSED))
+    ro = run(ro, world, 100, events, until=lambda r: state(r) == (1, CanaryStepState.STEP_PAUSED))
     assert not cond(ro, "Aborted") and "Retried" in [e.reason for e in events]
     assert world.weight == 5 and world.updated == 2
-    ro = run(approve(ro), world, 100, events, until=lambda r: state(r) == (2, c.STEP_PAUSED))
+    ro = run(approve(ro), world, 100, events, until=lambda r: state(r) == (2, CanaryStepState.STEP_PAUSED))
     ro = run(approve(ro), world, 100, events, until=lambda r: r["status"]["phase"] == "Healthy")
     assert release_outcome(ro) is Outcome.SUCCEEDED
 
@@ -173,7 +181,7 @@ def test_user_abort_holds_and_a_fix_pushed_starts_a_new_release() -> None:
     ro = run(rollout(STUCK_STEPS), world, 1, [])
     world.release("v2")
     events: list[Event] = []
-    ro = run(ro, world, 100, events, until=lambda r: state(r) == (1, c.STEP_PAUSED))
+    ro = run(ro, world, 100, events, until=lambda r: state(r) == (1, CanaryStepState.STEP_PAUSED))
     with pytest.raises(ValueError, match="not aborted"):
         retry_request(ro["status"], world.now)
     ro = {**ro, "status": {**ro["status"], "conditions": abort_request(ro["status"], world.now)}}
@@ -189,10 +197,10 @@ def test_user_abort_holds_and_a_fix_pushed_starts_a_new_release() -> None:
         events,
         until=lambda r: (
             (r["status"].get("canaryStatus") or {}).get("canaryRevision") == "v3"
-            and state(r) == (1, c.STEP_PAUSED)
+            and state(r) == (1, CanaryStepState.STEP_PAUSED)
         ),
     )
-    assert not cond(ro, "Aborted") and world.weight == 5 and reason(ro) == c.REASON_IN_ROLLING
+    assert not cond(ro, "Aborted") and world.weight == 5 and reason(ro) == ProgressingReason.IN_ROLLING
 
 
 def test_abort_is_refused_outside_a_release() -> None:

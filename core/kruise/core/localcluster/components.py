@@ -18,6 +18,7 @@ KCM_CONTROLLERS = (
     "namespace-controller",
     "deployment-controller",
     "replicaset-controller",
+    "statefulset-controller",
 )
 _LOOPBACK_SERVING = (
     "--bind-address=127.0.0.1",

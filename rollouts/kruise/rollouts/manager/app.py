@@ -20,6 +20,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from kruise.core.backoff import retry_transient
 from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
 from kruise.core.kube import KubeClient
 from kruise.core.leader import LeaderElectionConfig, LeaderElector
@@ -92,7 +93,10 @@ class Manager:
         collectors = self.metric_sources.collectors()
         metrics.register(collectors)
         try:
-            cert, key, ca = await webhook_certificates(self.kube, opts, ensure_webhook_certs)
+            kube = self.kube
+            cert, key, ca = await retry_transient(
+                lambda: webhook_certificates(kube, opts, ensure_webhook_certs), "webhook certificates"
+            )
             webhook = WebhookServer(
                 host=opts.webhook_host, port=opts.webhook_port, cert_file=cert, key_file=key
             )
@@ -108,9 +112,15 @@ class Manager:
                     )
                 )
                 bundle = base64.b64encode(ca).decode()
-                await ensure_configurations(self.kube, webhook_specs(opts), target=target, ca_bundle=bundle)
-                await ensure_crd_conversion(
-                    self.kube, CONVERTED_CRDS, target=target, path=CONVERT_PATH, ca_bundle=bundle
+                await retry_transient(
+                    lambda: ensure_configurations(kube, webhook_specs(opts), target=target, ca_bundle=bundle),
+                    "webhook configurations",
+                )
+                await retry_transient(
+                    lambda: ensure_crd_conversion(
+                        kube, CONVERTED_CRDS, target=target, path=CONVERT_PATH, ca_bundle=bundle
+                    ),
+                    "CRD conversion webhooks",
                 )
             runners.append(await self._serve_probes())
             runners.append(await self._serve_metrics())

@@ -7,11 +7,6 @@ from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
 from kruise.rollouts.api.conversion import convert_review
 from kruise.rollouts.manager.options import ManagerOptions
-from kruise.rollouts.rollout.deployment_webhook import (
-    HOLD_DEPLOYMENT_PATH,
-    DeploymentHoldWebhook,
-    deployment_webhook_specs,
-)
 from kruise.rollouts.rollout.rollout_webhooks import (
     CONVERT_PATH,
     MUTATE_ROLLOUT_PATH,
@@ -19,7 +14,7 @@ from kruise.rollouts.rollout.rollout_webhooks import (
     RolloutWebhooks,
     rollout_webhook_specs,
 )
-from kruise.rollouts.rollout.webhooks import HOLD_CLONESET_PATH, WorkloadWebhooks, workload_webhook_specs
+from kruise.rollouts.workloads.holdwebhook import hold_webhook_specs, hold_webhooks
 from kruise.workloads.cloneset.webhooks import (
     MUTATE_PATH,
     VALIDATE_PATH,
@@ -44,8 +39,7 @@ def webhook_specs(options: ManagerOptions) -> list[WebhookSpec]:
     protection = options.feature_gates.get("ResourcesDeletionProtection", False)
     return [
         *cloneset_webhook_specs(settings, deletion_protection=protection),
-        *workload_webhook_specs(settings),
-        *deployment_webhook_specs(settings),
+        *hold_webhook_specs(settings),
         *rollout_webhook_specs(settings),
     ]
 
@@ -59,8 +53,8 @@ def register_webhooks(server: WebhookServer, kube: KubeClient, options: ManagerO
     )
     server.register(MUTATE_PATH, cloneset.mutate)
     server.register(VALIDATE_PATH, cloneset.validate)
-    server.register(HOLD_CLONESET_PATH, WorkloadWebhooks(kube).hold_cloneset)
-    server.register(HOLD_DEPLOYMENT_PATH, DeploymentHoldWebhook(kube).hold)
+    for path, hold in hold_webhooks(kube).items():
+        server.register(path, hold)
     rollout = RolloutWebhooks(kube, partition_percent_limit=options.partition_percent_limit)
     server.register(MUTATE_ROLLOUT_PATH, rollout.mutate)
     server.register(VALIDATE_ROLLOUT_PATH, rollout.validate)

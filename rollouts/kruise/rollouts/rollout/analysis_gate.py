@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.rollouts.api.analysis_ref import ReleaseValue
+from kruise.rollouts.release.constants import ROLLOUT_LABEL
 from kruise.rollouts.rollout.model import Action, ActionKind, Observed
 from kruise.rollouts.rollout.steps import steps_of, strategy_of
 
@@ -28,7 +29,6 @@ SUCCESSFUL = "Successful"
 FAILED_PHASES = ("Failed", "Error")
 INCONCLUSIVE = "Inconclusive"
 ABORTED_CONDITION = "Aborted"
-ROLLOUT_LABEL = "rollouts.kruise.io/rollout"
 STEP_LABEL = "rollouts.kruise.io/analysis-step"
 _RELEASE_FIELDS = {
     ReleaseValue.ROLLOUT_ID.value: "observedRolloutID",

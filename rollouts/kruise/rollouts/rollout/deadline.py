@@ -31,17 +31,24 @@ An analysis that fails keeps aborting as before (reason ``AnalysisFailed``: the 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.api.common import (
+    CanaryStepState,
+    FinalisingStepType,
+    ProgressingReason,
+    RolloutConditionType,
+    RolloutPhase,
+)
+from kruise.rollouts.release.timefmt import fmt_time, parse_time, seconds_since
+from kruise.rollouts.release.views import ConditionView, RolloutStatusView
 from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION
-from kruise.rollouts.rollout.canary import grace_seconds, traffic_intent
-from kruise.rollouts.rollout.conditions import set_condition
-from kruise.rollouts.rollout.model import JSON, Action, ActionKind, Decision, Event, Observed
+from kruise.rollouts.rollout.conditions import condition, drop_condition, set_condition
+from kruise.rollouts.rollout.model import Action, ActionKind, Decision, Event, Round
+from kruise.rollouts.rollout.requests import grace_seconds, traffic_intent
 from kruise.rollouts.rollout.steps import steps_of, strategy_of
-from kruise.rollouts.rollout.timefmt import fmt_time, parse_time, seconds_since
 
 DEADLINE_CONDITION = "ProgressDeadline"
 DEADLINE_REASON = "ProgressDeadlineExceeded"
@@ -51,17 +58,16 @@ HOLD_REASONS = (DEADLINE_REASON, USER_ABORT_REASON)
 """``Aborted`` reasons whose abort holds the new template (an analysis abort reverts it)."""
 FIN_RETURN_PODS = "ReturnPodsToStable"
 FIN_HELD = "Held"
-HOLD_ORDER = (c.FIN_ROUTE_TRAFFIC_TO_STABLE, c.FIN_RELEASE_WORKLOAD, FIN_RETURN_PODS)
+HOLD_ORDER = (
+    FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE,
+    FinalisingStepType.RELEASE_WORKLOAD_CONTROL,
+    FIN_RETURN_PODS,
+)
 HELD_MESSAGE = "Rollout is aborted: traffic and pods are on the stable revision, the new template is held"
 
 
-def _condition(status: Mapping[str, Any], ctype: str) -> Mapping[str, Any]:
-    return next((x for x in status.get("conditions") or () if x.get("type") == ctype), {})
-
-
-def _drop(status: JSON, ctype: str) -> None:
-    if any(x.get("type") == ctype for x in status.get("conditions") or ()):
-        status["conditions"] = [x for x in status["conditions"] if x.get("type") != ctype]
+def _condition(status: Mapping[str, Any], ctype: str) -> ConditionView:
+    return condition(cast(RolloutStatusView, status), ctype)
 
 
 def deadline_of(rollout: Mapping[str, Any]) -> int | None:
@@ -72,12 +78,12 @@ def deadline_of(rollout: Mapping[str, Any]) -> int | None:
 
 def stalled_seconds(rollout: Mapping[str, Any], status: Mapping[str, Any], now: datetime.datetime) -> float:
     """Seconds the release has gone without progress (0 while paused or not InRolling)."""
-    progressing = _condition(status, c.COND_PROGRESSING)
+    progressing = _condition(status, RolloutConditionType.PROGRESSING)
     cs = status.get("canaryStatus") or {}
     paused = bool(((rollout.get("spec") or {}).get("strategy") or {}).get("paused"))
-    if progressing.get("reason") != c.REASON_IN_ROLLING or paused:
+    if progressing.get("reason") != ProgressingReason.IN_ROLLING or paused:
         return 0.0
-    if cs.get("currentStepState") in (c.STEP_PAUSED, c.STEP_COMPLETED, ""):
+    if cs.get("currentStepState") in (CanaryStepState.STEP_PAUSED, CanaryStepState.COMPLETED, ""):
         return 0.0
     marks = [parse_time(cs.get("lastUpdateTime")), parse_time(progressing.get("lastUpdateTime"))]
     since = max((m for m in marks if m is not None), default=None)
@@ -99,8 +105,8 @@ def deadline_message(rollout: Mapping[str, Any], status: Mapping[str, Any]) -> s
 def held(status: Mapping[str, Any]) -> bool:
     """Whether a held abort is under way or done (the release is Failed once ``Held``)."""
     reason = _condition(status, ABORTED_CONDITION).get("reason")
-    cancelling = _condition(status, c.COND_PROGRESSING).get("reason") == c.REASON_CANCELLING
-    return cancelling and reason in (*HOLD_REASONS, RETRY_REASON)
+    progressing = _condition(status, RolloutConditionType.PROGRESSING).get("reason")
+    return progressing == ProgressingReason.CANCELLING and reason in (*HOLD_REASONS, RETRY_REASON)
 
 
 def is_held(status: Mapping[str, Any]) -> bool:
@@ -113,25 +119,24 @@ def deadline_exceeded(status: Mapping[str, Any]) -> bool:
 
 
 # ---------------------------------------------------------------------------- the machine's hooks
-def intercept(
-    rollout: Mapping[str, Any], status: JSON, obs: Observed, changed: Sequence[bool] | None, reason: str
-) -> Decision | None:
-    """Run before the Progressing reason's own handling: an abort to start (requested, or the
+def intercept(rnd: Round, reason: str) -> Decision | None:
+    """Run before the Progressing reason's own handler: an abort to start (requested, or the
     deadline passed with ``progressDeadlineAbort``), a held abort to carry on, a retry; None
     otherwise."""
-    aborted = _condition(status, ABORTED_CONDITION)
+    status, rollout = rnd.status, rnd.rollout
     if held(status):
-        return _holding(rollout, status, obs, changed)
-    if reason not in (c.REASON_IN_ROLLING, c.REASON_PAUSED):
+        return _holding(rnd)
+    if reason not in (ProgressingReason.IN_ROLLING, ProgressingReason.PAUSED):
         return None
+    aborted = _condition(status, ABORTED_CONDITION)
     if aborted.get("status") == "True" and aborted.get("reason") == USER_ABORT_REASON:
         message = str(aborted.get("message") or "Rollout is aborted by kruise rollout abort")
-        return _start_abort(status, USER_ABORT_REASON, message, obs.now)
+        return _start_abort(rnd, USER_ABORT_REASON, message)
     limit = deadline_of(rollout)
     abort = bool((rollout.get("spec") or {}).get("progressDeadlineAbort"))
-    if limit is not None and abort and stalled_seconds(rollout, status, obs.now) >= limit:
+    if limit is not None and abort and stalled_seconds(rollout, status, rnd.now) >= limit:
         message = f"{deadline_message(rollout, status)}: aborted, traffic and pods go back to stable"
-        return _start_abort(status, DEADLINE_REASON, message, obs.now)
+        return _start_abort(rnd, DEADLINE_REASON, message)
     return None
 
 
@@ -142,7 +147,8 @@ def watch(rollout: Mapping[str, Any], decision: Decision, now: datetime.datetime
     limit = deadline_of(rollout)
     stalled = stalled_seconds(rollout, status, now) if limit is not None else 0.0
     if limit is None or stalled < limit:
-        _drop(status, DEADLINE_CONDITION)
+        if deadline_exceeded(status) or limit is not None:
+            drop_condition(status, DEADLINE_CONDITION)
         if limit is None or stalled == 0.0:
             return decision
         left = limit - stalled
@@ -157,30 +163,30 @@ def watch(rollout: Mapping[str, Any], decision: Decision, now: datetime.datetime
 
 
 # ---------------------------------------------------------------------------- abort and retry
-def _start_abort(status: JSON, reason: str, message: str, now: datetime.datetime) -> Decision:
-    set_condition(status, c.COND_PROGRESSING, "True", c.REASON_CANCELLING, message, now)
+def _start_abort(rnd: Round, reason: str, message: str) -> Decision:
+    status, now = rnd.status, rnd.now
+    set_condition(
+        status, RolloutConditionType.PROGRESSING, "True", ProgressingReason.CANCELLING, message, now
+    )
     set_condition(status, ABORTED_CONDITION, "True", reason, message, now)
-    _drop(status, DEADLINE_CONDITION)
+    drop_condition(status, DEADLINE_CONDITION)
     status["message"] = message
-    cs = status.setdefault("canaryStatus", {})
-    cs["message"] = message
-    cs["finalisingStep"] = ""
+    rnd.cs["message"] = message
+    rnd.cs["finalisingStep"] = ""
     return Decision(status, requeue_after=0.0, events=(Event("Warning", reason, message),))
 
 
-def _holding(
-    rollout: Mapping[str, Any], status: JSON, obs: Observed, changed: Sequence[bool] | None
-) -> Decision:
-    cs: JSON = status.setdefault("canaryStatus", {})
-    now, workload = obs.now, obs.workload
+def _holding(rnd: Round) -> Decision:
+    status, cs, now, workload = rnd.status, rnd.cs, rnd.now, rnd.obs.workload
     assert workload is not None
     if _condition(status, ABORTED_CONDITION).get("reason") == RETRY_REASON:
-        return _retry(status, now)
+        return _retry(rnd)
     if workload.canary_revision != cs.get("canaryRevision"):  # a fix pushed, or rolled back
+        message = "Rollout is in Progressing"
         set_condition(
-            status, c.COND_PROGRESSING, "True", c.REASON_IN_ROLLING, "Rollout is in Progressing", now
+            status, RolloutConditionType.PROGRESSING, "True", ProgressingReason.IN_ROLLING, message, now
         )
-        _drop(status, ABORTED_CONDITION)
+        drop_condition(status, ABORTED_CONDITION)
         cs["finalisingStep"] = ""
         return Decision(status, requeue_after=0.0)
     step = cs.get("finalisingStep")
@@ -188,17 +194,18 @@ def _holding(
         return Decision(status)
     if step not in HOLD_ORDER:
         step = cs["finalisingStep"] = HOLD_ORDER[0]
-    actions = _hold_actions(rollout, status, obs, str(step))
-    if changed is None:
+    actions = _hold_actions(rnd, str(step))
+    if rnd.outcomes is None:
         return Decision(status, actions, requeue_after=1.0)
-    grace = grace_seconds(rollout) if step == c.FIN_ROUTE_TRAFFIC_TO_STABLE and actions else 0
-    if any(changed):
+    routing = step == FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE and actions
+    grace = grace_seconds(rnd.rollout) if routing else 0
+    if rnd.outcomes.any_changed(actions):
         cs["lastUpdateTime"] = fmt_time(now)
         return Decision(status, requeue_after=float(grace) or 1.0)
     waited = seconds_since(cs.get("lastUpdateTime"), now)
     if waited < grace:
         return Decision(status, requeue_after=grace - waited)
-    if step == c.FIN_RELEASE_WORKLOAD and obs.batch.exists:
+    if step == FinalisingStepType.RELEASE_WORKLOAD_CONTROL and rnd.obs.batch.exists:
         return Decision(status, requeue_after=1.0)
     position = HOLD_ORDER.index(step)
     cs["lastUpdateTime"] = fmt_time(now)
@@ -210,37 +217,41 @@ def _holding(
     return Decision(status)
 
 
-def _hold_actions(rollout: Mapping[str, Any], status: JSON, obs: Observed, step: str) -> tuple[Action, ...]:
-    if step == c.FIN_ROUTE_TRAFFIC_TO_STABLE:
-        if not strategy_of(rollout).get("trafficRoutings"):
+def _hold_actions(rnd: Round, step: str) -> tuple[Action, ...]:
+    if step == FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE:
+        if not strategy_of(rnd.rollout).get("trafficRoutings"):
             return ()
-        return (Action(ActionKind.RESTORE_ROUTES, {"intent": traffic_intent(rollout, status, None, [])}),)
-    if step == c.FIN_RELEASE_WORKLOAD:
+        intent = traffic_intent(rnd.rollout, rnd.status, rnd.obs, None, [])
+        return (Action(ActionKind.RESTORE_ROUTES, {"intent": intent}),)
+    if step == FinalisingStepType.RELEASE_WORKLOAD_CONTROL:
         return (Action(ActionKind.DELETE_BATCH_RELEASE),)
-    cs = status.get("canaryStatus") or {}
-    return (Action(ActionKind.HOLD_STABLE_PODS, {"stableRevision": cs.get("stableRevision", "")}),)
+    return (Action(ActionKind.HOLD_STABLE_PODS, {"stableRevision": rnd.cs.get("stableRevision", "")}),)
 
 
-def _retry(status: JSON, now: datetime.datetime) -> Decision:
+def _retry(rnd: Round) -> Decision:
     """Start the release over: ``Initializing`` writes a fresh sub-status at step 1."""
-    _drop(status, ABORTED_CONDITION)
+    status = rnd.status
+    drop_condition(status, ABORTED_CONDITION)
     message = "Rollout is retried from step 1"
-    set_condition(status, c.COND_PROGRESSING, "True", c.REASON_INITIALIZING, message, now)
+    set_condition(
+        status, RolloutConditionType.PROGRESSING, "True", ProgressingReason.INITIALIZING, message, rnd.now
+    )
     status["message"] = message
     return Decision(status, requeue_after=0.0, events=(Event("Normal", "Retried", message),))
 
 
-def abort_request(status: Mapping[str, Any], now: datetime.datetime) -> list[JSON]:
+def abort_request(status: Mapping[str, Any], now: datetime.datetime) -> list[ConditionView]:
     """The conditions ``kruise rollout abort`` writes (raises ValueError when it cannot)."""
-    reason = _condition(status, c.COND_PROGRESSING).get("reason")
-    if status.get("phase") != c.PHASE_PROGRESSING or reason not in (c.REASON_IN_ROLLING, c.REASON_PAUSED):
+    reason = _condition(status, RolloutConditionType.PROGRESSING).get("reason")
+    rolling = reason in (ProgressingReason.IN_ROLLING, ProgressingReason.PAUSED)
+    if status.get("phase") != RolloutPhase.PROGRESSING or not rolling:
         raise ValueError("cannot abort: the Rollout is not rolling out a release")
     if _condition(status, ABORTED_CONDITION).get("status") == "True":
         raise ValueError("the Rollout is already aborted")
     return _with_aborted(status, "True", USER_ABORT_REASON, "Rollout is aborted by kruise rollout abort", now)
 
 
-def retry_request(status: Mapping[str, Any], now: datetime.datetime) -> list[JSON]:
+def retry_request(status: Mapping[str, Any], now: datetime.datetime) -> list[ConditionView]:
     """The conditions ``kruise rollout retry`` writes (raises ValueError when it cannot)."""
     aborted = _condition(status, ABORTED_CONDITION)
     if not held(status) or aborted.get("status") != "True":
@@ -250,7 +261,9 @@ def retry_request(status: Mapping[str, Any], now: datetime.datetime) -> list[JSO
 
 def _with_aborted(
     status: Mapping[str, Any], cstatus: str, reason: str, message: str, now: datetime.datetime
-) -> list[JSON]:
-    copy: JSON = {"conditions": [dict(x) for x in status.get("conditions") or ()]}
+) -> list[ConditionView]:
+    copy = RolloutStatusView(
+        conditions=[cast(ConditionView, dict(x)) for x in status.get("conditions") or ()]
+    )
     set_condition(copy, ABORTED_CONDITION, cstatus, reason, message, now)
-    return list(copy["conditions"])
+    return list(copy.get("conditions") or ())

@@ -16,15 +16,18 @@ from typing import Any, Protocol
 
 from kruise.core.errors import AlreadyExistsError, ConflictError, NotFoundError
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, PODS
+from kruise.core.kube.resources import CLONESETS, PODS
 from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION
+from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION, POD_TEMPLATE_HASH_LABEL
 from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.rollouts.rollout import analysis_effects
-from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION, POD_TEMPLATE_HASH_LABEL
 from kruise.rollouts.rollout.model import Action, ActionKind
+from kruise.rollouts.workloads.registry import Found, resources
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
+WORKLOAD_RESOURCES = resources()
+"""What the workload writes here may target (every registered kind's resource)."""
 
 
 class TrafficPort(Protocol):
@@ -50,7 +53,8 @@ class Effects:
         self.kube = kube
         self.traffic = traffic
 
-    async def run(self, rollout: Mapping[str, Any], workload: JSON | None, action: Action) -> bool:
+    async def run(self, rollout: Mapping[str, Any], found: Found | None, action: Action) -> bool:
+        """Run ``action`` for ``rollout`` (``found``: its workload, None when it is gone)."""
         kind = action.kind
         payload = action.payload
         if kind == ActionKind.ENSURE_BATCH_RELEASE:
@@ -66,7 +70,7 @@ class Effects:
         if kind == ActionKind.FINALIZE_BATCH_RELEASE:
             if payload.get("exists"):
                 return await self._ensure_batch_release(rollout, payload["spec"])
-            return await self._resume_workload(workload)
+            return await self._resume_workload(found)
         if kind == ActionKind.DELETE_BATCH_RELEASE:
             meta = rollout["metadata"]
             return (
@@ -74,18 +78,18 @@ class Effects:
                 is not None
             )
         if kind == ActionKind.RELEASE_WORKLOAD:
-            return await self._release_workload(workload)
+            return await self._release_workload(found)
         intent = payload.get("intent") or {}
         if kind == ActionKind.ENSURE_ANALYSIS_RUN:
             return await analysis_effects.ensure_run(self.kube, rollout, payload)
         if kind == ActionKind.TERMINATE_ANALYSIS_RUNS:
             return await analysis_effects.terminate_runs(self.kube, rollout)
         if kind == ActionKind.REVERT_WORKLOAD:
-            return await analysis_effects.revert_cloneset(
-                self.kube, workload, str(payload.get("stableRevision"))
+            return await analysis_effects.revert_workload(
+                self.kube, found, str(payload.get("stableRevision"))
             )
         if kind == ActionKind.HOLD_STABLE_PODS:
-            return await self._hold_stable_pods(workload, str(payload.get("stableRevision") or ""))
+            return await self._hold_stable_pods(found, str(payload.get("stableRevision") or ""))
         if kind == ActionKind.PIN_STABLE_SERVICE:
             return await self.traffic.pin_stable(intent)
         if kind == ActionKind.RESTORE_STABLE_SERVICE:
@@ -151,35 +155,25 @@ class Effects:
         await self.kube.replace(BATCH_RELEASES, updated)
         return True
 
-    async def _resume_workload(self, workload: JSON | None) -> bool:
-        """No BatchRelease to hand the workload back: lift the webhook's hold directly."""
-        if workload is not None and workload.get("kind") == "Deployment":
-            if not (workload.get("spec") or {}).get("paused"):
-                return False
-            meta = workload["metadata"]
-            patch = {"metadata": {"resourceVersion": meta["resourceVersion"]}, "spec": {"paused": False}}
-            await self.kube.patch(DEPLOYMENTS, meta["name"], patch, meta["namespace"], patch_type="merge")
-            return True
-        if workload is None or workload.get("kind") != "CloneSet":
+    async def _resume_workload(self, found: Found | None) -> bool:
+        """No BatchRelease to hand the workload back: lift the webhook's hold directly (the
+        kind's resume patch, guarded by the workload's resourceVersion)."""
+        patch = None if found is None else found.kind.resume(found.workload)
+        if found is None or patch is None:
             return False
-        strategy = (workload.get("spec") or {}).get("updateStrategy") or {}
-        if strategy.get("partition") in (None, 0, "0%") and not strategy.get("paused"):
-            return False
-        meta = workload["metadata"]
-        patch = {
-            "metadata": {"resourceVersion": meta["resourceVersion"]},
-            "spec": {"updateStrategy": {"partition": None, "paused": False}},
-        }
-        await self.kube.patch(CLONESETS, meta["name"], patch, meta["namespace"], patch_type="merge")
+        meta = found.workload["metadata"]
+        body = {**patch, "metadata": {"resourceVersion": meta["resourceVersion"]}}
+        resource = found.kind.resource
+        await self.kube.patch(resource, meta["name"], body, meta["namespace"], patch_type="merge")
         return True
 
-    async def _hold_stable_pods(self, workload: JSON | None, stable_revision: str) -> bool:
+    async def _hold_stable_pods(self, found: Found | None, stable_revision: str) -> bool:
         """A held abort (:mod:`.deadline`): the CloneSet's partition at every replica (its template
         untouched), then its pods of another revision deleted: the CloneSet recreates them at the
         stable revision, as partition asks. Other workload kinds: nothing (not supported yet)."""
-        if workload is None or workload.get("kind") != "CloneSet" or not stable_revision:
+        if found is None or found.kind.resource is not CLONESETS or not stable_revision:
             return False
-        meta, spec = workload["metadata"], workload.get("spec") or {}
+        meta, spec = found.workload["metadata"], found.workload.get("spec") or {}
         replicas = int(spec.get("replicas", 1))
         strategy = spec.get("updateStrategy") or {}
         if strategy.get("partition") != replicas or strategy.get("paused"):
@@ -213,15 +207,15 @@ class Effects:
             )
         return bool(canary)
 
-    async def _release_workload(self, workload: JSON | None) -> bool:
+    async def _release_workload(self, found: Found | None) -> bool:
         """Drop ``rollouts.kruise.io/in-progressing`` so the next template change starts a new release."""
-        if workload is None:
+        if found is None:
             return False
-        meta = workload["metadata"]
+        meta = found.workload["metadata"]
         if IN_PROGRESSING_ANNOTATION not in (meta.get("annotations") or {}):
             return False
         patch = {"metadata": {"annotations": {IN_PROGRESSING_ANNOTATION: None}}}
-        resource = DEPLOYMENTS if workload.get("kind") == "Deployment" else CLONESETS
+        resource = found.kind.resource
         try:
             await self.kube.patch(resource, meta["name"], patch, meta["namespace"], patch_type="merge")
         except NotFoundError:

@@ -27,7 +27,7 @@ from typing import Any
 
 from kruise.rollouts.api.common import ROLLOUT_ID_LABEL
 from kruise.rollouts.api.rollouthistory import PHASE_COMPLETED, ROLLOUT_NAME_LABEL
-from kruise.rollouts.rollout.rolloutid import workload_rollout_id
+from kruise.rollouts.release.rolloutid import workload_rollout_id
 from kruise.workloads.cloneset.selector import SelectorError, selector_matches
 
 JSON = dict[str, Any]
