@@ -55,9 +55,16 @@ async def wait_history(
         found = (await histories(kube, namespace)).get(rollout_id)
         status = (found or {}).get("status") or {}
         counts = [len(s.get("pods") or []) for s in status.get("canarySteps") or []]
+        seen.append(f"{counts} {status.get('phase')}")
         return found if counts == steps and (status.get("phase") or "") == phase else None
 
-    return await eventually(probe, timeout=40, interval=0.5, what=f"history {rollout_id}: {steps} {phase}")
+    seen: list[str] = []
+    try:
+        return await eventually(
+            probe, timeout=40, interval=0.5, what=f"history {rollout_id}: {steps} {phase}"
+        )
+    except AssertionError as err:
+        raise AssertionError(f"{err}; last seen {seen[-1:]}") from None
 
 
 async def check_pods(kube: KubeClient, namespace: str, history: JSON) -> None:
@@ -147,14 +154,22 @@ async def test_v1_to_v2_percentage_20_and_rollback_v1(kube: KubeClient, namespac
 
     # back to v1 under a new id: the rollback is released in batches, recorded as release 2
     await set_rollout_id(kube, namespace, "2", h.V1)
-    for step in (1, 2):
-        await h.wait_paused_at(kube, namespace, step)
-        await h.approve(kube, namespace)
+
+    async def restarted() -> bool:  # the Rollout was already paused at step 1 of release 1
+        cs = h.canary_status(await h.get_rollout(kube, namespace))
+        at = (cs.get("observedRolloutID"), cs.get("currentStepIndex"), cs.get("currentStepState"))
+        return at == ("2", 1, "StepPaused")
+
+    await eventually(restarted, timeout=60, interval=0.3, what="release 2 paused at step 1")
+    await h.approve(kube, namespace)
+    await h.wait_paused_at(kube, namespace, 2)
+    await h.approve(kube, namespace)
     await h.wait_completed(kube, namespace)
     found = await histories(kube, namespace)
     assert sorted(found) == ["1", "2"]
     assert (found["1"].get("status") or {}).get("phase") is None  # the abandoned release stays open
-    history = await wait_history(kube, namespace, "2", [0, 1, 2], "completed")
+    await h.wait_pods(kube, namespace, {h.V1: 5})
+    history = await wait_history(kube, namespace, "2", [1, 2, 2], "completed")
     await check_pods(kube, namespace, history)
 
 
