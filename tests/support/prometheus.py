@@ -43,6 +43,19 @@ REVISIONS = {"good": 0.0, "bad": 0.5, "idle": None, "flip": 0.0}
 """The exporter's revisions: error rate, or None for a revision that serves no requests at all."""
 
 
+def prometheus_binary() -> str:
+    """Debian's ``prometheus`` for a test: skipped when it is not installed (failed under CI)."""
+    import pytest  # the module also runs as a script, without pytest
+
+    binary = shutil.which("prometheus")
+    if binary is None:
+        message = "Debian's prometheus is not installed (hack/install-system-deps.sh installs it)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return binary
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     with socket.socket() as sock:

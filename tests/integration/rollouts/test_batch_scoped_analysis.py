@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -27,7 +25,13 @@ from kruise.analysis.resources import ANALYSIS_RUNS, ANALYSIS_TEMPLATES
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import PODS
 from tests.integration.rollouts import helpers as h
-from tests.support.prometheus import PrometheusStack, free_port, pod_scrape_config, pod_targets
+from tests.support.prometheus import (
+    PrometheusStack,
+    free_port,
+    pod_scrape_config,
+    pod_targets,
+    prometheus_binary,
+)
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
@@ -40,12 +44,7 @@ JOB = "batch-pods"
 @pytest.fixture
 async def pod_prometheus(kube: KubeClient, namespace: str) -> AsyncIterator[PrometheusStack]:
     """Prometheus scraping the namespace's pods, discovered from the API server every second."""
-    binary = shutil.which("prometheus")
-    if binary is None:
-        message = "Debian's prometheus is not installed (hack/install-system-deps.sh installs it)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    binary = prometheus_binary()
 
     async def discovery(_: web.Request) -> web.Response:
         return web.json_response(pod_targets((await kube.list(PODS, namespace))["items"]))
