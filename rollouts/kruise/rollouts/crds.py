@@ -18,11 +18,13 @@ from kruise.rollouts.api.rollout import ROLLOUT_CRD
 from kruise.rollouts.api.rollouthistory import ROLLOUTHISTORY_CRD
 from kruise.rollouts.api.trafficrouting import TRAFFICROUTING_CRD
 from kruise.workloads.api.cloneset import CLONESET_CRD
+from kruise.workloads.api.sidecarset import SIDECARSET_CRD
 
 __all__ = ["ALL_CRDS", "generated_crds", "write_crds"]
 
 ALL_CRDS: list[CRDSpec] = [
     CLONESET_CRD,
+    SIDECARSET_CRD,
     ROLLOUT_CRD,
     BATCHRELEASE_CRD,
     TRAFFICROUTING_CRD,

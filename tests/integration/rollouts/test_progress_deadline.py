@@ -1,7 +1,7 @@
 """Progress deadline, abort and retry (issue 17 item 1; rollout/deadline.py).
 
-A canary stuck on a broken image: the image ``broken.invalid/...`` never pulls (the KWOK stage
-``pod-image-pull-backoff`` keeps its pod Pending in ImagePullBackOff, unready). With
+A canary stuck on a broken image: an image on a registry ``invalid.`` never pulls (the KWOK stage
+``pod-image-pull-backoff`` keeps a pod updated in place to it in ImagePullBackOff, unready). With
 ``progressDeadlineAbort`` the release aborts once the deadline passes: every pod back on the
 stable revision while the CloneSet keeps the new template, ``kruise rollout status`` exits 1 and
 the kstatus ``Stalled`` condition says why; ``kruise rollout retry`` restarts it at step 1. A
@@ -27,7 +27,7 @@ from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
 
-BROKEN = "broken.invalid/shop/web:1.5.0"
+BROKEN = "invalid.registry.k8s.io/shop/web:1.5.0"  # the KWOK stage pod-image-pull-backoff
 STEPS: list[dict[str, Any]] = [
     {"replicas": 1, "traffic": "20%", "pause": {}},
     {"replicas": "60%", "traffic": "60%", "pause": {}},

@@ -68,3 +68,4 @@ INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress")
 
 # OpenKruise
 CLONESETS = Resource("apps.kruise.io", "v1alpha1", "clonesets", "CloneSet")
+SIDECARSETS = Resource("apps.kruise.io", "v1alpha1", "sidecarsets", "SidecarSet", namespaced=False)

@@ -50,11 +50,13 @@ class Controller:
         return self.spec.name
 
     def _handler(self, watch: Watch) -> Callable[[Delta], None]:
-        keys, observe, add = watch.keys, watch.observe, self.queue.add
+        keys, observe, accept, add = watch.keys, watch.observe, watch.accept, self.queue.add
 
         def handle(delta: Delta) -> None:
             if observe is not None:
                 observe(delta)
+            if accept is not None and not accept(delta):
+                return
             for key in keys(delta.obj):
                 add(key)
             if delta.type is EventType.MODIFIED and delta.old is not None:

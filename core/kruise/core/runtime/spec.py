@@ -57,6 +57,9 @@ KeyMap = Callable[[JSON], Iterable[str]]
 Observer = Callable[[Delta], None]
 """Called with every event of a watched kind before its keys are enqueued (e.g. to satisfy
 create/delete expectations as upstream's pod event handler does). Must not block."""
+Predicate = Callable[[Delta], bool]
+"""controller-runtime's predicate: False leaves the event's keys out of the queue (``observe``
+still sees it). Must be cheap: it runs for every event of the kind."""
 
 
 @dataclass(frozen=True)
@@ -69,20 +72,24 @@ class Read:
 
 @dataclass(frozen=True)
 class Watch:
-    """Events of ``resource`` wake ``keys(obj)``; ``observe`` sees each event first."""
+    """Events of ``resource`` wake ``keys(obj)`` when ``accept(delta)`` (default: always);
+    ``observe`` sees each event first."""
 
     resource: Resource
     keys: KeyMap
     indexers: Mapping[str, Indexer] = field(default_factory=dict)
     observe: Observer | None = None
+    accept: Predicate | None = None
 
     def read(self) -> Read:
         return Read(self.resource, self.indexers)
 
 
-def primary(resource: Resource, *, indexers: Mapping[str, Indexer] | None = None) -> Watch:
-    """The controller's own kind: each event enqueues the object's key."""
-    return Watch(resource, lambda obj: (object_key(obj),), dict(indexers or {}))
+def primary(
+    resource: Resource, *, indexers: Mapping[str, Indexer] | None = None, accept: Predicate | None = None
+) -> Watch:
+    r"""The controller's own kind: each event (``accept``\ ed) enqueues the object's key."""
+    return Watch(resource, lambda obj: (object_key(obj),), dict(indexers or {}), accept=accept)
 
 
 def owned(resource: Resource, owner: Resource, *, observe: Observer | None = None) -> Watch:

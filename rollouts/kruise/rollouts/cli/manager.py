@@ -22,6 +22,9 @@ def manager(
     cloneset_workers: Annotated[
         int, typer.Option("--cloneset-workers", help="Concurrent CloneSet reconciles.")
     ] = 3,
+    sidecarset_workers: Annotated[
+        int, typer.Option("--sidecarset-workers", help="Concurrent SidecarSet reconciles.")
+    ] = 3,
     rollout_workers: Annotated[
         int, typer.Option("--rollout-workers", help="Concurrent Rollout reconciles.")
     ] = 3,
@@ -63,6 +66,14 @@ def manager(
     webhook_failure_policy: Annotated[
         str, typer.Option("--webhook-failure-policy", help="failurePolicy of the webhooks: Fail or Ignore.")
     ] = "Fail",
+    pod_webhook_failure_policy: Annotated[
+        str | None,
+        typer.Option(
+            "--pod-webhook-failure-policy",
+            help="failurePolicy of the mutating pod webhook (mpod.kb.io): Fail or Ignore. "
+            "Default: --webhook-failure-policy.",
+        ),
+    ] = None,
     webhook_timeout_seconds: Annotated[
         int,
         typer.Option(
@@ -128,6 +139,12 @@ def manager(
         raise typer.BadParameter(str(err), param_hint="--feature-gates") from err
     if webhook_cert_writer not in ("", "secret", "external", "fs"):
         raise typer.BadParameter("want secret, external or fs", param_hint="--webhook-cert-writer")
+    for hint, policy in (
+        ("--webhook-failure-policy", webhook_failure_policy),
+        ("--pod-webhook-failure-policy", pod_webhook_failure_policy),
+    ):
+        if policy not in (None, "Fail", "Ignore"):
+            raise typer.BadParameter("want Fail or Ignore", param_hint=hint)
     if logging_format not in ("text", "json"):
         raise typer.BadParameter("want text or json", param_hint="--logging-format")
     options = ManagerOptions(
@@ -135,6 +152,7 @@ def manager(
         kube_client_qps=kube_client_qps,
         kube_client_burst=kube_client_burst,
         cloneset_workers=cloneset_workers,
+        sidecarset_workers=sidecarset_workers,
         rollout_workers=rollout_workers,
         batchrelease_workers=batchrelease_workers,
         analysisrun_workers=analysisrun_workers,
@@ -146,6 +164,7 @@ def manager(
         webhook_cert_dir=webhook_cert_dir,
         webhook_url_base=webhook_url_base,
         webhook_failure_policy=webhook_failure_policy,
+        pod_webhook_failure_policy=pod_webhook_failure_policy,
         webhook_timeout_seconds=webhook_timeout_seconds,
         metrics_addr=metrics_addr,
         health_probe_addr=health_probe_addr,

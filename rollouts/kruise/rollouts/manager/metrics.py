@@ -25,13 +25,14 @@ from prometheus_client.registry import Collector
 
 from kruise.analysis.metrics import AnalysisRunCollector
 from kruise.analysis.resources import ANALYSIS_RUNS
-from kruise.core.kube.resources import CLONESETS
+from kruise.core.kube.resources import CLONESETS, SIDECARSETS
 from kruise.core.metrics import ObjectProvider, object_key, read_objects
 from kruise.core.runtime import Informers
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.metrics import RolloutCollector, WorkloadLookup
 from kruise.rollouts.workloads.registry import kind_for
 from kruise.workloads.cloneset.metrics import CloneSetStateCollector
+from kruise.workloads.sidecarset.metrics import SidecarSetStateCollector
 
 JSON = dict[str, Any]
 WorkloadKey = tuple[str, str, str]
@@ -45,6 +46,7 @@ def _nothing() -> list[JSON]:
 @dataclass(frozen=True)
 class _Snapshot:
     clonesets: list[Mapping[str, Any]]
+    sidecarsets: list[Mapping[str, Any]]
     rollouts: list[Mapping[str, Any]]
     analysis_runs: list[Mapping[str, Any]]
     workloads: dict[WorkloadKey, Mapping[str, Any] | None]
@@ -64,6 +66,7 @@ class StateSources:
     """
 
     clonesets: ObjectProvider = _nothing
+    sidecarsets: ObjectProvider = _nothing
     rollouts: ObjectProvider = _nothing
     analysis_runs: ObjectProvider = _nothing
     workload: WorkloadLookup | None = None
@@ -73,6 +76,7 @@ class StateSources:
         """One collector per kind, reading these sources late (they may be reassigned)."""
         return [
             CloneSetStateCollector(lambda: self._read("clonesets")),
+            SidecarSetStateCollector(lambda: self._read("sidecarsets")),
             RolloutCollector(lambda: self._read("rollouts"), self._workload),
             AnalysisRunCollector(lambda: self._read("analysis_runs")),
         ]
@@ -87,6 +91,7 @@ class StateSources:
                 workloads[_workload_key(namespace, ref)] = self._live_workload(namespace, ref)
         self._snapshot = _Snapshot(
             read_objects(self.clonesets, "CloneSets"),
+            read_objects(self.sidecarsets, "SidecarSets"),
             rollouts,
             read_objects(self.analysis_runs, "AnalysisRuns"),
             workloads,
@@ -97,7 +102,7 @@ class StateSources:
 
     def clear(self) -> None:
         """Read nothing again (the caches are going away)."""
-        self.clonesets = self.rollouts = self.analysis_runs = _nothing
+        self.clonesets = self.sidecarsets = self.rollouts = self.analysis_runs = _nothing
         self.workload = None
 
     def _read(self, kind: str) -> list[Mapping[str, Any]]:
@@ -122,9 +127,11 @@ class StateSources:
 
 
 def read_informers(sources: StateSources, informers: Informers) -> None:
-    """Point ``sources`` at the runtime's shared informers (CloneSets, Rollouts, AnalysisRuns;
-    a Rollout's workload, of any registered kind). A kind no informer serves reads as none."""
+    """Point ``sources`` at the runtime's shared informers (CloneSets, SidecarSets, Rollouts,
+    AnalysisRuns; a Rollout's workload, of any registered kind). A kind no informer serves reads
+    as none."""
     sources.clonesets = lambda: informers.list(CLONESETS)
+    sources.sidecarsets = lambda: informers.list(SIDECARSETS)
     sources.rollouts = lambda: informers.list(ROLLOUTS)
     sources.analysis_runs = lambda: informers.list(ANALYSIS_RUNS)
 

@@ -37,8 +37,10 @@ from kruise.workloads.admission.quantity import canonical_quantity, default_reso
 __all__ = [
     "VOLUME_SOURCES",
     "add_marshal_artifacts",
+    "default_container",
     "default_pod_spec",
     "default_pod_template",
+    "default_volumes",
     "image_tag",
 ]
 
@@ -230,3 +232,19 @@ def _size_limit(volume: dict[str, Any]) -> None:
     empty_dir = volume.get("emptyDir")
     if isinstance(empty_dir, dict) and empty_dir.get("sizeLimit") is not None:
         empty_dir["sizeLimit"] = canonical_quantity(empty_dir["sizeLimit"], round_to_milli=False)
+
+
+def default_container(container: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of one container with Kubernetes' ``SetDefaults_Container`` and friends applied
+    (``imagePullPolicy`` by tag, termination message, ports, env fieldRefs, resources, probes,
+    lifecycle handlers), as SidecarSet's ``setDefaultContainer``."""
+    out = copy.deepcopy(dict(container))
+    _container_common(out, full=True)
+    return out
+
+
+def default_volumes(volumes: Any) -> list[Any]:
+    """A copy of a volume list with ``SetDefaultPodVolumes`` applied."""
+    out = copy.deepcopy(list(volumes)) if isinstance(volumes, list) else []
+    _each_dict(out, _volume)
+    return out

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.core.errors import AlreadyExistsError, ConflictError, KruiseError, NotFoundError, ReportedError
+from kruise.core.errors import KruiseError, NotFoundError, ReportedError
 from kruise.core.events import WARNING, EventRecorder
 from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
 from kruise.core.informer import Delta, EventType
@@ -37,6 +37,7 @@ from kruise.workloads.cloneset.readiness import cloneset_health
 from kruise.workloads.cloneset.status import calculate_status, seconds_until_available, status_to_write
 from kruise.workloads.cloneset.sync_scale import Scaler
 from kruise.workloads.cloneset.sync_update import Updater
+from kruise.workloads.history import ensure_revision
 from kruise.workloads.objects import (
     KubeObject,
     mapping,
@@ -49,7 +50,6 @@ from kruise.workloads.objects import (
 )
 from kruise.workloads.pods import is_active
 from kruise.workloads.revisions import (
-    equal_revisions,
     new_revision,
     plan_revisions,
     revisions_to_delete,
@@ -264,44 +264,23 @@ class CloneSetController:
     ) -> tuple[JSON | None, int]:
         """The update revision (created or bumped if needed) and the collision count used."""
         plan = plan_revisions(cs, revisions, controller=CLONESET_KIND)
-        collision = plan.collision_count
-        if plan.action == "reuse":
-            return dict(plan.update_revision), collision
-        if plan.action == "bump":
-            return await self._bump_revision(plan.update_revision, plan.revision_number), collision
-        candidate = dict(plan.update_revision)
-        for _ in range(5):
-            try:
-                created = await self.kube.create(CONTROLLER_REVISIONS, candidate, namespace(cs))
-                return created, collision
-            except AlreadyExistsError:
-                existing = await self.kube.get_or_none(CONTROLLER_REVISIONS, name(candidate), namespace(cs))
-                if existing is not None and equal_revisions(existing, candidate) and _owned_by(existing, cs):
-                    return existing, collision
-                collision += 1  # a different revision holds the name: hash again
-                await self._patch_status(cs, {"collisionCount": collision})
-                candidate = new_revision(cs, plan.revision_number, collision, controller=CLONESET_KIND)
-        return None, collision
 
-    async def _bump_revision(self, revision: KubeObject, number: int) -> JSON:
-        """Make an older revision the newest (a rollback): ``UpdateControllerRevision``.
+        async def record(collision: int) -> None:
+            await self._patch_status(cs, {"collisionCount": collision})
 
-        A PUT of the object as read, only ``.revision`` changed: the API server compares a
-        revision's ``data`` byte for byte, and a PATCH re-serialises it (then "field is
-        immutable"). On conflict the fresh object is bumped, unless it already is.
-        """
-        current: JSON = dict(revision)
-        for _ in range(5):
-            if int(current.get("revision") or 0) >= number:
-                return current
-            try:
-                result = await self.kube.replace(CONTROLLER_REVISIONS, {**current, "revision": number})
-            except ConflictError:
-                current = await self.kube.get(CONTROLLER_REVISIONS, name(revision), namespace(revision))
-                continue
-            self.rv_expectations.expect(uid(result), str(metadata(result).get("resourceVersion")))
-            return result
-        raise CloneSetSyncError(f"could not bump revision {name(revision)}: conflicts persisted")
+        return await ensure_revision(
+            self.kube,
+            plan,
+            owner_uid=uid(cs),
+            rebuild=lambda collision: new_revision(
+                cs, plan.revision_number, collision, controller=CLONESET_KIND
+            ),
+            on_collision=record,
+            expect=self._expect_written,
+        )
+
+    def _expect_written(self, obj: KubeObject) -> None:
+        self.rv_expectations.expect(uid(obj), str(metadata(obj).get("resourceVersion")))
 
     # ------------------------------------------------------------------ status
     async def _write_status(
@@ -382,7 +361,3 @@ class CloneSetSyncError(KruiseError):
 class CloneSetReportedError(CloneSetSyncError, ReportedError):
     """As :class:`CloneSetSyncError`, every failure already a Warning event (``FailedCreate``...):
     one failed round is one event and its log line (the work queue adds nothing above DEBUG)."""
-
-
-def _owned_by(obj: KubeObject, cs: KubeObject) -> bool:
-    return any(ref.get("uid") == uid(cs) for ref in metadata(obj).get("ownerReferences") or [])

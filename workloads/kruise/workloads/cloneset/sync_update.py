@@ -12,13 +12,13 @@ Scale round recreates it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kruise.core.concurrency import bounded_gather
 from kruise.core.errors import ConflictError, KruiseError
 from kruise.core.events import NORMAL, WARNING, EventRecorder
 from kruise.core.expectations import ResourceVersionExpectations
@@ -335,10 +335,4 @@ ROUND_CONCURRENCY = 32
 
 
 async def _bounded(jobs: Iterable[Coroutine[Any, Any, None]]) -> None:
-    semaphore = asyncio.Semaphore(ROUND_CONCURRENCY)
-
-    async def run(job: Coroutine[Any, Any, None]) -> None:
-        async with semaphore:
-            await job
-
-    await asyncio.gather(*(run(job) for job in jobs))
+    await bounded_gather(jobs, ROUND_CONCURRENCY)

@@ -19,8 +19,8 @@ import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.workloads.cloneset.selector import SelectorError, selector_matches
 from kruise.workloads.objects import KubeObject, labels, mapping, sequence
+from kruise.workloads.selector import SelectorError, selector_matches
 
 
 def _int_suffix(value: str) -> int:
