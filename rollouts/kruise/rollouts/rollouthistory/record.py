@@ -28,7 +28,7 @@ from typing import Any
 from kruise.rollouts.api.common import ROLLOUT_ID_LABEL
 from kruise.rollouts.api.rollouthistory import PHASE_COMPLETED, ROLLOUT_NAME_LABEL
 from kruise.rollouts.release.rolloutid import workload_rollout_id
-from kruise.workloads.cloneset.selector import SelectorError, selector_matches
+from kruise.workloads.selector import SelectorError, selector_matches
 
 JSON = dict[str, Any]
 BATCH_ID_LABEL = "rollouts.kruise.io/rollout-batch-id"
