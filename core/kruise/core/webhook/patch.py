@@ -41,5 +41,17 @@ def _diff(old: Any, new: Any, path: str, ops: list[JSON]) -> None:
             else:
                 _diff(old[key], value, where, ops)
         return
-    if type(old) is not type(new) or old != new:
+    if not _same(old, new):
         ops.append({"op": "replace", "path": path, "value": new})
+
+
+def _same(old: Any, new: Any) -> bool:
+    """JSON equality: Python's ``==`` with types kept apart at every depth (``False == 0`` and
+    ``1 == 1.0`` are true in Python, but ``false`` is not ``0`` in a pod spec)."""
+    if type(old) is not type(new):
+        return False
+    if isinstance(old, list):
+        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))
+    if isinstance(old, dict):
+        return old.keys() == new.keys() and all(_same(v, new[k]) for k, v in old.items())
+    return bool(old == new)
