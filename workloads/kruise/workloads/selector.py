@@ -1,7 +1,8 @@
 """Label selectors as dicts: matching a label map, and the ``labelSelector`` status string.
 
-Needed by ``priorityStrategy.weightPriority[].matchSelector``, pod adoption and every
-workload's ``status.labelSelector``. Mirrors
+Needed by ``priorityStrategy.weightPriority[].matchSelector``, pod adoption, every
+workload's ``status.labelSelector`` and the Advanced DaemonSet's ``rollingUpdate.selector``
+(matched against node labels). Mirrors
 ``metav1.LabelSelectorAsSelector`` semantics: ``matchLabels`` are equality requirements,
 ``matchExpressions`` support ``In``/``NotIn``/``Exists``/``DoesNotExist``, an empty selector
 matches everything and a ``None`` selector matches nothing. Label key/value syntax is not
