@@ -49,6 +49,7 @@ REPLICASETS = Resource("apps", "v1", "replicasets", "ReplicaSet")
 NATIVE_STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet")
 PVS = Resource("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
 STORAGE_CLASSES = Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False)
+NATIVE_DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
 CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions", "ControllerRevision")
 LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False)
@@ -72,3 +73,5 @@ INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress")
 CLONESETS = Resource("apps.kruise.io", "v1alpha1", "clonesets", "CloneSet")
 STATEFULSETS = Resource("apps.kruise.io", "v1beta1", "statefulsets", "StatefulSet")
 """Advanced StatefulSets, read and written at their stored version."""
+DAEMONSETS = Resource("apps.kruise.io", "v1alpha1", "daemonsets", "DaemonSet")
+"""Advanced DaemonSets (``daemon``/``ads``)."""
