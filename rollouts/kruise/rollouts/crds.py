@@ -16,8 +16,8 @@ from kruise.rollouts.api.batchrelease import BATCHRELEASE_CRD
 from kruise.rollouts.api.rollout import ROLLOUT_CRD
 from kruise.rollouts.api.trafficrouting import TRAFFICROUTING_CRD
 from kruise.workloads.api.cloneset import CLONESET_CRD
-from kruise.workloads.api.statefulset import STATEFULSET_CRD
 from kruise.workloads.api.daemonset import DAEMONSET_CRD
+from kruise.workloads.api.statefulset import STATEFULSET_CRD
 
 __all__ = ["ALL_CRDS", "generated_crds", "write_crds"]
 
