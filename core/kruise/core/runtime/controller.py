@@ -50,11 +50,15 @@ class Controller:
         return self.spec.name
 
     def _handler(self, watch: Watch) -> Callable[[Delta], None]:
-        keys, observe, add = watch.keys, watch.observe, self.queue.add
+        keys, observe, add, delta_keys = watch.keys, watch.observe, self.queue.add, watch.delta_keys
 
         def handle(delta: Delta) -> None:
             if observe is not None:
                 observe(delta)
+            if delta_keys is not None:
+                for key in delta_keys(delta):
+                    add(key)
+                return
             for key in keys(delta.obj):
                 add(key)
             if delta.type is EventType.MODIFIED and delta.old is not None:

@@ -23,7 +23,7 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from kruise.core.errors import AlreadyExistsError, KruiseError, NotFoundError
@@ -42,21 +42,18 @@ from kruise.workloads.cloneset.newpods import (
     new_pod,
     new_pvcs,
     pvcs_of_instance,
-    slow_start_batches,
 )
 from kruise.workloads.cloneset.podstate import (
     is_cloneset_available,
 )
 from kruise.workloads.cloneset.sorting import choose_pods_to_delete, topology_keys_of
-from kruise.workloads.inplace.apply import RefreshKind, refresh_in_place_update
-from kruise.workloads.inplace.writer import apply_not_ready_policy, mark_ready_patch, patch_pod_status
+from kruise.workloads.inplace.writer import apply_not_ready_policy, mark_created, slow_start_batches
 from kruise.workloads.lifecycle import (
     LifecycleTransition,
     delete_transition,
     lifecycle_patch,
 )
 from kruise.workloads.objects import KubeObject, mapping, name, namespace, spec
-from kruise.workloads.podreadiness import initial_condition
 from kruise.workloads.pods import (
     LifecycleState,
     equal_to_revision_hash,
@@ -219,7 +216,9 @@ class Scaler:
                     *(self._create_one(cs, key, pod, existing_pvcs) for pod in batch), return_exceptions=True
                 )
                 created = [r for r in results if isinstance(r, dict)]
-                marks.extend(asyncio.create_task(self._mark_ready(pod)) for pod in created)
+                marks.extend(
+                    asyncio.create_task(mark_created(self.kube, self.rv_expectations, pod)) for pod in created
+                )
                 failures = [r for r in results if isinstance(r, BaseException)]
                 out.modified = True
                 if failures:
@@ -254,20 +253,6 @@ class Scaler:
             raise
         self.recorder.event(cs, NORMAL, SUCCESSFUL_CREATE, f"succeed to create pod {pod_name}")
         return created
-
-    async def _mark_ready(self, pod: KubeObject) -> None:
-        """Set a just-created pod's ``InPlaceUpdateReady`` and ``KruisePodReady`` conditions (what
-        Refresh and upstream's pod-readiness controller would do), in one write."""
-        now = datetime.now(UTC)
-        decision = refresh_in_place_update(pod, now)
-        in_place = decision.condition if decision.kind == RefreshKind.MARK_READY else None
-        conditions = [c for c in (in_place, initial_condition(pod, now)) if c is not None]
-        if not conditions:
-            return
-        try:
-            await patch_pod_status(self.kube, self.rv_expectations, pod, mark_ready_patch(*conditions))
-        except KruiseError as err:  # Refresh retries once the cache shows the pod
-            log.debug("mark %s InPlaceUpdateReady: %s", name(pod), err)
 
     # ------------------------------------------------------------------ delete
     async def _delete_or_hook(

@@ -14,7 +14,10 @@ the controller does not act on that pod again before its cache shows the write:
   ``InPlaceUpdateReady=True``, the first ``KruisePodReady=True``) and the lifecycle state change
   ``refreshPodState`` makes;
 - :meth:`PodWriter.lifecycle`: ``UpdatePodLifecycle``: the ``markPodNotReady`` key first, then
-  the state label.
+  the state label;
+- :func:`mark_created`: a just-created pod's ``InPlaceUpdateReady`` and ``KruisePodReady``
+  conditions in one write, so its readiness does not wait for the next reconcile;
+  :func:`slow_start_batches` sizes the creation batches.
 
 Errors are the client's :class:`~kruise.core.errors.KruiseError`; the workload decides what a
 failure means for its round.
@@ -23,9 +26,10 @@ failure means for its round.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Coroutine, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from kruise.core.errors import ConflictError, KruiseError
@@ -57,9 +61,13 @@ __all__ = [
     "RefreshResult",
     "apply_not_ready_policy",
     "bounded",
+    "mark_created",
     "mark_ready_patch",
     "patch_pod_status",
+    "slow_start_batches",
 ]
+
+log = logging.getLogger(__name__)
 
 ROUND_CONCURRENCY = 32
 """Per-pod API writes of one round in flight at once (each pod's own writes stay ordered)."""
@@ -69,6 +77,37 @@ def mark_ready_patch(*conditions: dict[str, Any]) -> dict[str, Any]:
     """The ``pods/status`` strategic merge patch setting ``conditions`` (``InPlaceUpdateReady=True``,
     ``KruisePodReady=True``); null clears a leftover reason/message (e.g. ``StartInPlaceUpdate``)."""
     return {"status": {"conditions": [{"reason": None, "message": None, **c} for c in conditions]}}
+
+
+def slow_start_batches(total: int, initial: int = 1) -> list[int]:
+    """Batch sizes 1, 2, 4, ... summing to ``total`` (``slowStartBatch`` / ``DoItSlowly``)."""
+    batches = []
+    size = initial
+    remaining = total
+    while remaining > 0:
+        batch = min(size, remaining)
+        batches.append(batch)
+        remaining -= batch
+        size *= 2
+    return batches
+
+
+async def mark_created(
+    kube: KubeClient, rv_expectations: ResourceVersionExpectations | None, pod: KubeObject
+) -> None:
+    """Set a just-created pod's ``InPlaceUpdateReady`` and ``KruisePodReady`` conditions (what
+    Refresh and upstream's pod-readiness controller would do), in one write; a failure is left
+    to the next reconcile's refresh."""
+    now = datetime.now(UTC)
+    decision = refresh_in_place_update(pod, now)
+    in_place = decision.condition if decision.kind == RefreshKind.MARK_READY else None
+    conditions = [c for c in (in_place, initial_condition(pod, now)) if c is not None]
+    if not conditions:
+        return
+    try:
+        await patch_pod_status(kube, rv_expectations, pod, mark_ready_patch(*conditions))
+    except KruiseError as err:  # Refresh retries once the cache shows the pod
+        log.debug("mark %s InPlaceUpdateReady: %s", name(pod), err)
 
 
 async def patch_pod_status(

@@ -26,7 +26,7 @@ from kruise.core.expectations import ScaleAction, ScaleExpectations
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS, PVCS
 from kruise.core.metrics import STATEFULSET_PODS_RECREATED, STATEFULSET_PODS_UPDATED_IN_PLACE, object_key
-from kruise.workloads.inplace.writer import PodWriter
+from kruise.workloads.inplace.writer import PodWriter, slow_start_batches
 from kruise.workloads.objects import KubeObject, metadata, name, namespace, uid
 from kruise.workloads.pods import REVISION_HASH_LABEL
 from kruise.workloads.statefulset.actions import (
@@ -59,15 +59,6 @@ class Outcome:
     failed_update: str | None = None
 
 
-def _slow_start(total: int) -> list[int]:
-    sizes, size = [], 1
-    while total > 0:
-        sizes.append(min(size, total))
-        total -= sizes[-1]
-        size *= 2
-    return sizes
-
-
 @dataclass
 class Executor:
     """Runs actions for one controller (its client, expectations and event recorder)."""
@@ -98,7 +89,7 @@ class Executor:
         self, sts: KubeObject, key: str, creates: list[CreatePod], out: Outcome
     ) -> None:
         start = 0
-        for size in _slow_start(len(creates)):
+        for size in slow_start_batches(len(creates)):
             batch = creates[start : start + size]
             start += size
             results = await asyncio.gather(
