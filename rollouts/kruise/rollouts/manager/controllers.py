@@ -19,6 +19,7 @@ from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.rollout.controller import RolloutController
 from kruise.rollouts.rollout.traffic import KubeTraffic
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
+from kruise.workloads.daemonset.controller import DaemonSetController, DaemonSetOptions
 from kruise.workloads.statefulset.controller import StatefulSetController, StatefulSetOptions
 from kruise.workloads.statefulset.round import Options
 
@@ -62,6 +63,19 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
         ),
     )
     runtime.add(statefulset.spec(), statefulset.reconcile, view)
+
+    view = runtime.cache(DaemonSetController.name)
+    daemonset = DaemonSetController(
+        kube,
+        EventRecorder(kube, DaemonSetController.name),
+        view,
+        DaemonSetOptions(
+            workers=opts.daemonset_workers,
+            expectation_timeout=opts.expectation_timeout,
+            assign_pods_by_scheduler=opts.assign_pods_by_scheduler,
+        ),
+    )
+    runtime.add(daemonset.spec(), daemonset.reconcile, view)
 
     view = runtime.cache(RolloutController.name)
     rollouts = RolloutController(

@@ -215,3 +215,29 @@ def target_node(pod: KubeObject) -> str | None:
             if req_map.get("key") == NODE_NAME_FIELD and req_map.get("operator") == "In" and len(values) == 1:
                 return str(values[0])
     return None
+
+
+def _true_conditions(node: KubeObject) -> set[str]:
+    return {
+        str(mapping(c).get("type"))
+        for c in sequence(mapping(node.get("status")).get("conditions"))
+        if mapping(c).get("status") == "True"
+    }
+
+
+def _without_heartbeat(node: KubeObject) -> dict[str, Any]:
+    meta = {
+        k: v
+        for k, v in mapping(node.get("metadata")).items()
+        if k not in ("resourceVersion", "managedFields")
+    }
+    status = {k: v for k, v in mapping(node.get("status")).items() if k != "conditions"}
+    return {**node, "metadata": meta, "status": status}
+
+
+def is_heartbeat_only(old: KubeObject, new: KubeObject) -> bool:
+    """``shouldIgnoreNodeUpdate``: the same conditions are True and nothing else changed but the
+    resourceVersion and the conditions (a kubelet's or KWOK's heartbeat)."""
+    return _true_conditions(old) == _true_conditions(new) and _without_heartbeat(old) == _without_heartbeat(
+        new
+    )
