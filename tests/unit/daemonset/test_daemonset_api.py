@@ -106,7 +106,7 @@ def test_schema_has_every_appendix_a_field() -> None:
     for path, _ in walk(schema):
         dotted = path.lstrip(".")
         if dotted.startswith(("spec", "status")) and not dotted.startswith(
-            ("spec.selector.", "spec.updateStrategy.rollingUpdate.selector.")
+            ("spec.selector.", "spec.updateStrategy.rollingUpdate.selector.", "spec.template.")
         ):
             paths.add(dotted)
     assert paths == APPENDIX_A_PATHS
@@ -118,7 +118,9 @@ def test_schema_types_follow_upstream() -> None:
     for field in ("maxSurge", "maxUnavailable", "partition"):
         assert rolling[field]["x-kubernetes-int-or-string"] is True
     assert spec["properties"]["burstReplicas"]["x-kubernetes-int-or-string"] is True
-    assert spec["properties"]["template"]["x-kubernetes-preserve-unknown-fields"] is True
+    template = spec["properties"]["template"]
+    assert template["x-kubernetes-preserve-unknown-fields"] is True, "unknown template fields are kept"
+    assert "containers" in template["properties"]["spec"]["properties"], "typed as the CloneSet's"
     assert spec["required"] == ["selector", "template"]
     status = version()["schema"]["openAPIV3Schema"]["properties"]["status"]
     assert sorted(status["required"]) == [

@@ -5,7 +5,9 @@ Field names, types and descriptions follow OpenKruise's ``apis/apps/v1alpha1/dae
 (Appendix A of the reference; v1.8 has an integer, which an int-or-string schema still accepts).
 As upstream:
 
-- ``template`` is schemaless in the CRD and kept verbatim (a plain dict);
+- ``template`` is kept verbatim (a plain dict); upstream's CRD leaves it schemaless, ours types it
+  as the CloneSet's (:class:`~kruise.core.api.pod.PodTemplateSpec`, unknown fields kept), so a
+  wrongly typed field is refused by name;
 - defaults (``burstReplicas`` 250, ``RollingUpdate``/``Standard``, maxUnavailable 1, history
   10, ``Surging`` rewritten as Standard with maxSurge 1) are *not* in the model or the CRD: the
   mutating webhook applies them (``SetDefaultsDaemonSet``);
@@ -29,10 +31,11 @@ from kruise.core.api import (
     KubeModel,
     KubeObject,
     LabelSelector,
-    Schemaless,
+    SchemaModel,
     SchemaRequired,
     Time,
 )
+from kruise.core.api.pod import PodTemplateSpec
 from kruise.core.crdgen import AGE_COLUMN, CRDSpec, CRDVersion, PrinterColumn
 from kruise.workloads.api.pub import Lifecycle
 
@@ -146,7 +149,7 @@ class DaemonSetSpec(KubeModel):
         "be controlled. It must match the pod template's labels. More info: "
         "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors",
     )
-    template: Annotated[dict[str, Any], Schemaless] = Field(
+    template: Annotated[dict[str, Any], SchemaModel(PodTemplateSpec)] = Field(
         description="An object that describes the pod that will be created. The DaemonSet will create "
         "exactly one copy of this pod on every node that matches the template's node selector (or on "
         "every node if no node selector is specified). More info: "
