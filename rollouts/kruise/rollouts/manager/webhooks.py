@@ -31,6 +31,9 @@ from kruise.workloads.cloneset.webhooks import (
     CloneSetWebhooks,
     cloneset_webhook_specs,
 )
+from kruise.workloads.daemonset.webhooks import MUTATE_PATH as MUTATE_DAEMONSET_PATH
+from kruise.workloads.daemonset.webhooks import VALIDATE_PATH as VALIDATE_DAEMONSET_PATH
+from kruise.workloads.daemonset.webhooks import DaemonSetWebhooks, daemonset_webhook_specs
 from kruise.workloads.statefulset.webhooks import MUTATE_PATH as MUTATE_STATEFULSET_PATH
 from kruise.workloads.statefulset.webhooks import VALIDATE_PATH as VALIDATE_STATEFULSET_PATH
 from kruise.workloads.statefulset.webhooks import StatefulSetWebhooks, statefulset_webhook_specs
@@ -63,6 +66,7 @@ def webhook_specs(options: ManagerOptions) -> list[WebhookSpec]:
     return [
         *cloneset_webhook_specs(settings, deletion_protection=protection),
         *statefulset_webhook_specs(settings, deletion_protection=protection),
+        *daemonset_webhook_specs(settings),
         *workload_webhook_specs(settings),
         *deployment_webhook_specs(settings),
         *rollout_webhook_specs(settings),
@@ -87,6 +91,9 @@ def register_webhooks(server: WebhookServer, kube: KubeClient, options: ManagerO
     )
     server.register(MUTATE_STATEFULSET_PATH, statefulset.mutate)
     server.register(VALIDATE_STATEFULSET_PATH, statefulset.validate)
+    daemonset = DaemonSetWebhooks(kube)
+    server.register(MUTATE_DAEMONSET_PATH, daemonset.mutate)
+    server.register(VALIDATE_DAEMONSET_PATH, daemonset.validate)
     server.register(HOLD_CLONESET_PATH, WorkloadWebhooks(kube).hold_cloneset)
     server.register(HOLD_DEPLOYMENT_PATH, DeploymentHoldWebhook(kube).hold)
     rollout = RolloutWebhooks(kube, partition_percent_limit=options.partition_percent_limit)
