@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kruise.workloads.daemonset.daemonpods import new_pod
+from kruise.workloads.daemonset.daemonpods import canonical, new_pod
 from kruise.workloads.daemonset.plan import DeleteReason, FailedBackoff, Phase, Plan, nodes_to_update
 from kruise.workloads.daemonset.status import DaemonSetCounts
 from tests.unit.daemonset.builders import (
@@ -324,3 +324,19 @@ def test_status_counts_ready_available_and_updated() -> None:
     assert counts == DaemonSetCounts(
         desired=4, current=4, misscheduled=0, ready=3, updated=0, available=2, unavailable=2
     )
+
+
+def test_a_template_written_without_resources_still_updates_in_place() -> None:
+    """The webhook stores templates as written: ``resources: {}`` on one revision and nothing on the
+    next is no change once both are read as Go marshals them (:func:`canonical`)."""
+    before = canonical(daemonset(rolling={"rollingUpdateType": "InPlaceIfPossible", "maxUnavailable": 2}))
+    after = with_image(before, "nginx:2")
+    del after["spec"]["template"]["spec"]["containers"][0]["resources"]
+    after["spec"]["template"]["metadata"].pop("creationTimestamp")
+    raw = World(ds=after, nodes=nodes(1), revisions=[revision(before, 1), revision(after, 2)])
+    raw.pods = [pod_on(before, raw.revisions[0], "n00")]
+    assert not raw.plan().in_place, "read as written, the templates differ beyond the image"
+    after = canonical(after)
+    world = World(ds=after, nodes=nodes(1), revisions=[revision(before, 1), revision(after, 2)])
+    world.pods = [pod_on(before, world.revisions[0], "n00")]
+    assert [c.spec.container_images for c in world.plan().in_place] == [{"main": "nginx:2"}]

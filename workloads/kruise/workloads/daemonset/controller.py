@@ -37,7 +37,7 @@ from kruise.core.metrics import DAEMONSET_IN_PLACE_UPDATE_DURATION, forget_daemo
 from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Watch, owned, owner_key, primary
 from kruise.core.workqueue import Result
 from kruise.workloads.daemonset.backoff import FailedPodBackoff
-from kruise.workloads.daemonset.daemonpods import DAEMONSET_KIND
+from kruise.workloads.daemonset.daemonpods import DAEMONSET_KIND, canonical
 from kruise.workloads.daemonset.nodes import daemon_pod_spec, is_heartbeat_only, node_fit
 from kruise.workloads.daemonset.plan import Phase, Plan, plan
 from kruise.workloads.daemonset.status import status_patch
@@ -161,6 +161,7 @@ class DaemonSetController:
             return Result()
         if is_being_deleted(ds):
             return Result()
+        ds = canonical(ds)
         selector = mapping(spec(ds).get("selector"))
         if not selector.get("matchLabels") and not selector.get("matchExpressions"):
             message = "This DaemonSet is selecting all pods. A non-empty selector is required."
@@ -186,6 +187,8 @@ class DaemonSetController:
         for node in decided.backoff_next:
             self.backoff.step(ds, node, now)
         by_name = {name(p): p for p in pods}
+        if decided.changes:
+            log.debug("%s: %s round at %s: %s", key, decided.phase, decided.hash, decided)
         outcome = await self.syncer.run(ds, key, decided, by_name, now)
         requeue = decided.requeue_after
         errors = list(outcome.errors)

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+from kruise.workloads.admission.pod_defaults import add_marshal_artifacts
 from kruise.workloads.daemonset.nodes import daemon_pod_spec, pin_to_node, target_node
 from kruise.workloads.daemonset.strategy import is_in_place
 from kruise.workloads.inplace import InPlaceUpdateSpec, calculate_in_place_update_spec
@@ -63,6 +64,19 @@ TEMPLATE_GENERATION_ANNOTATION = "deprecated.daemonset.template.generation"
 DAEMONSET_SCHEDULER = "kubernetes.io/daemonset-controller"
 """``schedulerName`` of pods the controller binds itself (``--assign-pods-by-scheduler=false``)."""
 _GENERATED_NAME_BASE = 58  # generateName keeps at most 63 - 5 characters of its prefix
+
+
+def canonical(ds: KubeObject) -> dict[str, Any]:
+    """``ds`` with its pod template as Go marshals it (``metadata.creationTimestamp: null``,
+    containers' ``resources: {}``, canonical quantities).
+
+    Upstream reads the DaemonSet into typed structs, so its revision data and its pods never
+    depend on how the template's JSON was written; the webhook stores the template as written
+    (it adds these artifacts only along with defaults), so ``resources: {}`` on one revision and
+    nothing on the next must not read as a change that forbids an in-place update.
+    """
+    template = mapping(spec(ds).get("template"))
+    return {**ds, "spec": {**spec(ds), "template": add_marshal_artifacts(template)}}
 
 
 def template_generation(ds: KubeObject) -> str | None:

@@ -21,6 +21,7 @@ and ``FailedDaemonPod``.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -39,6 +40,8 @@ from kruise.workloads.objects import KubeObject, mapping, name, namespace, uid
 from kruise.workloads.pods import REVISION_HASH_LABEL, LifecycleState
 
 __all__ = ["Outcome", "Syncer"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -144,6 +147,7 @@ class Syncer:
             out.errors.append(f"delete pod {deletion.pod}: {err}")
             return
         out.modified = True
+        log.info("%s/%s: deleted pod %s (%s)", namespace(ds), name(ds), deletion.pod, deletion.reason)
         self.recorder.event(ds, NORMAL, "SuccessfulDelete", f"Deleted pod: {deletion.pod}")
         if deletion.reason.recreates:
             DAEMONSET_PODS_RECREATED.labels(*object_key(ds)).inc()
