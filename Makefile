@@ -29,7 +29,7 @@ sysdeps:
 	@hack/install-system-deps.sh
 
 crds: venv
-	$(BIN)/kruise crds --out charts/kruise/crds
+	$(BIN)/kruise crds --out charts/kruise/files/crds
 
 lint: venv
 	$(BIN)/ruff check .

@@ -212,7 +212,12 @@ async def run_phase(
     write_crds(crd_dir)
     state = cluster.start([crd_dir])
     cluster.kubectl("create", "namespace", "kruise-system")
-    manager = ManagerProcess(state.kubeconfig, workdir / "manager", extra_args=("--cloneset-workers=4",))
+    # the same client QPS/burst as the cluster's kube-controller-manager (--kube-api-qps/-burst)
+    manager = ManagerProcess(
+        state.kubeconfig,
+        workdir / "manager",
+        extra_args=("--cloneset-workers=4", "--kube-client-qps=1000", "--kube-client-burst=2000"),
+    )
     manager.start()
     kube = await KubeClient.from_kubeconfig(state.kubeconfig, qps=1000, burst=2000)
     try:

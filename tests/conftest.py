@@ -24,7 +24,7 @@ from kruise.rollouts.manager.process import ManagerProcess
 from tests.support.cluster import TestCluster
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_CRDS = REPO.parent / "shared" / "crds"
+THIRD_PARTY_CRDS = REPO / "hack" / "crds"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -40,8 +40,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def third_party_crds() -> list[Path]:
-    """Gateway API and Istio CRDs from shared/crds (read-only data beside the repo)."""
-    return [SHARED_CRDS / "gateway-api-standard-install.yaml", SHARED_CRDS / "istio-networking.yaml"]
+    """Gateway API and Istio CRDs vendored in hack/crds."""
+    return [
+        THIRD_PARTY_CRDS / "gateway-api-standard-install.yaml",
+        THIRD_PARTY_CRDS / "istio-networking.yaml",
+    ]
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""CRD generation: structural schemas, the CloneSet CRD's shape, and no drift in charts/kruise/crds."""
+"""CRD generation: structural schemas, the CloneSet CRD's shape, and no drift in charts/kruise/files/crds."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from kruise.rollouts.crds import ALL_CRDS, generated_crds, write_crds
 from kruise.workloads.api.cloneset import CLONESET_CRD
 
 REPO = Path(__file__).resolve().parents[2]
-CRD_DIR = REPO / "charts" / "kruise" / "crds"
+CRD_DIR = REPO / "charts" / "kruise" / "files" / "crds"
 
 
 def walk(node: Mapping[str, Any], path: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -259,7 +259,7 @@ def test_committed_crds_equal_generated_output() -> None:
     generated = generated_crds()
     committed = {p.name: p.read_text(encoding="utf-8") for p in sorted(CRD_DIR.glob("*.yaml"))}
     ours = {name: text for name, text in committed.items() if name in generated}
-    assert ours == generated, "charts/kruise/crds is stale: run `kruise crds --out charts/kruise/crds`"
+    assert ours == generated, "charts/kruise/files/crds is stale: run `make crds`"
     assert "apps.kruise.io_clonesets.yaml" in generated
 
 

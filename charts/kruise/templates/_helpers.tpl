@@ -1,14 +1,54 @@
-{{/*
-Namespace of everything namespaced in this chart. `kruise manager` registers its webhooks
-against kruise-system/kruise-webhook-service (no flag for that namespace yet), so any other
-namespace would leave the API server calling a Service that does not exist.
-*/}}
+{{/* Namespace of everything namespaced in this chart (the manager reads it as $POD_NAMESPACE). */}}
 {{- define "kruise.namespace" -}}
-{{- $ns := .Values.installation.namespace | default "kruise-system" -}}
-{{- if ne $ns "kruise-system" -}}
-{{- fail (printf "installation.namespace=%q is not supported yet: kruise manager registers its webhooks against the Service kruise-system/kruise-webhook-service; install into kruise-system" $ns) -}}
+{{- .Values.installation.namespace | default "kruise-system" -}}
 {{- end -}}
-{{- $ns -}}
+
+{{/*
+kruise-rollout's values (openkruise/charts kruise-rollout 0.6) are aliases of kruise's: when set,
+they win. $r below is its `rollout:` block, or an empty dict.
+*/}}
+{{- define "kruise.replicas" -}}
+{{- if kindIs "invalid" .Values.replicaCount -}}{{ .Values.manager.replicas }}{{- else -}}{{ .Values.replicaCount }}{{- end -}}
+{{- end -}}
+
+{{- define "kruise.webhookPort" -}}
+{{- $r := .Values.rollout | default dict -}}
+{{- (dig "webhook" "port" .Values.manager.webhook.port $r) | int -}}
+{{- end -}}
+
+{{- define "kruise.healthPort" -}}
+{{- $r := .Values.rollout | default dict -}}
+{{- (get $r "healthBindPort" | default .Values.manager.healthProbe.port) | int -}}
+{{- end -}}
+
+{{/* --metrics-addr: kruise-rollout's metricsBindAddr as given, else :<manager.metrics.port>. */}}
+{{- define "kruise.metricsAddr" -}}
+{{- $r := .Values.rollout | default dict -}}
+{{- get $r "metricsBindAddr" | default (printf ":%d" (int .Values.manager.metrics.port)) -}}
+{{- end -}}
+
+{{- define "kruise.metricsPort" -}}
+{{- include "kruise.metricsAddr" . | splitList ":" | last | int -}}
+{{- end -}}
+
+{{- define "kruise.managerLogLevel" -}}
+{{- $r := .Values.rollout | default dict -}}
+{{- include "kruise.logLevel" (dig "log" "level" .Values.manager.log.level $r) -}}
+{{- end -}}
+
+{{/* The feature gates asked for: featureGates, then kruise-rollout's rollout.featureGates. */}}
+{{- define "kruise.featureGates" -}}
+{{- $r := .Values.rollout | default dict -}}
+{{- without (list (.Values.featureGates | default "" | toString) (get $r "featureGates" | default "" | toString)) "" | join "," -}}
+{{- end -}}
+
+{{- define "kruise.externalCerts" -}}
+{{- if regexMatch "(^|,)\\s*EnableExternalCerts\\s*=\\s*(?i:true)\\s*(,|$)" (include "kruise.featureGates" .) -}}true{{- end -}}
+{{- end -}}
+
+{{/* --webhook-cert-writer from manager.webhook.certSource and EnableExternalCerts. */}}
+{{- define "kruise.certWriter" -}}
+{{- if include "kruise.externalCerts" . -}}external{{- else if eq .Values.manager.webhook.certSource "manager" -}}fs{{- else -}}secret{{- end -}}
 {{- end -}}
 
 {{- define "kruise.chart" -}}
@@ -26,7 +66,14 @@ helm.sh/chart: {{ include "kruise.chart" . }}
 
 {{/* The single image of the manager and the daemon. */}}
 {{- define "kruise.image" -}}
-{{- printf "%s:%s" .Values.manager.image.repository (.Values.manager.image.tag | default .Chart.AppVersion | toString) -}}
+{{- $image := .Values.image | default dict -}}
+{{- $repo := get $image "repository" | default .Values.manager.image.repository -}}
+{{- $tag := get $image "tag" | default .Values.manager.image.tag | default .Chart.AppVersion | toString -}}
+{{- printf "%s:%s" $repo $tag -}}
+{{- end -}}
+
+{{- define "kruise.imagePullPolicy" -}}
+{{- get (.Values.image | default dict) "pullPolicy" | default .Values.manager.image.pullPolicy -}}
 {{- end -}}
 
 {{/*
@@ -34,7 +81,7 @@ Feature gates this manager understands (kruise.rollouts.manager.options.FEATURE_
 keeps the two lists equal).
 */}}
 {{- define "kruise.knownFeatureGates" -}}
-CloneSetShortHash,CloneSetPartitionRollback,PreparingUpdateAsUpdate,InPlaceUpdateEnvFromMetadata,ResourcesDeletionProtection,TemplateNoDefaults,AdvancedDeployment,KeepWorkloadPausedOnRolloutDeletion
+CloneSetShortHash,CloneSetPartitionRollback,PreparingUpdateAsUpdate,InPlaceUpdateEnvFromMetadata,ResourcesDeletionProtection,TemplateNoDefaults,EnableExternalCerts,AdvancedDeployment,KeepWorkloadPausedOnRolloutDeletion
 {{- end -}}
 
 {{/*
@@ -44,7 +91,7 @@ chart-only gate KruiseDaemon removed. Fails on malformed or unknown gates.
 {{- define "kruise.managerFeatureGates" -}}
 {{- $known := splitList "," (include "kruise.knownFeatureGates" .) -}}
 {{- $out := list -}}
-{{- range $raw := splitList "," (.Values.featureGates | default "" | toString) -}}
+{{- range $raw := splitList "," (include "kruise.featureGates" .) -}}
 {{- $item := trim $raw -}}
 {{- if $item -}}
 {{- $parts := splitList "=" $item -}}
@@ -65,7 +112,7 @@ chart-only gate KruiseDaemon removed. Fails on malformed or unknown gates.
 
 {{/* Whether the daemon DaemonSet (and its RBAC) is rendered. */}}
 {{- define "kruise.daemonEnabled" -}}
-{{- $off := regexMatch "(^|,)\\s*KruiseDaemon\\s*=\\s*(?i:false)\\s*(,|$)" (.Values.featureGates | default "" | toString) -}}
+{{- $off := regexMatch "(^|,)\\s*KruiseDaemon\\s*=\\s*(?i:false)\\s*(,|$)" (include "kruise.featureGates" .) -}}
 {{- if and .Values.daemon.enabled (not $off) -}}true{{- end -}}
 {{- end -}}
 

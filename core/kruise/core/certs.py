@@ -50,7 +50,10 @@ class CertificateAuthority:
     cert: x509.Certificate
 
     @classmethod
-    def create(cls, common_name: str = "kruise-ca") -> CertificateAuthority:
+    def create(
+        cls, common_name: str = "kruise-ca", *, validity: datetime.timedelta = _VALIDITY
+    ) -> CertificateAuthority:
+        """A new CA valid for ``validity`` (30 days by default: the local control plane's)."""
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.UTC)
         subject = _name(common_name)
@@ -61,7 +64,7 @@ class CertificateAuthority:
             .public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + _VALIDITY)
+            .not_valid_after(now + validity)
             .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
             .add_extension(
                 x509.KeyUsage(
@@ -98,8 +101,9 @@ class CertificateAuthority:
         client: bool = False,
         dns_names: tuple[str, ...] = (),
         ip_addresses: tuple[str, ...] = (),
+        validity: datetime.timedelta = _VALIDITY,
     ) -> tuple[ec.EllipticCurvePrivateKey, x509.Certificate]:
-        """Issue a leaf certificate; returns ``(key, cert)``."""
+        """Issue a leaf certificate valid for ``validity``; returns ``(key, cert)``."""
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.UTC)
         usages = []
@@ -114,7 +118,7 @@ class CertificateAuthority:
             .public_key(key.public_key())
             .serial_number(x509.random_serial_number())
             .not_valid_before(now - datetime.timedelta(minutes=5))
-            .not_valid_after(now + _VALIDITY)
+            .not_valid_after(now + validity)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         )
         if usages:

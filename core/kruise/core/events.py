@@ -43,19 +43,30 @@ WARNING = "Warning"
 class EventRecorder:
     """Posts core/v1 Events on behalf of ``component`` (e.g. ``cloneset-controller``)."""
 
+    POSTS_IN_FLIGHT = 4
+    """Background posts sent at once: client-go's broadcaster writes events one by one; a burst
+    (an Event per pod of a 500-pod scale-up) must not take the connections the pod writes need."""
+
     def __init__(self, kube: KubeClient, component: str) -> None:
         self.kube = kube
         self.component = component
         self._tasks: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(self.POSTS_IN_FLIGHT)
 
     def event(self, obj: Mapping[str, Any], type_: str, reason: str, message: str) -> None:
         """Record an event on ``obj`` in the background and log it bound to the object
         (at WARNING for a ``Warning`` event, else INFO)."""
         self._log(obj, type_, reason, message)
         name = f"{_object_name(obj)}.{uuid.uuid4().hex[:16]}"
-        task = asyncio.get_running_loop().create_task(self._post(obj, type_, reason, message, name))
+        task = asyncio.get_running_loop().create_task(self._post_later(obj, type_, reason, message, name))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def _post_later(
+        self, obj: Mapping[str, Any], type_: str, reason: str, message: str, name: str
+    ) -> None:
+        async with self._slots:
+            await self._post(obj, type_, reason, message, name)
 
     async def transition(
         self, obj: Mapping[str, Any], type_: str, reason: str, message: str, *, leaving: Any

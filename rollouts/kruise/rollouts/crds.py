@@ -2,7 +2,8 @@
 
 ``ALL_CRDS`` is the single list of kinds we serve; each later kind appends its ``CRDSpec``.
 Files are named like upstream's ``config/crd/bases`` (``<group>_<plural>.yaml``) and committed
-under ``charts/kruise/crds/``; a unit test compares them with :func:`generated_crds` so the
+under ``charts/kruise/files/crds/`` (the chart renders them from there, ``crds.managed``); a unit
+test compares them with :func:`generated_crds` so the
 committed YAML cannot drift from the models.
 """
 

@@ -22,7 +22,7 @@ from kruise.core.localcluster.binaries import BinariesMissingError, find_bin_dir
 from tests.integration.chart.support import CHART, JSON, NS, REPO, find, helm_run, values_file
 from tests.support.cluster import TestCluster
 
-SHARED_CRDS = REPO.parent / "shared" / "crds"
+THIRD_PARTY_CRDS = REPO / "hack" / "crds"
 
 
 @pytest.fixture(scope="session")
@@ -45,7 +45,7 @@ def chart_cluster() -> Iterator[TestCluster]:
     """A fresh local control plane (2 KWOK nodes, Gateway API CRDs) for the chart tests only."""
     tmp = Path(tempfile.mkdtemp(prefix="kruise-chart-"))
     local = LocalCluster(tmp / "cluster", nodes=2, attached=True)
-    state = local.start([SHARED_CRDS / "gateway-api-standard-install.yaml"])
+    state = local.start([THIRD_PARTY_CRDS / "gateway-api-standard-install.yaml"])
     try:
         yield TestCluster(
             kubeconfig=state.kubeconfig, kubectl=str(Path(state.bin_dir) / "kubectl"), local=local

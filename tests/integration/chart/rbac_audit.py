@@ -6,7 +6,8 @@ controllers watch or read (the informers their specs create, found by composing 
 runtime exactly as ``kruise manager`` does: list and watch). Calls whose resource is a variable
 (``res``) are resolved through :data:`DYNAMIC`, which names, per call site, the expression listing
 what that variable can be; a new variable call site fails the audit until it is listed there.
-The CLI (``kruise rollout ...`` runs as the user) and the local control plane are left out.
+The CLI and the demo (``kruise rollout ...``, ``kruise demo`` run as the user) and the local control
+plane are left out.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from kruise.core.kube.resources import Resource
 from tests.integration.chart.support import REPO
 
 ROOTS = ("core", "workloads", "traffic", "analysis", "rollouts", "daemon")
-SKIP = ("/cli/", "/localcluster/")
+SKIP = ("/cli/", "/localcluster/", "/demo/")  # run by the user, not the manager
 VERBS = {
     "get": "get",
     "get_or_none": "get",
@@ -47,6 +48,9 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
         "get": ("DEPLOYMENTS", "BATCH_RELEASES"),  # finalizer Ops
     },
     ("rollouts/kruise/rollouts/batchrelease/executor.py", "_hpas", "res"): {"list": ("HPAS_V2", "HPAS_V1")},
+    ("rollouts/kruise/rollouts/rollout/controller.py", "_patch_workload", "resource"): {
+        "patch": ("DEPLOYMENTS", "CLONESETS")  # the workload-type label
+    },
     ("rollouts/kruise/rollouts/rollout/effects.py", "_release_workload", "resource"): {
         "patch": ("DEPLOYMENTS", "CLONESETS")
     },

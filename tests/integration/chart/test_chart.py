@@ -13,10 +13,8 @@ The manager running with the chart's RBAC: ``test_chart_rbac.py``.
 
 from __future__ import annotations
 
-import base64
 import os
 import re
-import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -24,10 +22,8 @@ from pathlib import Path
 import pytest
 import typer.main
 import yaml
-from cryptography import x509
 
 from kruise.rollouts.cli.main import app
-from kruise.rollouts.manager.app import ensure_webhook_certs
 from kruise.rollouts.manager.options import FEATURE_GATES
 from tests.integration.chart.support import (
     CHART,
@@ -91,7 +87,13 @@ def test_helm_lint_defaults_and_every_switch(helm: str, tmp_path: Path) -> None:
 
 def test_default_render(helm: str) -> None:
     docs = render(helm)
-    assert kinds(docs) == {
+    crds = {
+        ("CustomResourceDefinition", d["metadata"]["name"])
+        for d in docs
+        if d["kind"] == "CustomResourceDefinition"
+    }
+    assert len(crds) == len(list((CHART / "files" / "crds").glob("*.yaml"))), "crds.managed renders them all"
+    assert kinds(docs) - crds == {
         ("Namespace", NS),
         ("ServiceAccount", "kruise-manager"),
         ("ClusterRole", "kruise-manager-role"),
@@ -119,6 +121,7 @@ def test_default_render(helm: str) -> None:
     assert flags == {
         "--webhook-port": "9876",
         "--webhook-cert-dir": "/etc/kruise/webhook-certs",
+        "--webhook-cert-writer": "secret",
         "--webhook-failure-policy": "Fail",
         "--webhook-timeout-seconds": "30",
         "--metrics-addr": ":8080",
@@ -146,7 +149,11 @@ def test_default_render(helm: str) -> None:
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
     assert mounts["webhook-certs"] == "/etc/kruise/webhook-certs"
     volumes = {v["name"]: v for v in pod["volumes"]}
-    assert volumes["webhook-certs"]["secret"]["secretName"] == "kruise-webhook-certs"
+    assert volumes["webhook-certs"] == {"name": "webhook-certs", "emptyDir": {}}, "the manager writes it"
+    assert {
+        "name": "POD_NAMESPACE",
+        "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}},
+    } in container["env"]
 
     svc = find(docs, "Service", "kruise-webhook-service")
     assert svc["metadata"]["namespace"] == NS
@@ -176,7 +183,10 @@ def test_values_reach_the_manager(helm: str, tmp_path: Path) -> None:
     assert flags["--expectation-timeout"] == "120"
     assert flags["--partition-percent-limit"] == "80"
     assert flags["--feature-gates"] == "CloneSetShortHash=true,TemplateNoDefaults=false"
-    assert {e["name"]: e["value"] for e in container["env"]} == {"KRUISE_LOG_LEVEL": "INFO"}  # klog "4"
+    assert {e["name"]: e.get("value") for e in container["env"]} == {
+        "KRUISE_LOG_LEVEL": "INFO",  # klog "4"
+        "POD_NAMESPACE": None,  # from the pod's metadata
+    }
     assert pod["hostNetwork"] is True
     assert pod["imagePullSecrets"] == [{"name": "registry"}]
     assert pod["nodeSelector"] == {"kubernetes.io/os": "linux"}
@@ -219,7 +229,7 @@ def test_upstream_style_values_are_accepted(helm: str, tmp_path: Path) -> None:
     container = find(docs, "Deployment", "kruise-controller-manager")["spec"]["template"]["spec"][
         "containers"
     ][0]
-    assert container["env"] == [{"name": "KRUISE_LOG_LEVEL", "value": "DEBUG"}]
+    assert container["env"][0] == {"name": "KRUISE_LOG_LEVEL", "value": "DEBUG"}
     assert not [d for d in docs if d["kind"] == "DaemonSet"], "KruiseDaemon=false wins over daemon.enabled"
 
 
@@ -239,33 +249,18 @@ def test_chart_knows_the_managers_feature_gates() -> None:
     assert set(block.group(1).split(",")) == set(FEATURE_GATES)
 
 
-def test_webhook_certificate_serves_the_webhook_service(helm: str, tmp_path: Path) -> None:
-    """The Secret fits the Service, and the manager serves it as it is from --webhook-cert-dir."""
+def test_the_certificate_secret_is_rendered_empty_for_the_manager_to_fill(helm: str) -> None:
+    """No generated certificate in the chart: every render is the same (see test_chart_values)."""
     secret = find(render(helm), "Secret", "kruise-webhook-certs")
-    data = {k: base64.b64decode(v) for k, v in secret["data"].items()}
-    assert set(data) == {"ca.crt", "tls.crt", "tls.key"}
-    ca = x509.load_pem_x509_certificate(data["ca.crt"])
-    cert = x509.load_pem_x509_certificate(data["tls.crt"])
-    cert.verify_directly_issued_by(ca)
-    names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    assert "kruise-webhook-service.kruise-system.svc" in names.get_values_for_type(x509.DNSName)
-
-    mounted = tmp_path / "webhook-certs"  # the Secret volume
-    mounted.mkdir()
-    for key, value in data.items():
-        (mounted / key).write_bytes(value)
-    crt, key, bundle = ensure_webhook_certs(mounted, "kruise-webhook-service", NS)
-    assert bundle == data["ca.crt"], "the manager writes the chart's CA into caBundle"
-    assert sorted(p.name for p in mounted.iterdir()) == ["ca.crt", "tls.crt", "tls.key"], (
-        "nothing regenerated"
-    )
-    ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(crt, key)
+    assert secret["type"] == "Opaque"
+    assert "data" not in secret and "stringData" not in secret
 
 
 def test_manager_generated_certificates_need_one_replica(helm: str, tmp_path: Path) -> None:
     one = {"manager": {"replicas": 1, "webhook": {"certSource": "manager"}}}
     docs = render(helm, values=values_file(tmp_path, one))
     assert ("Secret", "kruise-webhook-certs") not in kinds(docs)
+    assert flag_map(manager_args(docs))["--webhook-cert-writer"] == "fs"
     pod = find(docs, "Deployment", "kruise-controller-manager")["spec"]["template"]["spec"]
     assert {v["name"]: v for v in pod["volumes"]}["webhook-certs"] == {
         "name": "webhook-certs",
@@ -278,28 +273,32 @@ def test_manager_generated_certificates_need_one_replica(helm: str, tmp_path: Pa
     [
         ({"featureGates": "ImagePullJobGate=true"}, 'unknown gate "ImagePullJobGate"'),
         ({"featureGates": "CloneSetShortHash"}, "is not Name=true|false"),
-        ({"installation": {"namespace": "kruise"}}, "install into kruise-system"),
         ({"manager": {"webhook": {"certSource": "manager"}}}, "use replicas: 1"),
-        ({"manager": {"webhook": {"certSource": "vault"}}}, "must be helm or manager"),
+        ({"manager": {"webhook": {"certSource": "helm"}}}, "at '/manager/webhook/certSource'"),
         ({"manager": {"leaderElection": {"enabled": False}}}, "run the controllers twice"),
         ({"webhookConfiguration": {"failurePolicy": "Sometimes"}}, "must be Fail or Ignore"),
         ({"manager": {"log": {"level": "chatty"}}}, "want DEBUG, INFO"),
+        ({"manager": {"replica": 3}}, "at '/manager': additional properties 'replica' not allowed"),
+        ({"crd": {"managed": False}}, "at '': additional properties 'crd' not allowed"),
+        ({"daemon": {"credentialProvider": {"enable": True}}}, "credential provider is not supported"),
     ],
     ids=[
         "an upstream gate this manager does not serve",
         "a gate without a value",
-        "another namespace",
         "per-replica certificates with two replicas",
-        "an unknown certificate source",
+        "helm's generated certificates are gone",
         "two replicas without leader election",
         "an unknown failure policy",
         "an unknown log level",
+        "a misspelt key (the schema)",
+        "a misspelt top-level key (the schema)",
+        "an upstream feature not supported yet",
     ],
 )
 def test_bad_values_fail_at_render_time(helm: str, tmp_path: Path, values: JSON, message: str) -> None:
     out = helm_run(helm, "template", "kruise", str(CHART), "-f", str(values_file(tmp_path, values)))
     assert out.returncode != 0
-    assert message in out.stderr
+    assert message in out.stderr, out.stderr
 
 
 # ---------------------------------------------------------------------------- on a control plane
@@ -309,7 +308,7 @@ def test_chart_is_accepted_by_the_api_server(installed: JSON, chart_cluster: Tes
     objects = installed["install"]
     crds = [d["metadata"]["name"] for d in objects if d["kind"] == "CustomResourceDefinition"]
     assert sorted(crds) == sorted(
-        yaml.safe_load(p.read_text())["metadata"]["name"] for p in (CHART / "crds").glob("*.yaml")
+        yaml.safe_load(p.read_text())["metadata"]["name"] for p in (CHART / "files" / "crds").glob("*.yaml")
     )
     expected = {(o["kind"].lower(), o["metadata"]["name"]) for o in objects}
     hooks = {(o["kind"].lower(), o["metadata"]["name"]) for o in installed["hooks"]}

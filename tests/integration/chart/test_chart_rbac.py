@@ -116,6 +116,15 @@ def sa_manager(
         yield proc
     finally:
         proc.stop()
+        # its webhook configurations point at a port nobody serves any more
+        chart_cluster.kubectl(
+            "delete",
+            "mutatingwebhookconfiguration,validatingwebhookconfiguration",
+            "-l",
+            "app.kubernetes.io/managed-by=kruise-manager",
+            "--ignore-not-found",
+            check=False,
+        )
         if proc.log_path.exists():
             shutil.copy(proc.log_path, LOG_COPY)
 

@@ -124,7 +124,9 @@ async def test_image_change_restarts_only_that_container_in_the_same_pod(
     sandboxes = {}
     for name, pod in before.items():
         assert pod["spec"]["nodeName"] == real_node.name
-        assert {g["conditionType"] for g in pod["spec"]["readinessGates"]} == {GATE}
+        # InPlaceUpdateReady, and KruisePodReady, which upstream's pod webhook puts on every pod
+        # of a Kruise workload
+        assert {g["conditionType"] for g in pod["spec"]["readinessGates"]} == {GATE, "KruisePodReady"}
         (sandbox,) = real_node.sandboxes(pod["metadata"]["uid"])
         sandboxes[name] = sandbox["id"]
 

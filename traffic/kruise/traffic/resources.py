@@ -1,7 +1,7 @@
 """Descriptors of the third-party network kinds the traffic routers read and write.
 
 The versions are the storage versions of the CRDs kruise is tested with
-(``shared/crds``: Gateway API v1.6.1 serves HTTPRoute ``v1``/``v1beta1``; Istio 1.30 serves
+(``hack/crds``: Gateway API v1.6.1 serves HTTPRoute ``v1``/``v1beta1``; Istio 1.30 serves
 VirtualService/DestinationRule ``v1``/``v1beta1``/``v1alpha3``). A ``customNetworkRefs`` entry
 names its own ``apiVersion``; :func:`known_resource` maps the kinds we know to their plural and
 anything else is resolved through API discovery by the custom router.

@@ -8,20 +8,29 @@ fields the way Go's zero values do: an absent label map reads as empty, an absen
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any
 
 #: A Kubernetes object (Pod, CloneSet, ControllerRevision...) as a JSON mapping.
 KubeObject = Mapping[str, Any]
 
 
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+
 def mapping(value: Any) -> Mapping[str, Any]:
-    """Return ``value`` if it is a mapping, else an empty mapping (Go's nil map)."""
-    return value if isinstance(value, Mapping) else {}
+    """Return ``value`` if it is a mapping, else an empty mapping (Go's nil map).
+
+    Called for nearly every field read of every pod in a reconcile: decoded JSON is a ``dict``,
+    so that exact type is checked first (an ABC ``isinstance`` costs several times more)."""
+    if type(value) is dict or isinstance(value, Mapping):
+        return value
+    return _EMPTY
 
 
 def sequence(value: Any) -> Sequence[Any]:
     """Return ``value`` if it is a list/tuple, else an empty sequence (Go's nil slice)."""
-    return value if isinstance(value, list | tuple) else ()
+    return value if type(value) is list or isinstance(value, tuple) else ()
 
 
 def metadata(obj: KubeObject) -> Mapping[str, Any]:

@@ -1,6 +1,7 @@
 """Shared list+watch caches for the busy kinds (pods first): see :mod:`.informer`, :mod:`.store`."""
 
-from kruise.core.informer.informer import Backoff, Handler, Informer, InformerStats, strip_managed_fields
+from kruise.core.backoff import Backoff
+from kruise.core.informer.informer import Handler, Informer, InformerStats, strip_managed_fields
 from kruise.core.informer.store import Delta, EventType, Indexer, Store, object_key
 
 __all__ = [

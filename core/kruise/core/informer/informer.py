@@ -30,13 +30,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from kruise.core.backoff import Backoff
 from kruise.core.errors import ApiError, GoneError, TransientError
 from kruise.core.informer.store import JSON, Delta, EventType, Indexer, Store, resource_version
 from kruise.core.kube.client import KubeClient, watch_error
@@ -65,24 +65,6 @@ class InformerStats:
     relists_after_gone: int = 0
     watch_restarts: int = 0
     handler_errors: int = 0
-
-
-class Backoff:
-    """Exponential backoff with jitter for failed watches: ``initial`` seconds doubling up to
-    ``cap`` (client-go's reflector: 800 ms to 30 s), reset after a watch that worked."""
-
-    def __init__(self, initial: float = 0.8, cap: float = 30.0) -> None:
-        self.initial = initial
-        self.cap = cap
-        self._next = initial
-
-    def next(self) -> float:
-        delay = self._next
-        self._next = min(self.cap, self._next * 2)
-        return delay * random.uniform(1.0, 1.2)
-
-    def reset(self) -> None:
-        self._next = self.initial
 
 
 class Informer:

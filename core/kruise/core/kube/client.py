@@ -91,6 +91,12 @@ class KubeClient:
     lease cannot send a write once the fence has lapsed, however long the process was frozen.
     """
 
+    CONNECTIONS = 64
+    """HTTP/1.1 connections kept to the API server (client-go multiplexes one HTTP/2 connection).
+    Each new one costs a TLS handshake with a client certificate; 64 requests in flight are more
+    than the API server answers at once on this kind of machine, and a burst (a slow-start batch
+    of 256 pod creations) waits for a free connection instead of opening hundreds."""
+
     def __init__(self, config: KubeConfig, *, write_guard: WriteGuard | None = None) -> None:
         self.config = config
         self.write_guard = write_guard
@@ -112,7 +118,7 @@ class KubeClient:
 
     def _sess(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(ssl=self.config.ssl_context, limit=200)
+            connector = aiohttp.TCPConnector(ssl=self.config.ssl_context, limit=self.CONNECTIONS)
             self._session = aiohttp.ClientSession(base_url=self.config.server, connector=connector)
         return self._session
 

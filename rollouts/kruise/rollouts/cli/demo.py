@@ -58,9 +58,9 @@ def _examples() -> Path:
 
 
 def _third_party_crds() -> list[Path]:
+    """Gateway API CRDs vendored in ``hack/crds`` (the demo's HTTPRoute needs them)."""
     root = source_root()
-    shared = root.parent / "shared" / "crds" if root else None
-    path = shared / "gateway-api-standard-install.yaml" if shared else None
+    path = root / "hack" / "crds" / "gateway-api-standard-install.yaml" if root else None
     return [path] if path and path.exists() else []
 
 

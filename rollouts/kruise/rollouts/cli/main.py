@@ -1,28 +1,78 @@
 """``kruise`` / ``kubectl-kruise``: one CLI, usable as a kubectl plugin.
 
-Sub-commands: ``cluster up|down|env`` (embedded control plane), ``manager``
-(controllers and webhooks), ``crds`` (generate CRDs from the models), ``demo``.
+kubectl-kruise's commands (``rollout``, ``set``, ``scale``, ``describe``, ``create``, ``migrate``,
+``expose``) take kubectl's global flags anywhere on the line (``-n``, ``--context``,
+``--kubeconfig``) and read the namespace from the kubeconfig context as kubectl does
+(:mod:`kruise.rollouts.cli.kubectx`). kruise's own: ``cluster up|down|env`` (embedded control
+plane), ``manager`` (controllers and webhooks), ``crds``, ``demo``.
 """
 
 from __future__ import annotations
 
+import sys
+from typing import Annotated
+
 import typer
 
-from kruise.rollouts.cli import cluster, crds, demo, manager, rollout
+from kruise.rollouts.cli import (
+    cluster,
+    crds,
+    create,
+    demo,
+    describe,
+    expose,
+    manager,
+    migrate,
+    rollout,
+    scale,
+    scaledown,
+    setcmd,
+)
+from kruise.rollouts.cli.kubectx import KubeTarget, hoist_global_flags
 
 app = typer.Typer(
     name="kruise",
-    help="OpenKruise workloads and Kruise Rollouts, in Python.",
+    help="OpenKruise workloads and Kruise Rollouts, in Python; also kubectl-kruise (kubectl kruise ...).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-app.add_typer(cluster.app, name="cluster")
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    namespace: Annotated[
+        str | None,
+        typer.Option("-n", "--namespace", help="If present, the namespace scope for this CLI request."),
+    ] = None,
+    context: Annotated[
+        str | None, typer.Option("--context", help="The name of the kubeconfig context to use.")
+    ] = None,
+    kubeconfig: Annotated[
+        str | None, typer.Option("--kubeconfig", help="Path to the kubeconfig file to use for CLI requests.")
+    ] = None,
+) -> None:
+    """kubectl's global flags, for the kubectl-kruise commands."""
+    ctx.obj = KubeTarget(kubeconfig=kubeconfig, context=context, namespace_flag=namespace)
+
+
 app.add_typer(rollout.app, name="rollout")
+app.add_typer(setcmd.app, name="set")
+app.add_typer(describe.app, name="describe")
+app.add_typer(create.app, name="create")
+app.command("scale")(scale.scale)
+app.command("expose")(expose.expose)
+app.command("migrate")(migrate.migrate)
+app.command("scaledown")(scaledown.scaledown)
+app.add_typer(cluster.app, name="cluster")
 app.command("crds")(crds.crds)
 app.command("demo")(demo.demo)
 app.command("manager")(manager.manager)
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point (``kruise`` and ``kubectl-kruise``)."""
+    app(
+        args=hoist_global_flags(sys.argv[1:]),
+        prog_name="kubectl-kruise" if sys.argv[0].endswith("kubectl-kruise") else "kruise",
+    )

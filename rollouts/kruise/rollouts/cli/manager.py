@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -104,6 +105,19 @@ def manager(
             help="Largest percentage step with traffic for partition-style Rollouts.",
         ),
     ] = 50,
+    webhook_cert_writer: Annotated[
+        str,
+        typer.Option(
+            "--webhook-cert-writer",
+            envvar="WEBHOOK_CERT_WRITER",
+            help="Where the webhook certificate comes from: secret (the Secret $SECRET_NAME in "
+            "$POD_NAMESPACE, filled if empty), external (that Secret, read only), fs (--webhook-cert-dir). "
+            "Default: external with EnableExternalCerts, fs out of a cluster, else secret.",
+        ),
+    ] = "",
+    logging_format: Annotated[
+        str, typer.Option("--logging-format", help="Log line format: text or json.")
+    ] = "text",
     rollout_configuration_namespace: Annotated[
         str,
         typer.Option(
@@ -119,6 +133,10 @@ def manager(
         gates = parse_feature_gates(feature_gates)
     except ValueError as err:
         raise typer.BadParameter(str(err), param_hint="--feature-gates") from err
+    if webhook_cert_writer not in ("", "secret", "external", "fs"):
+        raise typer.BadParameter("want secret, external or fs", param_hint="--webhook-cert-writer")
+    if logging_format not in ("text", "json"):
+        raise typer.BadParameter("want text or json", param_hint="--logging-format")
     options = ManagerOptions(
         kubeconfig=kubeconfig,
         kube_client_qps=kube_client_qps,
@@ -145,5 +163,11 @@ def manager(
         feature_gates=gates,
         partition_percent_limit=partition_percent_limit,
         rollout_configuration_namespace=rollout_configuration_namespace,
+        # kruise-manager's environment: the namespace of its Service and certificate Secret
+        webhook_service_namespace=os.environ.get("POD_NAMESPACE") or "kruise-system",
+        webhook_secret_name=os.environ.get("SECRET_NAME") or "kruise-webhook-certs",
+        webhook_service_name=os.environ.get("SERVICE_NAME") or "kruise-webhook-service",
+        webhook_cert_writer=webhook_cert_writer,
+        logging_format=logging_format,
     )
     raise typer.Exit(run(options))

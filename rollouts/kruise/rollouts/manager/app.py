@@ -20,6 +20,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from kruise.core.backoff import retry_transient
 from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
 from kruise.core.kube import KubeClient
 from kruise.core.leader import LeaderElectionConfig, LeaderElector
@@ -28,7 +29,9 @@ from kruise.core.runtime import Runtime
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import ClientTarget, ensure_configurations, ensure_crd_conversion
 from kruise.rollouts.manager import metrics
+from kruise.rollouts.manager.certsecret import webhook_certificates
 from kruise.rollouts.manager.controllers import build_runtime
+from kruise.rollouts.manager.logformat import configure_logging
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.manager.webhooks import CONVERTED_CRDS, register_webhooks, webhook_specs
 from kruise.rollouts.rollout.rollout_webhooks import CONVERT_PATH
@@ -90,8 +93,9 @@ class Manager:
         collectors = self.metric_sources.collectors()
         metrics.register(collectors)
         try:
-            cert, key, ca = ensure_webhook_certs(
-                opts.webhook_cert_dir, opts.webhook_service_name, opts.webhook_service_namespace
+            kube = self.kube
+            cert, key, ca = await retry_transient(
+                lambda: webhook_certificates(kube, opts, ensure_webhook_certs), "webhook certificates"
             )
             webhook = WebhookServer(
                 host=opts.webhook_host, port=opts.webhook_port, cert_file=cert, key_file=key
@@ -108,9 +112,15 @@ class Manager:
                     )
                 )
                 bundle = base64.b64encode(ca).decode()
-                await ensure_configurations(self.kube, webhook_specs(opts), target=target, ca_bundle=bundle)
-                await ensure_crd_conversion(
-                    self.kube, CONVERTED_CRDS, target=target, path=CONVERT_PATH, ca_bundle=bundle
+                await retry_transient(
+                    lambda: ensure_configurations(kube, webhook_specs(opts), target=target, ca_bundle=bundle),
+                    "webhook configurations",
+                )
+                await retry_transient(
+                    lambda: ensure_crd_conversion(
+                        kube, CONVERTED_CRDS, target=target, path=CONVERT_PATH, ca_bundle=bundle
+                    ),
+                    "CRD conversion webhooks",
                 )
             runners.append(await self._serve_probes())
             runners.append(await self._serve_metrics())
@@ -224,10 +234,7 @@ async def _start(app: web.Application, addr: str) -> web.AppRunner:
 
 def run(options: ManagerOptions) -> int:
     """Run the manager until SIGTERM/SIGINT; returns the process exit code."""
-    logging.basicConfig(
-        level=os.environ.get("KRUISE_LOG_LEVEL", "INFO"),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    configure_logging(os.environ.get("KRUISE_LOG_LEVEL", "INFO"), options.logging_format)
 
     async def main() -> int:
         manager = Manager(options)

@@ -24,6 +24,9 @@ FEATURE_GATES: dict[str, bool] = {
     "StatefulSetStartOrdinal": False,
     "PodIndexLabel": True,
     "StatefulSetAutoResizePVCGate": False,
+    # The webhook certificate comes from a Secret someone else fills (cert-manager): the manager
+    # reads it and never writes it (manager/certsecret.py), as kruise-manager.
+    "EnableExternalCerts": False,
     # Kruise Rollouts' gate for partition-style Deployments (upstream's default is false; its
     # helm chart sets AdvancedDeployment=true, and so does this manager by default).
     "AdvancedDeployment": True,
@@ -69,6 +72,9 @@ class ManagerOptions:
     webhook_service_namespace: str = "kruise-system"
     webhook_failure_policy: str = "Fail"
     webhook_timeout_seconds: int = 30  # timeoutSeconds of every webhook (1-30, the API's range)
+    webhook_cert_writer: str = ""  # secret | external | fs; "" = chosen (manager/certsecret.py)
+    webhook_secret_name: str = "kruise-webhook-certs"
+    logging_format: str = "text"  # --logging-format: text or json
     manage_webhook_configurations: bool = True
     metrics_addr: str = ":8080"
     health_probe_addr: str = ":8000"

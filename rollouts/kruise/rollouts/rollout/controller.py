@@ -45,6 +45,8 @@ from kruise.rollouts.rollout.effects import Effects, TrafficPort
 from kruise.rollouts.rollout.hashing import rollout_hash
 from kruise.rollouts.rollout.model import BatchView, Observed
 from kruise.rollouts.rollout.observe import observe_workload
+from kruise.rollouts.rollout.readiness import with_rollout_kstatus
+from kruise.rollouts.rollout.timefmt import fmt_time
 from kruise.rollouts.rollout.workloadlabel import label_patch, unlabel_patch
 
 JSON = dict[str, Any]
@@ -165,6 +167,7 @@ class RolloutController:
                 rollout, "Warning", ANALYSIS_ERROR_REASON, str(blocked), leaving=leaving
             ):
                 return Result(requeue_after=BLOCKED_RECHECK_SECONDS)
+        new_status = with_rollout_kstatus(rollout, new_status, fmt_time(obs.now))  # Ready/Reconciling/Stalled
         status_patch = merge_patch(rollout.get("status") or {}, new_status)
         if status_patch:
             try:

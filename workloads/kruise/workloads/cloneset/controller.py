@@ -33,6 +33,7 @@ from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, owned, o
 from kruise.core.workqueue import Result
 from kruise.workloads.cloneset.diffs import Diffs, calculate_diffs
 from kruise.workloads.cloneset.newpods import CLONESET_KIND, plan_pvc_cleanup, pvc_reown_patch
+from kruise.workloads.cloneset.readiness import cloneset_health
 from kruise.workloads.cloneset.status import calculate_status, seconds_until_available, status_to_write
 from kruise.workloads.cloneset.sync_scale import Scaler
 from kruise.workloads.cloneset.sync_update import Updater
@@ -276,7 +277,7 @@ class CloneSetController:
             collision_count=collision,
             now=now,
         )
-        patch = status_to_write(status(cs), new, errors, now)
+        patch = status_to_write(status(cs), new, errors, now, cloneset_health(cs, new))
         if patch is not None:
             await self._patch_status(cs, patch)
         return new

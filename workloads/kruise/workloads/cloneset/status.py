@@ -9,7 +9,12 @@
   ``updatedReplicas == status.replicas == spec.replicas`` (readiness not needed);
 - ``labelSelector``: the selector in ``metav1.FormatLabelSelector`` form;
 - written only when one of those (or ``observedGeneration``) changed, with this round's
-  ``FailedScale`` / ``FailedUpdate`` conditions (:func:`status_to_write`).
+  ``FailedScale`` / ``FailedUpdate`` conditions (:func:`status_to_write`);
+- shaped as upstream serialises it: the ``omitempty`` fields (:data:`OMIT_EMPTY`) are left out
+  when zero or empty (Argo CD's CloneSet health script tells a CloneSet scaled to 0 by the
+  absence of ``updatedAvailableReplicas``), the others always written;
+- plus the additive kstatus conditions ``Ready``/``Reconciling``/``Stalled``
+  (:mod:`kruise.workloads.cloneset.readiness`).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from kruise.core.kstatus import KSTATUS_TYPES, Health, kstatus_changed, with_kstatus
 from kruise.workloads.cloneset.arith import strategy_numbers
 from kruise.workloads.cloneset.podstate import (
     is_cloneset_available,
@@ -29,6 +35,7 @@ from kruise.workloads.objects import (
     format_time,
     mapping,
     metadata,
+    sequence,
     spec,
 )
 from kruise.workloads.pods import (
@@ -93,9 +100,29 @@ def calculate_status(
 #: The fields whose change makes upstream write the status (``inconsistentStatus``).
 TRIGGERS = (*COUNTERS, "updateRevision", "currentRevision", "labelSelector")
 
+#: ``CloneSetStatus`` fields tagged ``omitempty`` (``collisionCount`` is a pointer upstream sets
+#: on every write, so it is always present; ``conditions`` is handled apart).
+OMIT_EMPTY = (
+    "observedGeneration",
+    "expectedUpdatedReplicas",
+    "updatedAvailableReplicas",
+    "updateRevision",
+    "currentRevision",
+    "labelSelector",
+)
+
+
+def omit_empty(new: Mapping[str, Any]) -> dict[str, Any]:
+    """``new`` without the :data:`OMIT_EMPTY` fields that are 0 or empty, as upstream's JSON."""
+    return {k: v for k, v in new.items() if not (k in OMIT_EMPTY and v in (0, "", None))}
+
 
 def status_to_write(
-    old: Mapping[str, Any], new: Mapping[str, Any], errors: Mapping[str, str], now: datetime
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    errors: Mapping[str, str],
+    now: datetime,
+    health: Health | None = None,
 ) -> dict[str, Any] | None:
     """The status to write after a reconcile, or ``None`` (``UpdateCloneSetStatus``).
 
@@ -103,17 +130,30 @@ def status_to_write(
     selector changed, and then replaces the whole status: its ``conditions`` are exactly this
     round's failures, ``FailedScale`` / ``FailedUpdate`` (status True, message = the error).
     A failure alone does not cause a write. ``conditions`` is ``None`` when there is none, which
-    removes old ones in a merge patch.
+    removes old ones in a merge patch; so is every :data:`OMIT_EMPTY` field that is left out.
+
+    ``health``: the kstatus conditions to carry as well (their change also writes the status;
+    unchanged ones keep their ``lastTransitionTime``). The comparison is made on the shaped
+    status, so a status once written compares equal to the next round's and nothing is
+    rewritten until the world changes.
     """
-    grew = int(new.get("observedGeneration") or 0) > int(old.get("observedGeneration") or 0)
-    if not grew and all(old.get(k) == new.get(k) for k in TRIGGERS):
-        return None
-    conditions = [
+    shaped = omit_empty(new)
+    conditions: list[dict[str, Any]] = [
         {"type": kind, "status": "True", "lastTransitionTime": format_time(now), "message": errors[kind]}
         for kind in ("FailedScale", "FailedUpdate")
         if kind in errors
     ]
-    return {**new, "conditions": conditions or None}
+    old_conditions = [dict(c) for c in sequence(old.get("conditions")) if isinstance(c, Mapping)]
+    if health is not None:
+        kept = [c for c in old_conditions if c.get("type") in KSTATUS_TYPES]
+        conditions = with_kstatus([*conditions, *kept], health, format_time(now))
+    grew = int(new.get("observedGeneration") or 0) > int(old.get("observedGeneration") or 0)
+    same = all(old.get(k) == shaped.get(k) for k in TRIGGERS)
+    if not grew and same and not kstatus_changed(old_conditions, conditions):
+        return None
+    out: dict[str, Any] = {**shaped, "conditions": conditions or None}
+    out.update({k: None for k in OMIT_EMPTY if k not in shaped})
+    return out
 
 
 def seconds_until_available(

@@ -1,0 +1,196 @@
+"""``rollout history`` and ``rollout undo`` for CloneSets, Deployments and Rollouts.
+
+The history of a CloneSet is its ControllerRevisions (``.revision``), of a Deployment its
+ReplicaSets (``deployment.kubernetes.io/revision``); a Rollout stands for its workload (as
+kruise-tools' ``undo rollout/NAME``; kruise also lets ``history`` take it). ``undo`` restores
+``--to-revision`` (0: the one before the newest) unless the template already matches it
+("skipped rollback"); ``undo rollout/NAME --fast`` jumps a release back to the latest earlier step
+without traffic (kruise-tools' fast rollback). ``--dry-run=client`` prints the template it
+would restore, ``--dry-run=server`` has the API server check the change.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import typer
+
+from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, DEPLOYMENTS, REPLICASETS
+from kruise.rollouts.cli.edits import (
+    EditError,
+    cloneset_undo_patch,
+    deployment_undo_patch,
+    fast_rollback_patch,
+    pick_deployment_revision,
+    pick_revision,
+)
+from kruise.rollouts.cli.kubectx import run_kube, target_of
+from kruise.rollouts.cli.output import (
+    DryRunOpt,
+    FilenameOpt,
+    OutputOpt,
+    Targets,
+    check_dry_run,
+    check_output,
+    dump,
+    emit,
+    finish,
+    for_each,
+    resolve,
+)
+from kruise.rollouts.cli.refs import BY_KIND, Ref, qualified
+from kruise.rollouts.cli.views import CHANGE_CAUSE, history_table, pod_template
+from kruise.rollouts.resources import ROLLOUTS
+from kruise.workloads.revisions import template_of_revision
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class History:
+    """A workload, its revisions by number (the ControllerRevision or ReplicaSet objects)."""
+
+    workload: JSON
+    revisions: dict[int, JSON]
+
+    def template(self, number: int) -> JSON:
+        rev = self.revisions[number]
+        if rev.get("kind") == "ControllerRevision":
+            return template_of_revision(rev)
+        return dict((rev.get("spec") or {}).get("template") or {})
+
+
+def _owned(items: list[JSON], uid: str) -> list[JSON]:
+    return [i for i in items if any(o.get("uid") == uid for o in i["metadata"].get("ownerReferences") or [])]
+
+
+async def workload_of(kube: KubeClient, ref: Ref) -> Ref:
+    """``ref`` itself, or the workload a Rollout names (``spec.workloadRef``)."""
+    if ref.res is not ROLLOUTS:
+        return ref
+    rollout = await kube.get(ROLLOUTS, ref.name, ref.namespace)
+    wref = (rollout.get("spec") or {}).get("workloadRef") or {}
+    res = BY_KIND.get(str(wref.get("kind")))
+    if res is None:
+        raise EditError(f"workloadRef kind {wref.get('kind')!r} is not supported")
+    return Ref(res, str(wref.get("name")), ref.namespace)
+
+
+async def load_history(kube: KubeClient, ref: Ref) -> History:
+    """The revisions of a CloneSet or Deployment; :class:`EditError` for other kinds."""
+    if ref.res is CLONESETS:
+        workload = await kube.get(CLONESETS, ref.name, ref.namespace)
+        items = (await kube.list(CONTROLLER_REVISIONS, ref.namespace))["items"]
+        owned = _owned(items, workload["metadata"]["uid"])
+        return History(workload, {int(r.get("revision") or 0): r for r in owned})
+    if ref.res is DEPLOYMENTS:
+        workload = await kube.get(DEPLOYMENTS, ref.name, ref.namespace)
+        items = (await kube.list(REPLICASETS, ref.namespace))["items"]
+        revisions = {}
+        for rs in _owned(items, workload["metadata"]["uid"]):
+            number = (rs["metadata"].get("annotations") or {}).get("deployment.kubernetes.io/revision")
+            if number and number.isdigit():
+                revisions[int(number)] = rs
+        return History(workload, revisions)
+    raise EditError(f'no history viewer has been implemented for "{ref.res.kind}.{ref.res.group}"')
+
+
+def _print_history(ref: Ref, hist: History, revision: int, output: str) -> None:
+    if revision and revision not in hist.revisions:
+        raise EditError("unable to find the specified revision")
+    chosen = [hist.revisions[revision]] if revision else [hist.revisions[n] for n in sorted(hist.revisions)]
+    if output in ("json", "yaml"):
+        dump(chosen[0] if revision else {"apiVersion": "v1", "kind": "List", "items": chosen}, output)
+    elif output == "name":
+        for rev in chosen:
+            res = CONTROLLER_REVISIONS if rev.get("kind") == "ControllerRevision" else REPLICASETS
+            sys.stdout.write(f"{qualified(res)}/{rev['metadata']['name']}\n")
+    elif revision:
+        sys.stdout.write(f"{ref} with revision #{revision}\n{pod_template(hist.template(revision))}")
+    else:
+        causes = {
+            n: str((r["metadata"].get("annotations") or {}).get(CHANGE_CAUSE) or "")
+            for n, r in hist.revisions.items()
+        }
+        sys.stdout.write(f"{ref} \n{history_table(causes)}")
+
+
+def history(
+    ctx: typer.Context,
+    targets: Targets = None,
+    filename: FilenameOpt = None,
+    revision: Annotated[
+        int,
+        typer.Option("--revision", help="See the details, including podTemplate of the revision specified"),
+    ] = 0,
+    output: OutputOpt = "",
+) -> None:
+    """View rollout history: revisions of CloneSets and Deployments (a Rollout shows its workload's)."""
+    refs, output = resolve(ctx, targets, filename), check_output(output)
+    if revision < 0:
+        raise typer.BadParameter(f"revision must be a positive integer: {revision}", param_hint="--revision")
+
+    async def one(kube: KubeClient, ref: Ref) -> None:
+        workload = await workload_of(kube, ref)
+        _print_history(workload, await load_history(kube, workload), revision, output)
+
+    finish(run_kube(target_of(ctx), lambda kube, _ns: for_each(kube, refs, one)))
+
+
+async def _undo_workload(kube: KubeClient, ref: Ref, to_revision: int, dry_run: str, output: str) -> None:
+    hist = await load_history(kube, ref)
+    if ref.res is DEPLOYMENTS:
+        number = pick_deployment_revision(hist.workload, hist.revisions, to_revision)
+        patch = deployment_undo_patch(hist.workload, hist.revisions[number])
+    else:
+        number = pick_revision(hist.revisions, to_revision)
+        patch = cloneset_undo_patch(hist.workload, hist.template(number))
+    if dry_run == "client":
+        sys.stdout.write(f"{ref} (dry run)\n{pod_template(hist.template(number))}")
+        return
+    if patch is None:
+        emit(ref, f"skipped rollback (current template already matches revision {number})", output="")
+        return
+    done = await kube.patch(
+        ref.res, ref.name, patch, ref.namespace, patch_type="json", dry_run=dry_run == "server"
+    )
+    emit(ref, "rolled back" + (" (server dry run)" if dry_run == "server" else ""), done, output)
+
+
+def undo(
+    ctx: typer.Context,
+    targets: Targets = None,
+    filename: FilenameOpt = None,
+    to_revision: Annotated[
+        int, typer.Option("--to-revision", help="The revision to rollback to. Default to 0 (last revision).")
+    ] = 0,
+    fast: Annotated[
+        bool, typer.Option("--fast/--no-fast", help="Fast rollback for a Rollout in progress.")
+    ] = False,
+    dry_run: DryRunOpt = "none",
+    output: OutputOpt = "",
+) -> None:
+    """Undo a previous rollout: CloneSet, Deployment, or the workload of a Rollout."""
+    refs, output, dry_run = resolve(ctx, targets, filename), check_output(output), check_dry_run(dry_run)
+    seen: set[Ref] = set()
+
+    async def one(kube: KubeClient, ref: Ref) -> None:
+        if fast:
+            if ref.res is not ROLLOUTS:
+                raise EditError("rollback is not supported on given object")
+            rollout = await kube.get(ROLLOUTS, ref.name, ref.namespace)
+            done = await kube.patch(
+                ROLLOUTS, ref.name, fast_rollback_patch(rollout), ref.namespace, subresource="status"
+            )
+            emit(ref, "rolled back", done, output)
+            return
+        workload = await workload_of(kube, ref)
+        if workload in seen:  # a Rollout and its workload named together: undo once
+            return
+        seen.add(workload)
+        await _undo_workload(kube, workload, to_revision, dry_run, output)
+
+    finish(run_kube(target_of(ctx), lambda kube, _ns: for_each(kube, refs, one)))

@@ -1,0 +1,250 @@
+"""``rollout status``: watch a Rollout, CloneSet or Deployment until its rollout is done.
+
+Exit codes, for pipelines: **0** done (released, or nothing to release), **1** failed, aborted
+or cancelled (and for errors), **2** ``--timeout`` reached. A Rollout's outcome is read by
+:func:`kruise.rollouts.rollout.outcome.release_outcome` (the same reading its kstatus ``Ready``
+condition comes from). On a terminal ``--watch`` shows a live panel (step, pods per revision,
+traffic weights, analysis runs); piped, it prints a line whenever something changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from kruise.analysis.resources import ANALYSIS_RUNS
+from kruise.core.errors import KruiseError
+from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, INGRESSES, PODS
+from kruise.rollouts.api.common import ROLLOUT_ID_LABEL
+from kruise.rollouts.batchrelease.podlabels import batch_summary
+from kruise.rollouts.cli.durations import parse_duration
+from kruise.rollouts.cli.kubectx import fail, run_kube, target_of
+from kruise.rollouts.cli.output import FilenameOpt, Targets, resolve
+from kruise.rollouts.cli.refs import Ref
+from kruise.rollouts.cli.status_view import (
+    Progress,
+    Verdict,
+    cloneset_verdict,
+    deployment_verdict,
+    final_line,
+    pods_by_role,
+    progress_lines,
+    progress_of,
+)
+from kruise.rollouts.resources import ROLLOUTS
+from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
+from kruise.rollouts.rollout.outcome import release_outcome, sub_status
+from kruise.traffic.resources import HTTPROUTES, VIRTUALSERVICES
+
+EXIT_DONE, EXIT_FAILED, EXIT_TIMEOUT = 0, 1, 2
+POLL_SECONDS = 1.0
+
+
+async def _quiet(coro: Any) -> Any:
+    """``await coro``, or None when the API says no (a missing CRD, a forbidden read)."""
+    with contextlib.suppress(KruiseError):
+        return await coro
+    return None
+
+
+async def _weights(kube: KubeClient, rollout: Mapping[str, Any], namespace: str) -> list[str]:
+    """``service=weight`` of the routes a Rollout's traffic routings name."""
+    strategy = (rollout.get("spec") or {}).get("strategy") or {}
+    out: list[str] = []
+    for routing in (strategy.get("canary") or strategy.get("blueGreen") or {}).get("trafficRoutings") or []:
+        route_name = (routing.get("gateway") or {}).get("httpRouteName")
+        if route_name and (route := await _quiet(kube.get(HTTPROUTES, route_name, namespace))):
+            for rule in (route.get("spec") or {}).get("rules") or []:
+                out += [f"{b.get('name')}={b.get('weight', 1)}" for b in rule.get("backendRefs") or []]
+        ingress = (routing.get("ingress") or {}).get("name")
+        if ingress and (canary := await _quiet(kube.get(INGRESSES, f"{ingress}-canary", namespace))):
+            weight = (canary["metadata"].get("annotations") or {}).get(
+                "nginx.ingress.kubernetes.io/canary-weight"
+            )
+            out.append(f"{ingress}-canary={weight or 0}")
+        for ref in routing.get("customNetworkRefs") or []:
+            if ref.get("kind") == "VirtualService" and (
+                vs := await _quiet(kube.get(VIRTUALSERVICES, ref["name"], namespace))
+            ):
+                for http in (vs.get("spec") or {}).get("http") or []:
+                    out += [
+                        f"{r['destination'].get('host')}={r.get('weight', 100)}"
+                        for r in http.get("route") or []
+                    ]
+    return out
+
+
+async def rollout_progress(kube: KubeClient, rollout: Mapping[str, Any], namespace: str) -> Progress:
+    """Everything the display shows about ``rollout`` now."""
+    sub = sub_status(rollout)
+    wref = (rollout.get("spec") or {}).get("workloadRef") or {}
+    res, label = (
+        (CLONESETS, "controller-revision-hash")
+        if wref.get("kind") == "CloneSet"
+        else (DEPLOYMENTS, "pod-template-hash")
+    )
+    pods: dict[str, tuple[int, int]] = {}
+    workload = await _quiet(kube.get(res, str(wref.get("name")), namespace))
+    if workload:
+        match = ((workload.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        selector = ",".join(f"{k}={v}" for k, v in match.items())
+        listed = await _quiet(kube.list(PODS, namespace, label_selector=selector)) if selector else None
+        canary = str(
+            sub.get("canaryRevision") or sub.get("updatedRevision") or sub.get("podTemplateHash") or ""
+        )
+        pods = pods_by_role(
+            (listed or {}).get("items") or [], label, str(sub.get("stableRevision") or ""), canary
+        )
+    runs = await _quiet(
+        kube.list(ANALYSIS_RUNS, namespace, label_selector=f"{ROLLOUT_LABEL}={rollout['metadata']['name']}")
+    )
+    analysis = [
+        f"{r['metadata']['name']}={(r.get('status') or {}).get('phase', 'Pending')}"
+        for r in (runs or {}).get("items") or []
+    ]
+    rollout_id = str(sub.get("observedRolloutID") or "")
+    batches = ""
+    if rollout_id and (
+        labelled := await _quiet(
+            kube.list(PODS, namespace, label_selector=f"{ROLLOUT_ID_LABEL}={rollout_id}")
+        )
+    ):
+        batches = batch_summary(labelled["items"], rollout_id)
+    return progress_of(
+        rollout,
+        release_outcome(rollout),
+        pods=pods,
+        weights=await _weights(kube, rollout, namespace),
+        analysis=analysis,
+        batches=batches,
+    )
+
+
+def panel(p: Progress) -> Table:
+    """The live panel of ``status --watch`` on a terminal."""
+    table = Table(title=f"rollout/{p.name}: {p.outcome}", show_header=False, title_justify="left")
+    table.add_column("", style="bold")
+    table.add_column("")
+    table.add_row("step", f"{p.step}/{p.steps} {p.state}")
+    table.add_row(
+        "pods", "\n".join(f"{role}: {n} ({ready} ready)" for role, (n, ready) in p.pods.items()) or "-"
+    )
+    table.add_row("traffic", ", ".join(p.weights) or "-")
+    if p.analysis:
+        table.add_row("analysis", "\n".join(p.analysis))
+    if p.batches:
+        table.add_row("batches", p.batches)
+    table.add_row("message", p.message)
+    return table
+
+
+async def _watch_rollout(kube: KubeClient, ref: Ref, watch: bool, timeout: float) -> int:
+    start, last = time.monotonic(), ""
+    live = (
+        Live(console=Console(), auto_refresh=False, transient=False)
+        if watch and sys.stdout.isatty()
+        else None
+    )
+    with live or contextlib.nullcontext():
+        while True:
+            rollout = await kube.get(ROLLOUTS, ref.name, ref.namespace)
+            progress = await rollout_progress(kube, rollout, ref.namespace)
+            if live is not None:
+                live.update(panel(progress), refresh=True)
+            elif (text := "\n".join(progress_lines(progress))) != last:
+                sys.stdout.write(text + "\n")
+                sys.stdout.flush()
+                last = text
+            if progress.outcome.done or not watch:
+                break
+            if timeout and time.monotonic() - start >= timeout:
+                sys.stderr.write("error: timed out waiting for the condition\n")
+                return EXIT_TIMEOUT
+            await asyncio.sleep(POLL_SECONDS)
+    if progress.outcome.done:
+        sys.stdout.write(final_line(progress) + "\n")
+        return progress.outcome.exit_code
+    return EXIT_DONE
+
+
+async def _watch_workload(kube: KubeClient, ref: Ref, watch: bool, timeout: float, revision: int) -> int:
+    start, last = time.monotonic(), ""
+    while True:
+        obj = await kube.get(ref.res, ref.name, ref.namespace)
+        verdict: Verdict = (
+            cloneset_verdict(obj) if ref.res is CLONESETS else deployment_verdict(obj, revision)
+        )
+        if verdict.error:
+            sys.stderr.write(f"error: {verdict.error}\n")
+            return EXIT_FAILED
+        if verdict.message != last:
+            sys.stdout.write(verdict.message + "\n")
+            sys.stdout.flush()
+            last = verdict.message
+        if verdict.done or not watch:
+            return EXIT_DONE
+        if timeout and time.monotonic() - start >= timeout:
+            sys.stderr.write("error: timed out waiting for the condition\n")
+            return EXIT_TIMEOUT
+        await asyncio.sleep(POLL_SECONDS)
+
+
+def status(
+    ctx: typer.Context,
+    targets: Targets = None,
+    filename: FilenameOpt = None,
+    watch: Annotated[
+        bool, typer.Option("--watch/--no-watch", "-w", help="Watch the status until it's done.")
+    ] = True,
+    timeout: Annotated[
+        str,
+        typer.Option("--timeout", help="How long to watch before giving up, e.g. 30s, 5m, 1h (0: never)."),
+    ] = "0",
+    revision: Annotated[int, typer.Option("--revision", help="Deployments: pin to this revision.")] = 0,
+    detail: Annotated[
+        bool,
+        typer.Option(
+            "--detail/--no-detail",
+            "-d",
+            help="Accepted for kubectl-kruise; the output always has the details.",
+        ),
+    ] = False,
+) -> None:
+    """Show the status of the rollout of a Rollout, CloneSet or Deployment; watch until it is done.
+
+    Exit code 0: done (released, or nothing to release).
+
+    Exit code 1: failed, aborted or cancelled (a rolled-back release), or an error.
+
+    Exit code 2: the --timeout was reached.
+    """
+    try:
+        seconds = parse_duration(timeout)
+    except ValueError as err:
+        raise typer.BadParameter(str(err), param_hint="--timeout") from err
+    refs = resolve(ctx, targets, filename)
+    if len(refs) != 1:
+        fail(
+            "rollout status is only supported on individual resources and resource collections - "
+            f"{len(refs)} resources were found"
+        )
+    (ref,) = refs
+    if ref.res not in (ROLLOUTS, CLONESETS, DEPLOYMENTS):
+        fail(f"no status viewer has been implemented for {ref.res.kind}.{ref.res.group}")
+
+    async def body(kube: KubeClient, _ns: str) -> int:
+        if ref.res is ROLLOUTS:
+            return await _watch_rollout(kube, ref, watch, seconds)
+        return await _watch_workload(kube, ref, watch, seconds, revision)
+
+    raise typer.Exit(run_kube(target_of(ctx), body))

@@ -1,0 +1,177 @@
+"""What ``rollout status`` says (pure): workload status lines, and a Rollout's progress.
+
+CloneSets and Deployments are judged as kubectl-kruise's status viewers judge them (their
+messages): the spec must be observed, ``replicas - partition`` pods updated, every pod ready;
+a partition left in place ends as "partitioned roll out complete". A Rollout is judged by
+:func:`kruise.rollouts.rollout.outcome.release_outcome`, and shown as a :class:`Progress`: step,
+state, pods per revision (stable / canary), the traffic weights of its routes and analysis runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kruise.rollouts.rollout.outcome import Outcome, sub_status
+from kruise.workloads.cloneset.arith import IntOrPercentError, calculate_partition
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One status line and whether the rollout is done (``error``: it cannot finish)."""
+
+    message: str
+    done: bool
+    error: str = ""
+
+
+def cloneset_verdict(cs: Mapping[str, Any]) -> Verdict:
+    """A CloneSet's rollout status, in kubectl-kruise's words."""
+    spec, status = cs.get("spec") or {}, cs.get("status") or {}
+    name, replicas = cs["metadata"]["name"], int(spec.get("replicas", 1))
+    try:
+        partition = calculate_partition((spec.get("updateStrategy") or {}).get("partition"), replicas)
+    except IntOrPercentError:
+        partition = 0
+    observed = int(status.get("observedGeneration") or 0)
+    if observed == 0 or int(cs["metadata"].get("generation") or 0) > observed:
+        return Verdict("Waiting for CloneSet spec update to be observed...", False)
+    updated, want = int(status.get("updatedReplicas") or 0), replicas - partition
+    if updated < want:
+        if partition:
+            text = "Waiting for partitioned roll out to finish: "
+        else:
+            text = f'Waiting for CloneSet "{name}" rollout to finish: '
+        text += f"{updated} out of {want} new pods have been updated..."
+        return Verdict(text, False)
+    ready = int(status.get("readyReplicas") or 0)
+    if ready < replicas:
+        return Verdict(f"Waiting for {replicas - ready} pods to be ready...", False)
+    if partition:
+        return Verdict(f"partitioned roll out complete: {updated} new pods have been updated...", True)
+    available, revision = int(status.get("availableReplicas") or 0), status.get("updateRevision", "")
+    return Verdict(f"CloneSet rolling update complete {available} pods at revision {revision}...", True)
+
+
+def deployment_verdict(deploy: Mapping[str, Any], revision: int = 0) -> Verdict:
+    """A Deployment's rollout status, as ``kubectl rollout status`` words it."""
+    spec, status, meta = deploy.get("spec") or {}, deploy.get("status") or {}, deploy["metadata"]
+    name = meta["name"]
+    if revision:
+        running = int((meta.get("annotations") or {}).get("deployment.kubernetes.io/revision") or 0)
+        if running != revision:
+            text = f"desired revision ({revision}) is different from the running revision ({running})"
+            return Verdict("", True, text)
+    if int(meta.get("generation") or 0) > int(status.get("observedGeneration") or 0):
+        return Verdict("Waiting for deployment spec update to be observed...", False)
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == "Progressing" and cond.get("reason") == "ProgressDeadlineExceeded":
+            return Verdict("", True, f'deployment "{name}" exceeded its progress deadline')
+    want = int(spec.get("replicas", 1))
+    updated, total = int(status.get("updatedReplicas") or 0), int(status.get("replicas") or 0)
+    available = int(status.get("availableReplicas") or 0)
+    prefix = f'Waiting for deployment "{name}" rollout to finish: '
+    if updated < want:
+        return Verdict(f"{prefix}{updated} out of {want} new replicas have been updated...", False)
+    if total > updated:
+        return Verdict(f"{prefix}{total - updated} old replicas are pending termination...", False)
+    if available < updated:
+        return Verdict(f"{prefix}{available} of {updated} updated replicas are available...", False)
+    return Verdict(f'deployment "{name}" successfully rolled out', True)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A Rollout's release at one moment (what the watch display shows)."""
+
+    name: str
+    outcome: Outcome
+    phase: str
+    step: int
+    steps: int
+    state: str
+    message: str
+    pods: Mapping[str, tuple[int, int]] = field(default_factory=dict)  # role -> (pods, ready)
+    weights: Sequence[str] = ()
+    analysis: Sequence[str] = ()
+    batches: str = ""
+
+
+def progress_of(
+    rollout: Mapping[str, Any],
+    outcome: Outcome,
+    *,
+    pods: Mapping[str, tuple[int, int]] | None = None,
+    weights: Sequence[str] = (),
+    analysis: Sequence[str] = (),
+    batches: str = "",
+) -> Progress:
+    strategy = (rollout.get("spec") or {}).get("strategy") or {}
+    steps = (strategy.get("canary") or strategy.get("blueGreen") or {}).get("steps") or []
+    status, sub = rollout.get("status") or {}, sub_status(rollout)
+    return Progress(
+        name=rollout["metadata"]["name"],
+        outcome=outcome,
+        phase=str(status.get("phase") or ""),
+        step=int(sub.get("currentStepIndex") or 0),
+        steps=len(steps),
+        state=str(sub.get("currentStepState") or ""),
+        message=str(status.get("message") or ""),
+        pods=dict(pods or {}),
+        weights=tuple(weights),
+        analysis=tuple(analysis),
+        batches=batches,
+    )
+
+
+def progress_lines(p: Progress) -> list[str]:
+    """The plain-text form (one status line, then details), for logs and pipes."""
+    pods = ", ".join(f"{role} {n} ({ready} ready)" for role, (n, ready) in p.pods.items())
+    lines = [f"phase={p.phase} step={p.step}/{p.steps} state={p.state} outcome={p.outcome}: {p.message}"]
+    if pods:
+        lines.append(f"  pods: {pods}")
+    if p.weights:
+        lines.append("  traffic: " + ", ".join(p.weights))
+    if p.analysis:
+        lines.append("  analysis: " + ", ".join(p.analysis))
+    if p.batches:
+        lines.append("  " + p.batches)
+    return lines
+
+
+def final_line(p: Progress) -> str:
+    """What ``rollout status`` prints last, by outcome."""
+    return {
+        Outcome.SUCCEEDED: f'rollout "{p.name}" successfully rolled out',
+        Outcome.IDLE: f'rollout "{p.name}" is healthy: no release in progress',
+        Outcome.DISABLED: f'rollout "{p.name}" is disabled',
+        Outcome.FAILED: f'rollout "{p.name}" failed: {p.message}',
+        Outcome.CANCELLED: f'rollout "{p.name}" was cancelled: {p.message}',
+        Outcome.TERMINATING: f'rollout "{p.name}" is being deleted',
+    }.get(p.outcome, f'rollout "{p.name}": {p.outcome}')
+
+
+def pods_by_role(
+    pods: Sequence[Mapping[str, Any]], revision_label: str, stable: str, canary: str
+) -> dict[str, tuple[int, int]]:
+    """Live pods counted by role: ``stable``/``canary`` when their revision label ends with the
+    Rollout's recorded revision, else the revision itself; each as (pods, ready)."""
+    out: dict[str, tuple[int, int]] = {}
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        if meta.get("deletionTimestamp"):
+            continue
+        revision = str((meta.get("labels") or {}).get(revision_label, "?"))
+        role = revision
+        if canary and revision.endswith(canary):
+            role = "canary"
+        elif stable and revision.endswith(stable):
+            role = "stable"
+        ready = any(
+            c.get("type") == "Ready" and c.get("status") == "True"
+            for c in (pod.get("status") or {}).get("conditions") or []
+        )
+        count, ready_count = out.get(role, (0, 0))
+        out[role] = (count + 1, ready_count + int(ready))
+    return dict(sorted(out.items(), key=lambda kv: ({"stable": 0, "canary": 1}.get(kv[0], 2), kv[0])))

@@ -1,0 +1,130 @@
+"""Where a Rollout's release stands, read from the object alone (pure).
+
+One reading serves ``kruise rollout status`` (its exit code) and the Rollout's kstatus
+conditions (what Flux and ``kubectl wait --for=condition=Ready`` see), so the two never
+disagree. The rules, in order:
+
+- ``metadata.deletionTimestamp`` or phase ``Terminating``: TERMINATING;
+- phase ``Disabled``: DISABLED; ``Disabling``: PROGRESSING (it is being finalised);
+- phase ``Initial``/empty, or ``status.observedGeneration`` behind ``metadata.generation``:
+  PENDING (the controller has not looked at this generation yet);
+- phase ``Progressing``: PAUSED when ``spec.strategy.paused`` or the Progressing reason is
+  ``Paused``; ROLLING_BACK while the reason is ``Cancelling``; AWAITING_APPROVAL when the
+  current step is ``StepPaused`` with no ``pause.duration`` (kubectl-kruise ``approve`` moves
+  it on); otherwise PROGRESSING;
+- phase ``Healthy`` after a release: FAILED when the ``Aborted`` condition is True (an analysis
+  failed and the release was rolled back); CANCELLED when ``Succeeded`` is False or the
+  Progressing condition is ``Completed`` with upstream's message "Rollout progressing has been
+  canceled" (the workload was rolled back or the release cancelled); SUCCEEDED when
+  ``Succeeded`` is True; IDLE when no release ever ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
+
+from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION
+from kruise.rollouts.rollout.machine import CANCELED_MESSAGE  # Progressing's message once cancelled
+from kruise.rollouts.rollout.steps import steps_of
+
+
+class Outcome(StrEnum):
+    """Where the release stands."""
+
+    PENDING = "Pending"
+    PROGRESSING = "Progressing"
+    ROLLING_BACK = "RollingBack"
+    AWAITING_APPROVAL = "AwaitingApproval"
+    PAUSED = "Paused"
+    SUCCEEDED = "Succeeded"
+    IDLE = "Idle"
+    FAILED = "Failed"
+    CANCELLED = "Cancelled"
+    DISABLED = "Disabled"
+    TERMINATING = "Terminating"
+
+    @property
+    def done(self) -> bool:
+        """The release is over (a watcher stops here)."""
+        return self in _DONE
+
+    @property
+    def exit_code(self) -> int:
+        """``kruise rollout status``: 0 succeeded (or nothing to release), 1 failed/cancelled."""
+        return 1 if self in (Outcome.FAILED, Outcome.CANCELLED, Outcome.TERMINATING) else 0
+
+
+_DONE = frozenset(
+    {
+        Outcome.SUCCEEDED,
+        Outcome.IDLE,
+        Outcome.FAILED,
+        Outcome.CANCELLED,
+        Outcome.DISABLED,
+        Outcome.TERMINATING,
+    }
+)
+
+
+def sub_status(rollout: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``status.blueGreenStatus`` when set, else ``status.canaryStatus`` (``{}`` when neither)."""
+    status = rollout.get("status") or {}
+    return status.get("blueGreenStatus") or status.get("canaryStatus") or {}
+
+
+def condition(rollout: Mapping[str, Any], ctype: str) -> Mapping[str, Any]:
+    for cond in (rollout.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == ctype:
+            return dict(cond)
+    return {}
+
+
+def _awaiting_approval(rollout: Mapping[str, Any]) -> bool:
+    sub = sub_status(rollout)
+    if sub.get("currentStepState") != c.STEP_PAUSED:
+        return False
+    steps = steps_of(rollout)
+    index = int(sub.get("currentStepIndex") or 0)
+    if not 1 <= index <= len(steps):
+        return True
+    return (steps[index - 1].get("pause") or {}).get("duration") is None
+
+
+def release_outcome(rollout: Mapping[str, Any]) -> Outcome:
+    """The :class:`Outcome` of ``rollout`` (a Rollout as JSON, v1beta1)."""
+    meta = rollout.get("metadata") or {}
+    status = rollout.get("status") or {}
+    phase = status.get("phase") or ""
+    if meta.get("deletionTimestamp") or phase == c.PHASE_TERMINATING:
+        return Outcome.TERMINATING
+    if phase == c.PHASE_DISABLED:
+        return Outcome.DISABLED
+    if phase == c.PHASE_DISABLING:
+        return Outcome.PROGRESSING
+    observed = status.get("observedGeneration")
+    if phase in ("", c.PHASE_INITIAL) or (observed is not None and observed != meta.get("generation")):
+        return Outcome.PENDING
+    progressing = condition(rollout, c.COND_PROGRESSING)
+    if phase == c.PHASE_PROGRESSING:
+        paused = bool(((rollout.get("spec") or {}).get("strategy") or {}).get("paused"))
+        if paused or progressing.get("reason") == c.REASON_PAUSED:
+            return Outcome.PAUSED
+        if progressing.get("reason") == c.REASON_CANCELLING:
+            return Outcome.ROLLING_BACK
+        if _awaiting_approval(rollout):
+            return Outcome.AWAITING_APPROVAL
+        return Outcome.PROGRESSING
+    if condition(rollout, ABORTED_CONDITION).get("status") == "True":
+        return Outcome.FAILED
+    succeeded = condition(rollout, c.COND_SUCCEEDED).get("status")
+    cancelled = (
+        progressing.get("reason") == c.REASON_COMPLETED and progressing.get("message") == CANCELED_MESSAGE
+    )
+    if succeeded == "False" or cancelled:
+        return Outcome.CANCELLED
+    if succeeded == "True":
+        return Outcome.SUCCEEDED
+    return Outcome.IDLE

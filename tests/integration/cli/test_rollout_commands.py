@@ -1,0 +1,94 @@
+"""A canary release driven with ``kubectl kruise`` only, the namespace from the kubeconfig context.
+
+``set image`` starts it; ``rollout status`` times out (exit 2) on a step waiting for approval;
+``approve`` (by name and with ``-f``), ``describe rollout`` and ``undo --fast`` act on it; ``status``
+exits 0 once it is released. A second release is cancelled by undoing the CloneSet: ``status``
+exits 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kruise.core.kube import KubeClient
+from tests.integration.cli.conftest import Kubectl
+from tests.integration.rollouts import helpers as h
+from tests.support.wait import eventually
+
+pytestmark = pytest.mark.usefixtures("manager")
+
+STEPS = [
+    {"replicas": 1, "pause": {}},
+    {"replicas": "50%", "traffic": "50%", "pause": {}},
+    {"replicas": "100%", "traffic": "100%"},
+]
+
+
+async def test_a_release_with_kubectl_kruise(
+    kube: KubeClient, namespace: str, kk: Kubectl, tmp_path: Path
+) -> None:
+    ro = h.rollout(namespace, STEPS, h.ROUTING_GATEWAY)
+    await h.start(kube, namespace, ro, "httproute", replicas=4)
+    idle = kk("rollout", "status", "rollout/web")
+    assert idle.returncode == 0 and 'rollout "web" is healthy: no release in progress' in idle.stdout
+
+    assert kk("set", "image", "cloneset/web", f"web={h.V2}").returncode == 0
+    await h.wait_paused_at(kube, namespace, 1)
+    waiting = kk("rollout", "status", "rollout", "web", "--timeout", "3s")
+    assert waiting.returncode == 2, waiting.stdout + waiting.stderr
+    assert "error: timed out waiting for the condition" in waiting.stderr
+    assert "step=1/3 state=StepPaused outcome=AwaitingApproval" in waiting.stdout
+    assert "pods: stable 3 (3 ready), canary 1 (1 ready)" in waiting.stdout
+
+    described = kk("describe", "rollout", "web")
+    assert described.returncode == 0, described.stderr
+    for line in (f"{'Status:':<19} Progressing", f"{' Step:':<19}1/3", "      HttpRouteName: web"):
+        assert line in described.stdout, described.stdout
+
+    manifest = tmp_path / "rollout.yaml"
+    manifest.write_text(
+        yaml.safe_dump(
+            {"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "metadata": {"name": "web"}}
+        )
+    )
+    approved = kk("rollout", "approve", "-f", str(manifest))
+    assert approved.stdout == "rollout.rollouts.kruise.io/web approved\n", approved.stderr
+    await h.wait_paused_at(kube, namespace, 2)
+    weights = kk("rollout", "status", "rollout/web", "--watch=false")
+    assert weights.returncode == 0 and "traffic: web=50, web-canary=50" in weights.stdout, weights.stdout
+
+    back = kk("rollout", "undo", "rollout/web", "--fast")
+    assert back.stdout == "rollout.rollouts.kruise.io/web rolled back\n", back.stderr
+    await h.wait_paused_at(kube, namespace, 1)
+    assert kk("rollout", "approve", "rollout/web").returncode == 0
+    await h.wait_paused_at(kube, namespace, 2)
+    assert kk("rollout", "approve", "rollout/web").returncode == 0
+    done = kk("rollout", "status", "rollout/web", "--timeout", "2m", timeout=150)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == 'rollout "web" successfully rolled out'
+    refused = kk("rollout", "approve", "rollout/web")
+    assert refused.returncode == 1
+    assert "does not allow to approve, because current canary state is not 'StepPaused'" in refused.stderr
+
+
+async def test_a_cancelled_release_exits_1(kube: KubeClient, namespace: str, kk: Kubectl) -> None:
+    ro = h.rollout(namespace, STEPS, h.ROUTING_GATEWAY)
+    await h.start(kube, namespace, ro, "httproute", replicas=4)
+    assert kk("set", "image", "cloneset/web", f"web={h.V2}").returncode == 0
+    await h.wait_paused_at(kube, namespace, 1)
+    assert kk("rollout", "undo", "rollout/web").returncode == 0, "undo of a Rollout undoes its workload"
+
+    async def over() -> bool:
+        status = (await h.get_rollout(kube, namespace)).get("status") or {}
+        return (
+            status.get("phase") == "Healthy"
+            and h.condition({"status": status}, "Progressing").get("reason") == "Completed"
+        )
+
+    await eventually(over, timeout=60, what="the cancelled release finalised")
+    cancelled = kk("rollout", "status", "rollout/web", "--timeout", "30s")
+    assert cancelled.returncode == 1, cancelled.stdout + cancelled.stderr
+    assert 'rollout "web" was cancelled' in cancelled.stdout.splitlines()[-1]
