@@ -1,6 +1,6 @@
 """The manager's ``/metrics``: the default registry plus the scrape-time state collectors.
 
-The state collectors (kruise-state-metrics' CloneSet gauges, Argo Rollouts' Rollout and
+The state collectors (kruise-state-metrics' CloneSet and DaemonSet gauges, Argo Rollouts' Rollout and
 AnalysisRun gauges) read objects through :class:`StateSources`, which the manager points at the
 runtime's shared informers (:func:`read_informers`) while it leads. Standby replicas keep warm
 informers too, but export no state series, so a Prometheus scraping every replica sees each
@@ -25,12 +25,13 @@ from prometheus_client.registry import Collector
 
 from kruise.analysis.metrics import AnalysisRunCollector
 from kruise.analysis.resources import ANALYSIS_RUNS
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
+from kruise.core.kube.resources import CLONESETS, DAEMONSETS, DEPLOYMENTS, Resource
 from kruise.core.metrics import ObjectProvider, object_key, read_objects
 from kruise.core.runtime import Informers
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.metrics import RolloutCollector, WorkloadLookup
 from kruise.workloads.cloneset.metrics import CloneSetStateCollector
+from kruise.workloads.daemonset.metrics import DaemonSetStateCollector
 
 JSON = dict[str, Any]
 WorkloadKey = tuple[str, str, str]
@@ -44,6 +45,7 @@ def _nothing() -> list[JSON]:
 @dataclass(frozen=True)
 class _Snapshot:
     clonesets: list[Mapping[str, Any]]
+    daemonsets: list[Mapping[str, Any]]
     rollouts: list[Mapping[str, Any]]
     analysis_runs: list[Mapping[str, Any]]
     workloads: dict[WorkloadKey, Mapping[str, Any] | None]
@@ -63,6 +65,7 @@ class StateSources:
     """
 
     clonesets: ObjectProvider = _nothing
+    daemonsets: ObjectProvider = _nothing
     rollouts: ObjectProvider = _nothing
     analysis_runs: ObjectProvider = _nothing
     workload: WorkloadLookup | None = None
@@ -72,6 +75,7 @@ class StateSources:
         """One collector per kind, reading these sources late (they may be reassigned)."""
         return [
             CloneSetStateCollector(lambda: self._read("clonesets")),
+            DaemonSetStateCollector(lambda: self._read("daemonsets")),
             RolloutCollector(lambda: self._read("rollouts"), self._workload),
             AnalysisRunCollector(lambda: self._read("analysis_runs")),
         ]
@@ -86,6 +90,7 @@ class StateSources:
                 workloads[_workload_key(namespace, ref)] = self._live_workload(namespace, ref)
         self._snapshot = _Snapshot(
             read_objects(self.clonesets, "CloneSets"),
+            read_objects(self.daemonsets, "DaemonSets"),
             rollouts,
             read_objects(self.analysis_runs, "AnalysisRuns"),
             workloads,
@@ -96,7 +101,7 @@ class StateSources:
 
     def clear(self) -> None:
         """Read nothing again (the caches are going away)."""
-        self.clonesets = self.rollouts = self.analysis_runs = _nothing
+        self.clonesets = self.daemonsets = self.rollouts = self.analysis_runs = _nothing
         self.workload = None
 
     def _read(self, kind: str) -> list[Mapping[str, Any]]:
@@ -121,11 +126,16 @@ class StateSources:
 
 
 def read_informers(sources: StateSources, informers: Informers) -> None:
-    """Point ``sources`` at the runtime's shared informers (CloneSets, Rollouts, AnalysisRuns;
+    """Point ``sources`` at the runtime's shared informers (CloneSets, DaemonSets, Rollouts, AnalysisRuns;
     a Rollout's CloneSet or Deployment). A kind no informer serves reads as none."""
-    sources.clonesets = lambda: informers.list(CLONESETS)
-    sources.rollouts = lambda: informers.list(ROLLOUTS)
-    sources.analysis_runs = lambda: informers.list(ANALYSIS_RUNS)
+
+    def listing(resource: Resource) -> ObjectProvider:
+        return lambda: informers.list(resource) if resource in informers else []
+
+    sources.clonesets = listing(CLONESETS)
+    sources.daemonsets = listing(DAEMONSETS)
+    sources.rollouts = listing(ROLLOUTS)
+    sources.analysis_runs = listing(ANALYSIS_RUNS)
 
     def workload(namespace: str, ref: Mapping[str, Any]) -> Mapping[str, Any] | None:
         resource = _WORKLOADS.get(str(ref.get("kind")))

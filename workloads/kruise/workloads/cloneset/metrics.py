@@ -38,18 +38,18 @@ from kruise.core.metrics import (
     CLONESET_PODS_RECREATED,
     CLONESET_PODS_UPDATED_IN_PLACE,
     StateCollector,
+    add_condition_samples,
     object_key,
     unix_seconds,
 )
 from kruise.workloads.cloneset.arith import IntOrPercentError, legacy_scaled_value
 from kruise.workloads.inplace.state import in_place_update_seconds
-from kruise.workloads.objects import KubeObject, mapping, sequence
+from kruise.workloads.objects import KubeObject, mapping
 
 log = logging.getLogger(__name__)
 
 LABELS = ("namespace", "cloneset")
 STRATEGY_TYPES = ("ReCreate", "InPlaceIfPossible", "InPlaceOnly")
-CONDITION_STATUSES = ("True", "False", "Unknown")
 
 Number = Callable[[Mapping[str, Any], Mapping[str, Any], int], float | None]
 """(spec, status, spec.replicas) -> value; None leaves the CloneSet out of the family."""
@@ -191,12 +191,7 @@ class CloneSetStateCollector(StateCollector):
                 value = number(spec, status, replicas)
                 if value is not None:
                     family.add_metric(key, value)
-            for cond in sequence(status.get("conditions")):
-                for candidate in CONDITION_STATUSES:
-                    hit = mapping(cond).get("status") == candidate
-                    condition.add_metric(
-                        [*key, str(mapping(cond).get("type")), candidate.lower()], float(hit)
-                    )
+            add_condition_samples(condition, key, status.get("conditions"))
             update = mapping(spec.get("updateStrategy"))
             if update.get("partition") is not None:
                 partition.add_metric([*key, str(update["partition"])], 0.0)
