@@ -203,9 +203,14 @@ def peak_rss_mb(pid: int) -> float:
 
 
 async def run_phase(
-    delays: StageDelays, work: Callable[[KubeClient], Awaitable[None]], workdir: Path
+    delays: StageDelays,
+    work: Callable[[KubeClient], Awaitable[None]],
+    workdir: Path,
+    workers: str = "--cloneset-workers=4",
 ) -> float:
-    """Start a control plane with ``delays`` and a manager, run ``work``; returns the manager's peak RSS."""
+    """Start a control plane with ``delays`` and a manager, run ``work``; returns the manager's peak RSS.
+
+    ``workers``: the manager flag giving the benchmarked controller its workers."""
     cluster = LocalCluster(workdir / "cluster", nodes=3, delays=delays, attached=True)
     crd_dir = workdir / "crds"
     crd_dir.mkdir(parents=True, exist_ok=True)
@@ -216,7 +221,7 @@ async def run_phase(
     manager = ManagerProcess(
         state.kubeconfig,
         workdir / "manager",
-        extra_args=("--cloneset-workers=4", "--kube-client-qps=1000", "--kube-client-burst=2000"),
+        extra_args=(workers, "--kube-client-qps=1000", "--kube-client-burst=2000"),
     )
     manager.start()
     kube = await KubeClient.from_kubeconfig(state.kubeconfig, qps=1000, burst=2000)

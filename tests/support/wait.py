@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -32,3 +32,19 @@ async def eventually(
     raise AssertionError(
         f"timed out after {timeout}s waiting for {what}; last value {last!r}; last error {last_err}"
     )
+
+
+async def wait_observed(
+    get: Callable[[], Awaitable[dict[str, Any]]], *, timeout: float = 30.0, what: str = "object", **want: Any
+) -> dict[str, Any]:
+    """Await ``get()`` until its status observed its generation and has every ``want`` field
+    (``status.<field> == value``); returns the object."""
+
+    async def probe() -> dict[str, Any] | None:
+        obj = await get()
+        status = obj.get("status") or {}
+        if obj["metadata"].get("generation") != status.get("observedGeneration"):
+            return None
+        return obj if all(status.get(k) == v for k, v in want.items()) else None
+
+    return await eventually(probe, timeout=timeout, what=f"{what} status {want}")

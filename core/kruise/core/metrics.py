@@ -37,7 +37,6 @@ from typing import Any, Protocol
 
 import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram
-from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
@@ -391,21 +390,6 @@ class StateCollector(Collector):
     def families(self, objects: list[Mapping[str, Any]]) -> list[Metric]:
         """The families (with one sample set per object); empty families for no objects."""
         raise NotImplementedError
-
-
-CONDITION_STATUSES = ("True", "False", "Unknown")
-
-
-def add_condition_samples(family: GaugeMetricFamily, key: list[str], conditions: Any) -> None:
-    """kube-state-metrics' condition series: per condition of ``conditions`` (a status list),
-    three samples labelled ``key + [type, status]`` with ``status`` ``true``/``false``/``unknown``,
-    1 for the condition's status and 0 for the others. Non-mapping entries are skipped."""
-    for cond in conditions if isinstance(conditions, list) else ():
-        if not isinstance(cond, Mapping):
-            continue
-        for candidate in CONDITION_STATUSES:
-            hit = cond.get("status") == candidate
-            family.add_metric([*key, str(cond.get("type")), candidate.lower()], float(hit))
 
 
 def object_key(obj: Mapping[str, Any]) -> tuple[str, str]:

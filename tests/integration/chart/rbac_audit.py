@@ -57,9 +57,6 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     ("rollouts/kruise/rollouts/rollout/analysis_effects.py", "ensure_run", "res"): {
         "get": ("ANALYSIS_TEMPLATES", "CLUSTER_ANALYSIS_TEMPLATES")
     },
-    ("workloads/kruise/workloads/history.py", "_patch_collision", "self.resource"): {
-        "patch": ("CLONESETS", "STATEFULSETS", "DAEMONSETS")  # History(kube, <workload kind>, ...)
-    },
     ("traffic/kruise/traffic/custom_router.py", "_ensure", "res"): None,
     ("traffic/kruise/traffic/custom_router.py", "_restore", "res"): None,
 }
@@ -81,13 +78,6 @@ def _module(path: Path) -> Any:
     rel = path.relative_to(REPO)
     parts = rel.with_suffix("").parts[1:]  # drop the source root
     return importlib.import_module(".".join(parts))
-
-
-def _named(module: Any, name: str) -> Any:
-    """``name`` in ``module``, else in :mod:`kruise.core.kube.resources` (for a generic writer)."""
-    from kruise.core.kube import resources
-
-    return vars(module)[name] if name in vars(module) else getattr(resources, name)
 
 
 def _resources(value: Any) -> list[Resource]:
@@ -150,7 +140,7 @@ def code_requests() -> tuple[dict[tuple[str, str, str], str], list[str]]:
                     if verb not in by_verb:
                         unknown.append(f"{where}: kube.{func.attr}({arg}, ...) in {function}()")
                         continue
-                    targets = [r for n in by_verb[verb] for r in _resources(_named(module, n))]
+                    targets = [r for n in by_verb[verb] for r in _resources(vars(module)[n])]
                 else:
                     unknown.append(f"{where}: kube.{func.attr}({arg}, ...) in {function}()")
                     continue

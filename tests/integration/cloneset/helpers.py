@@ -14,7 +14,7 @@ from typing import Any
 
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, EVENTS, PODS, PVCS
-from tests.support.wait import eventually
+from tests.support.wait import eventually, wait_observed
 
 JSON = dict[str, Any]
 IMAGE = "registry.example.com/nginx:1.25"
@@ -143,15 +143,9 @@ async def wait_status(
     kube: KubeClient, namespace: str, name: str, *, timeout: float = 30, **want: Any
 ) -> JSON:
     """Wait until the CloneSet's status (for its current generation) has every ``want`` field."""
-
-    async def probe() -> JSON | None:
-        cs = await get(kube, namespace, name)
-        st = cs.get("status") or {}
-        if cs["metadata"].get("generation") != st.get("observedGeneration"):
-            return None
-        return cs if all(st.get(k) == v for k, v in want.items()) else None
-
-    return await eventually(probe, timeout=timeout, what=f"CloneSet {name} status {want}")
+    return await wait_observed(
+        lambda: get(kube, namespace, name), timeout=timeout, what=f"CloneSet {name}", **want
+    )
 
 
 async def wait_pods(

@@ -14,7 +14,7 @@ import pytest
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, PODS
 from kruise.rollouts.manager.process import ManagerProcess
-from tests.support.wait import eventually
+from tests.support.wait import eventually, wait_observed
 
 pytestmark = pytest.mark.usefixtures("manager")
 
@@ -55,14 +55,9 @@ def _ready(pod: dict[str, Any]) -> bool:
 
 
 async def wait_status(kube: KubeClient, namespace: str, timeout: float = 60, **want: Any) -> dict[str, Any]:
-    async def probe() -> dict[str, Any] | None:
-        cs = await kube.get(CLONESETS, "web", namespace)
-        st = cs.get("status") or {}
-        if cs["metadata"].get("generation") != st.get("observedGeneration"):
-            return None
-        return cs if all(st.get(k) == v for k, v in want.items()) else None
-
-    return await eventually(probe, timeout=timeout, what=f"CloneSet status {want}")
+    return await wait_observed(
+        lambda: kube.get(CLONESETS, "web", namespace), timeout=timeout, what="CloneSet", **want
+    )
 
 
 async def test_documented_example_scales_to_ten_ready_pods(kube: KubeClient, namespace: str) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CONTROLLER_REVISIONS, EVENTS, PODS, PVCS, STATEFULSETS
-from tests.support.wait import eventually
+from tests.support.wait import eventually, wait_observed
 
 JSON = dict[str, Any]
 IMAGE = "registry.example.com/nginx:1.25"
@@ -138,15 +138,9 @@ async def wait_status(
     kube: KubeClient, namespace: str, name: str, *, timeout: float = 60, **want: Any
 ) -> JSON:
     """Wait until the set's status (for its current generation) has every ``want`` field."""
-
-    async def probe() -> JSON | None:
-        sts = await get(kube, namespace, name)
-        status = sts.get("status") or {}
-        if sts["metadata"].get("generation") != status.get("observedGeneration"):
-            return None
-        return sts if all(status.get(k) == v for k, v in want.items()) else None
-
-    return await eventually(probe, timeout=timeout, what=f"StatefulSet {name} status {want}")
+    return await wait_observed(
+        lambda: get(kube, namespace, name), timeout=timeout, what=f"StatefulSet {name}", **want
+    )
 
 
 async def wait_running_and_ready(

@@ -68,10 +68,15 @@ def test_status_and_spec_numbers_are_kruise_state_metrics() -> None:
         "kruise_daemonset_spec_strategy_rollingupdate_max_unavailable": 3,  # 25% of 10, up
         "kruise_daemonset_spec_strategy_paused": 1,
         "kruise_daemonset_labels": 1,
+        "kruise_daemonset_annotations": 1,
     }
     assert {name: value(reg, name) for name in expected} == expected
     assert value(reg, "kruise_daemonset_spec_strategy_partition", partition="3") == 0
-    assert value(reg, "kruise_daemonset_spec_strategy_type", strategy_type="RollingUpdate") == 1
+    types = {
+        t: value(reg, "kruise_daemonset_spec_strategy_type", strategy_type=t)
+        for t in ("RollingUpdate", "OnDelete")
+    }
+    assert types == {"RollingUpdate": 1, "OnDelete": 0}
     series = {
         s: value(reg, "kruise_daemonset_status_condition", condition="Progressing", status=s)
         for s in ("true", "false", "unknown")
@@ -90,6 +95,7 @@ def test_on_delete_without_rolling_update_reads_zero_and_no_partition() -> None:
     assert value(reg, "kruise_daemonset_spec_strategy_rollingupdate_max_unavailable") == 0
     assert value(reg, "kruise_daemonset_spec_strategy_paused") == 0
     assert value(reg, "kruise_daemonset_spec_strategy_type", strategy_type="OnDelete") == 1
+    assert value(reg, "kruise_daemonset_spec_strategy_type", strategy_type="RollingUpdate") == 0
     assert not _samples(reg, "kruise_daemonset_spec_strategy_partition")
 
 

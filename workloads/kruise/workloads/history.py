@@ -12,16 +12,15 @@ one workload kind, as the CloneSet's ``getActiveRevisions`` and the StatefulSet'
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.core.errors import AlreadyExistsError, ConflictError, KruiseError, NotFoundError
+from kruise.core.errors import AlreadyExistsError, ConflictError, KruiseError
 from kruise.core.expectations import ResourceVersionExpectations
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CONTROLLER_REVISIONS, Resource
+from kruise.core.kube.resources import CONTROLLER_REVISIONS
 from kruise.workloads.objects import KubeObject, metadata, name, namespace, uid
 from kruise.workloads.revisions import (
     ControllerKind,
@@ -35,6 +34,8 @@ __all__ = ["History", "HistoryError"]
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
+StatusWriter = Callable[[KubeObject, JSON], Awaitable[None]]
+"""Merge ``{field: value}`` into the owner's status (the workload controller's own write)."""
 
 
 class HistoryError(KruiseError):
@@ -43,12 +44,13 @@ class HistoryError(KruiseError):
 
 @dataclass
 class History:
-    """Revision writes for workloads of ``resource`` (owned as ``controller``)."""
+    """Revision writes for workloads owned as ``controller``; ``write_status`` records a raised
+    ``collisionCount``."""
 
     kube: KubeClient
-    resource: Resource
     controller: ControllerKind
     rv_expectations: ResourceVersionExpectations
+    write_status: StatusWriter
 
     async def ensure_update_revision(
         self, owner: KubeObject, revisions: Sequence[KubeObject]
@@ -77,20 +79,9 @@ class History:
                 ):
                     return existing, collision
                 collision += 1  # a different revision holds the name: hash again
-                await self._patch_collision(owner, collision)
+                await self.write_status(owner, {"collisionCount": collision})
                 candidate = new_revision(owner, plan.revision_number, collision, controller=self.controller)
         return None, collision
-
-    async def _patch_collision(self, owner: KubeObject, collision: int) -> None:
-        with contextlib.suppress(NotFoundError):
-            await self.kube.patch(
-                self.resource,
-                name(owner),
-                {"status": {"collisionCount": collision}},
-                namespace(owner),
-                patch_type="merge",
-                subresource="status",
-            )
 
     async def _bump(self, revision: KubeObject, number: int) -> JSON:
         """Make an older revision the newest (a rollback): ``UpdateControllerRevision``.

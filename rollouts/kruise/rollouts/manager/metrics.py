@@ -1,10 +1,10 @@
 """The manager's ``/metrics``: the default registry plus the scrape-time state collectors.
 
-The state collectors (kruise-state-metrics' CloneSet and DaemonSet gauges, Argo Rollouts' Rollout and
-AnalysisRun gauges) read objects through :class:`StateSources`, which the manager points at the
-runtime's shared informers (:func:`read_informers`) while it leads. Standby replicas keep warm
-informers too, but export no state series, so a Prometheus scraping every replica sees each
-object once.
+The state collectors (kruise-state-metrics' CloneSet, StatefulSet and DaemonSet gauges, Argo
+Rollouts' Rollout and AnalysisRun gauges) read objects through :class:`StateSources`, which the
+manager points at the runtime's shared informers (:func:`read_informers`) while it leads.
+Standby replicas keep warm informers too, but export no state series, so a Prometheus scraping
+every replica sees each object once.
 
 The endpoint serves the classic text format, ``text/plain; version=0.0.4`` as the Go client does
 (every Prometheus parses it), from a snapshot of the sources taken on the event loop and
@@ -25,13 +25,14 @@ from prometheus_client.registry import Collector
 
 from kruise.analysis.metrics import AnalysisRunCollector
 from kruise.analysis.resources import ANALYSIS_RUNS
-from kruise.core.kube.resources import CLONESETS, DAEMONSETS, DEPLOYMENTS, Resource
+from kruise.core.kube.resources import CLONESETS, DAEMONSETS, DEPLOYMENTS, STATEFULSETS, Resource
 from kruise.core.metrics import ObjectProvider, object_key, read_objects
 from kruise.core.runtime import Informers
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.metrics import RolloutCollector, WorkloadLookup
 from kruise.workloads.cloneset.metrics import CloneSetStateCollector
 from kruise.workloads.daemonset.metrics import DaemonSetStateCollector
+from kruise.workloads.statefulset.metrics import StatefulSetStateCollector
 
 JSON = dict[str, Any]
 WorkloadKey = tuple[str, str, str]
@@ -45,6 +46,7 @@ def _nothing() -> list[JSON]:
 @dataclass(frozen=True)
 class _Snapshot:
     clonesets: list[Mapping[str, Any]]
+    statefulsets: list[Mapping[str, Any]]
     daemonsets: list[Mapping[str, Any]]
     rollouts: list[Mapping[str, Any]]
     analysis_runs: list[Mapping[str, Any]]
@@ -65,6 +67,7 @@ class StateSources:
     """
 
     clonesets: ObjectProvider = _nothing
+    statefulsets: ObjectProvider = _nothing
     daemonsets: ObjectProvider = _nothing
     rollouts: ObjectProvider = _nothing
     analysis_runs: ObjectProvider = _nothing
@@ -75,6 +78,7 @@ class StateSources:
         """One collector per kind, reading these sources late (they may be reassigned)."""
         return [
             CloneSetStateCollector(lambda: self._read("clonesets")),
+            StatefulSetStateCollector(lambda: self._read("statefulsets")),
             DaemonSetStateCollector(lambda: self._read("daemonsets")),
             RolloutCollector(lambda: self._read("rollouts"), self._workload),
             AnalysisRunCollector(lambda: self._read("analysis_runs")),
@@ -90,6 +94,7 @@ class StateSources:
                 workloads[_workload_key(namespace, ref)] = self._live_workload(namespace, ref)
         self._snapshot = _Snapshot(
             read_objects(self.clonesets, "CloneSets"),
+            read_objects(self.statefulsets, "StatefulSets"),
             read_objects(self.daemonsets, "DaemonSets"),
             rollouts,
             read_objects(self.analysis_runs, "AnalysisRuns"),
@@ -101,7 +106,7 @@ class StateSources:
 
     def clear(self) -> None:
         """Read nothing again (the caches are going away)."""
-        self.clonesets = self.daemonsets = self.rollouts = self.analysis_runs = _nothing
+        self.clonesets = self.statefulsets = self.daemonsets = self.rollouts = self.analysis_runs = _nothing
         self.workload = None
 
     def _read(self, kind: str) -> list[Mapping[str, Any]]:
@@ -126,13 +131,15 @@ class StateSources:
 
 
 def read_informers(sources: StateSources, informers: Informers) -> None:
-    """Point ``sources`` at the runtime's shared informers (CloneSets, DaemonSets, Rollouts, AnalysisRuns;
-    a Rollout's CloneSet or Deployment). A kind no informer serves reads as none."""
+    """Point ``sources`` at the runtime's shared informers (CloneSets, StatefulSets, DaemonSets,
+    Rollouts, AnalysisRuns; a Rollout's CloneSet or Deployment). A kind no informer serves reads as
+    none."""
 
     def listing(resource: Resource) -> ObjectProvider:
         return lambda: informers.list(resource) if resource in informers else []
 
     sources.clonesets = listing(CLONESETS)
+    sources.statefulsets = listing(STATEFULSETS)
     sources.daemonsets = listing(DAEMONSETS)
     sources.rollouts = listing(ROLLOUTS)
     sources.analysis_runs = listing(ANALYSIS_RUNS)

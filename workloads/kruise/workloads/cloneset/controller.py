@@ -98,7 +98,7 @@ class CloneSetController:
             short_hash_label=options.short_hash_label,
             rv_expectations=self.rv_expectations,
         )
-        self.history = History(kube, CLONESETS, CLONESET_KIND, self.rv_expectations)
+        self.history = History(kube, CLONESET_KIND, self.rv_expectations, self._patch_status)
         self.updater = Updater(
             kube, recorder, self.rv_expectations, short_hash_label=options.short_hash_label
         )

@@ -26,7 +26,7 @@ The update path calls :func:`count_in_place_update`, :func:`count_recreate` and
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -38,21 +38,17 @@ from kruise.core.metrics import (
     CLONESET_PODS_RECREATED,
     CLONESET_PODS_UPDATED_IN_PLACE,
     StateCollector,
-    add_condition_samples,
     object_key,
-    unix_seconds,
 )
 from kruise.workloads.cloneset.arith import IntOrPercentError, legacy_scaled_value
 from kruise.workloads.inplace.state import in_place_update_seconds
 from kruise.workloads.objects import KubeObject, mapping
+from kruise.workloads.statemetrics import Number, WorkloadFamilies, rows
+from kruise.workloads.statemetrics import status_number as _status
 
 log = logging.getLogger(__name__)
 
-LABELS = ("namespace", "cloneset")
 STRATEGY_TYPES = ("ReCreate", "InPlaceIfPossible", "InPlaceOnly")
-
-Number = Callable[[Mapping[str, Any], Mapping[str, Any], int], float | None]
-"""(spec, status, spec.replicas) -> value; None leaves the CloneSet out of the family."""
 
 
 def _max_unavailable(spec: Mapping[str, Any], _: Mapping[str, Any], replicas: int) -> float | None:
@@ -70,10 +66,6 @@ def _scaled(value: Any, replicas: int, *, round_up: bool) -> float | None:
         return float(legacy_scaled_value(value, replicas, round_up=round_up))
     except IntOrPercentError:
         return None  # the webhook rejects these; a stray one is left out, not a failed scrape
-
-
-def _status(field: str) -> Number:
-    return lambda _, status, __: float(status.get(field) or 0)
 
 
 NUMBERS: tuple[tuple[str, str, Number], ...] = (
@@ -143,63 +135,27 @@ class CloneSetStateCollector(StateCollector):
     kind = "CloneSets"
 
     def families(self, clonesets: list[Mapping[str, Any]]) -> list[Metric]:
-        created = GaugeMetricFamily("kruise_cloneset_created", "Unix creation timestamp", labels=LABELS)
-        generation = GaugeMetricFamily(
-            "kruise_cloneset_metadata_generation",
-            "Sequence number representing a specific generation of the desired state.",
-            labels=LABELS,
-        )
-        numbers = [(GaugeMetricFamily(n, h, labels=LABELS), f) for n, h, f in NUMBERS]
-        condition = GaugeMetricFamily(
-            "kruise_cloneset_status_condition",
-            "The current status conditions of a cloneset.",
-            labels=(*LABELS, "condition", "status"),
+        common = WorkloadFamilies(
+            "cloneset", NUMBERS, "Sequence number representing a specific generation of the desired state."
         )
         partition = GaugeMetricFamily(
             "kruise_cloneset_spec_strategy_partition",
             "Desired number or percent of Pods in old revisions.",
-            labels=(*LABELS, "partition"),
+            labels=(*common.labels, "partition"),
         )
         strategy = GaugeMetricFamily(
             "kruise_cloneset_spec_strategy_type",
             "The type of updateStrategy.",
-            labels=(*LABELS, "strategy_type"),
+            labels=(*common.labels, "strategy_type"),
         )
-        infos = [
-            GaugeMetricFamily(
-                "kruise_cloneset_labels", "Kruise labels converted to Prometheus labels.", labels=LABELS
-            ),
-            GaugeMetricFamily(
-                "kruise_cloneset_annotations",
-                "Kruise annotations converted to Prometheus labels.",
-                labels=LABELS,
-            ),
-        ]
-        for cs in clonesets:
-            key = list(object_key(cs))
-            meta, spec, status = (
-                mapping(cs.get("metadata")),
-                mapping(cs.get("spec")),
-                mapping(cs.get("status")),
-            )
-            replicas = int(spec["replicas"]) if spec.get("replicas") is not None else 1
-            born = unix_seconds(meta.get("creationTimestamp"))
-            if born is not None:
-                created.add_metric(key, born)
-            generation.add_metric(key, float(meta.get("generation") or 0))
-            for family, number in numbers:
-                value = number(spec, status, replicas)
-                if value is not None:
-                    family.add_metric(key, value)
-            add_condition_samples(condition, key, status.get("conditions"))
-            update = mapping(spec.get("updateStrategy"))
+        for row in rows(clonesets):
+            common.add(row)
+            update = mapping(row.spec.get("updateStrategy"))
             if update.get("partition") is not None:
-                partition.add_metric([*key, str(update["partition"])], 0.0)
+                partition.add_metric([*row.key, str(update["partition"])], 0.0)
             for kind in STRATEGY_TYPES:
-                strategy.add_metric([*key, kind], float(update.get("type") == kind))
-            for info in infos:
-                info.add_metric(key, 1.0)
-        return [created, generation, *(f for f, _ in numbers), condition, partition, strategy, *infos]
+                strategy.add_metric([*row.key, kind], float(update.get("type") == kind))
+        return common.families(partition, strategy)
 
 
 # ----------------------------------------------------------------- update path

@@ -47,7 +47,7 @@ from kruise.workloads.cloneset.podstate import (
     is_cloneset_available,
 )
 from kruise.workloads.cloneset.sorting import choose_pods_to_delete, topology_keys_of
-from kruise.workloads.inplace.writer import apply_not_ready_policy, mark_created, slow_start_batches
+from kruise.workloads.inplace.writer import apply_not_ready_policy, mark_new_pod_ready, slow_start_batches
 from kruise.workloads.lifecycle import (
     LifecycleTransition,
     delete_transition,
@@ -217,7 +217,8 @@ class Scaler:
                 )
                 created = [r for r in results if isinstance(r, dict)]
                 marks.extend(
-                    asyncio.create_task(mark_created(self.kube, self.rv_expectations, pod)) for pod in created
+                    asyncio.create_task(mark_new_pod_ready(self.kube, self.rv_expectations, pod))
+                    for pod in created
                 )
                 failures = [r for r in results if isinstance(r, BaseException)]
                 out.modified = True

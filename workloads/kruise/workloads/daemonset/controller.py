@@ -26,6 +26,7 @@ import datetime
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kruise.core.errors import KruiseError, NotFoundError
 from kruise.core.events import WARNING, EventRecorder
@@ -102,7 +103,7 @@ class DaemonSetController:
         self.scale_expectations = ScaleExpectations(timeout=options.expectation_timeout)
         self.rv_expectations = ResourceVersionExpectations(timeout=options.expectation_timeout)
         self.writer = PodWriter(kube, self.rv_expectations)
-        self.history = History(kube, DAEMONSETS, DAEMONSET_KIND, self.rv_expectations)
+        self.history = History(kube, DAEMONSET_KIND, self.rv_expectations, self._patch_status)
         self.syncer = Syncer(
             kube, recorder, self.writer, self.scale_expectations, options.assign_pods_by_scheduler
         )
@@ -237,8 +238,10 @@ class DaemonSetController:
 
     async def _write_status(self, ds: KubeObject, decided: Plan, *, observe_generation: bool) -> None:
         patch = status_patch(ds, decided.counts, decided.hash, observe_generation=observe_generation)
-        if patch is None:
-            return
+        if patch is not None:
+            await self._patch_status(ds, patch)
+
+    async def _patch_status(self, ds: KubeObject, patch: dict[str, Any]) -> None:
         with contextlib.suppress(NotFoundError):
             await self.kube.patch(
                 DAEMONSETS,

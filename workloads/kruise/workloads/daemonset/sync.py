@@ -34,7 +34,7 @@ from kruise.core.kube.resources import PODS
 from kruise.core.metrics import DAEMONSET_PODS_RECREATED, DAEMONSET_PODS_UPDATED_IN_PLACE, object_key
 from kruise.workloads.daemonset.daemonpods import generated_name, new_pod
 from kruise.workloads.daemonset.plan import Deletion, InPlace, Plan
-from kruise.workloads.inplace.writer import PodWriter, bounded, mark_created, slow_start_batches
+from kruise.workloads.inplace.writer import PodWriter, bounded, slow_start_batches
 from kruise.workloads.lifecycle import LifecycleTransition, hook_of
 from kruise.workloads.objects import KubeObject, mapping, name, namespace, uid
 from kruise.workloads.pods import REVISION_HASH_LABEL, LifecycleState
@@ -102,7 +102,7 @@ class Syncer:
                 )
                 out.modified = True
                 marks.extend(
-                    asyncio.create_task(mark_created(self.kube, self.writer.rv_expectations, r))
+                    asyncio.create_task(self.writer.mark_new_pod_ready(r))
                     for r in results
                     if isinstance(r, dict)
                 )

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from kruise.core.errors import ConflictError, KruiseError
+from kruise.core.errors import ConflictError, KruiseError, NotFoundError
 from kruise.core.expectations import ResourceVersionExpectations
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS
@@ -61,7 +61,7 @@ __all__ = [
     "RefreshResult",
     "apply_not_ready_policy",
     "bounded",
-    "mark_created",
+    "mark_new_pod_ready",
     "mark_ready_patch",
     "patch_pod_status",
     "slow_start_batches",
@@ -92,24 +92,6 @@ def slow_start_batches(total: int, initial: int = 1) -> list[int]:
     return batches
 
 
-async def mark_created(
-    kube: KubeClient, rv_expectations: ResourceVersionExpectations | None, pod: KubeObject
-) -> None:
-    """Set a just-created pod's ``InPlaceUpdateReady`` and ``KruisePodReady`` conditions (what
-    Refresh and upstream's pod-readiness controller would do), in one write; a failure is left
-    to the next reconcile's refresh."""
-    now = datetime.now(UTC)
-    decision = refresh_in_place_update(pod, now)
-    in_place = decision.condition if decision.kind == RefreshKind.MARK_READY else None
-    conditions = [c for c in (in_place, initial_condition(pod, now)) if c is not None]
-    if not conditions:
-        return
-    try:
-        await patch_pod_status(kube, rv_expectations, pod, mark_ready_patch(*conditions))
-    except KruiseError as err:  # Refresh retries once the cache shows the pod
-        log.debug("mark %s InPlaceUpdateReady: %s", name(pod), err)
-
-
 async def patch_pod_status(
     kube: KubeClient,
     rv_expectations: ResourceVersionExpectations | None,
@@ -125,6 +107,25 @@ async def patch_pod_status(
     if rv_expectations is not None:
         rv_expectations.expect(uid(pod), rv)
     return rv
+
+
+async def mark_new_pod_ready(
+    kube: KubeClient, rv_expectations: ResourceVersionExpectations | None, pod: KubeObject
+) -> None:
+    """Set a just-created pod's ``InPlaceUpdateReady`` and ``KruisePodReady`` conditions (what
+    Refresh and upstream's pod-readiness controller would do on the next round), in one write,
+    so the pod turns Ready without waiting for the cache to show the whole scale-up. A failure
+    is left to the next round's refresh."""
+    now = datetime.now(UTC)
+    decision = refresh_in_place_update(pod, now)
+    in_place = decision.condition if decision.kind == RefreshKind.MARK_READY else None
+    conditions = [c for c in (in_place, initial_condition(pod, now)) if c is not None]
+    if not conditions:
+        return
+    try:
+        await patch_pod_status(kube, rv_expectations, pod, mark_ready_patch(*conditions))
+    except KruiseError as err:
+        log.debug("mark new pod %s ready: %s", name(pod), err)
 
 
 async def apply_not_ready_policy(
@@ -209,6 +210,10 @@ class PodWriter:
         """Patch ``pods/status``; returns the new resourceVersion."""
         return await patch_pod_status(self.kube, self.rv_expectations, pod, patch)
 
+    async def mark_new_pod_ready(self, pod: KubeObject) -> None:
+        """:func:`mark_new_pod_ready` for a pod this controller just created."""
+        await mark_new_pod_ready(self.kube, self.rv_expectations, pod)
+
     async def lifecycle(self, pod: KubeObject, transition: LifecycleTransition, now: datetime) -> None:
         """``UpdatePodLifecycle``: the ``markPodNotReady`` key change first, then the state label."""
         await apply_not_ready_policy(self.kube, self.rv_expectations, pod, transition, now)
@@ -272,11 +277,13 @@ class PodWriter:
         :func:`~.apply.refresh_in_place_update` decides (a grace or batch patch ends the pod's
         round), the first ``KruisePodReady=True``, then the lifecycle state change of
         :func:`~kruise.workloads.lifecycle.refresh_transition`. Client errors are reported in
-        the result, not raised.
+        the result, not raised; a pod already gone is no error.
         """
         out = RefreshResult()
         try:
             await self._refresh(workload, pod, update_revision, now, normal_needs_node, out)
+        except NotFoundError:
+            pass  # deleted meanwhile (this very round, or by someone else): nothing to refresh
         except KruiseError as err:
             out.error = f"refresh pod {name(pod)}: {err}"
         return out

@@ -125,7 +125,7 @@ class StatefulSetController:
         self.scale_expectations = ScaleExpectations(timeout=options.expectation_timeout)
         self.rv_expectations = ResourceVersionExpectations(timeout=options.expectation_timeout)
         self.writer = PodWriter(kube, self.rv_expectations)
-        self.history = History(kube, STATEFULSETS, STATEFULSET_KIND, self.rv_expectations)
+        self.history = History(kube, STATEFULSET_KIND, self.rv_expectations, self._patch_status)
         self.executor = Executor(kube, recorder, self.writer, self.scale_expectations)
 
     def spec(self) -> ControllerSpec:
@@ -280,8 +280,10 @@ class StatefulSetController:
         self, sts: KubeObject, status: dict[str, Any], outcome: Outcome, now: datetime.datetime
     ) -> None:
         patch = status_patch(status_of(sts), status, outcome.failed_create, outcome.failed_update, now)
-        if patch is None:
-            return
+        if patch is not None:
+            await self._patch_status(sts, patch)
+
+    async def _patch_status(self, sts: KubeObject, patch: dict[str, Any]) -> None:
         with contextlib.suppress(NotFoundError):
             await self.kube.patch(
                 STATEFULSETS,

@@ -89,21 +89,31 @@ class Executor:
         self, sts: KubeObject, key: str, creates: list[CreatePod], out: Outcome
     ) -> None:
         start = 0
-        for size in slow_start_batches(len(creates)):
-            batch = creates[start : start + size]
-            start += size
-            results = await asyncio.gather(
-                *(self._create(sts, key, a) for a in batch), return_exceptions=True
-            )
-            out.modified = True
-            failures = [r for r in results if isinstance(r, BaseException)]
-            if failures:
-                out.errors.extend(str(f) for f in failures)
-                out.failed_create = f"StatefulPodControl failed to create Pod error: {failures[0]}"
-                return
+        marks: list[asyncio.Task[None]] = []  # the new pods' readiness gates, off the slow-start path
+        try:
+            for size in slow_start_batches(len(creates)):
+                batch = creates[start : start + size]
+                start += size
+                results = await asyncio.gather(
+                    *(self._create(sts, key, a) for a in batch), return_exceptions=True
+                )
+                out.modified = True
+                marks.extend(
+                    asyncio.create_task(self.writer.mark_new_pod_ready(r))
+                    for r in results
+                    if isinstance(r, dict)
+                )
+                failures = [r for r in results if isinstance(r, BaseException)]
+                if failures:
+                    out.errors.extend(str(f) for f in failures)
+                    out.failed_create = f"StatefulPodControl failed to create Pod error: {failures[0]}"
+                    return
+        finally:
+            await asyncio.gather(*marks, return_exceptions=True)
 
-    async def _create(self, sts: KubeObject, key: str, action: CreatePod) -> None:
-        """``CreateStatefulPod``: claims first, then the pod, then the claims' retention owners."""
+    async def _create(self, sts: KubeObject, key: str, action: CreatePod) -> KubeObject | None:
+        """``CreateStatefulPod``: claims first, then the pod, then the claims' retention owners;
+        returns the pod created (``None`` when it was already there)."""
         ns, pod_name = namespace(sts), name(action.pod)
         for claim in action.claims:
             try:
@@ -119,13 +129,14 @@ class Executor:
             created = await self.kube.create(PODS, action.pod, ns)
         except AlreadyExistsError:
             self.expectations.forget(key, ScaleAction.CREATE, pod_name)
-            return
+            return None
         except KruiseError as err:
             self.expectations.forget(key, ScaleAction.CREATE, pod_name)
             self._pod_event(sts, "create", pod_name, err)
             raise
         await self.set_claim_owners(sts, created, scaled_down=False)
         self._pod_event(sts, "create", pod_name, None)
+        return created
 
     async def set_claim_owners(self, sts: KubeObject, pod: KubeObject, *, scaled_down: bool) -> None:
         """``UpdatePodClaimForRetentionPolicy`` with fresh claims (the pod's UID just became known)."""
