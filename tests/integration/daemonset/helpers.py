@@ -93,8 +93,12 @@ def live(pod: JSON) -> bool:
     )
 
 
-async def pods(kube: KubeClient, namespace: str, name: str, *, everything: bool = False) -> list[JSON]:
-    items = (await kube.list(PODS, namespace, label_selector=f"{NAME_LABEL}={name}"))["items"]
+async def pods(
+    kube: KubeClient, namespace: str, name: str, *, everything: bool = False, selector: str | None = None
+) -> list[JSON]:
+    """The DaemonSet's live pods (``everything``: terminating and finished ones too), listed by
+    ``daemonset-name: <name>`` or by ``selector`` (a DaemonSet applied as upstream wrote it)."""
+    items = (await kube.list(PODS, namespace, label_selector=selector or f"{NAME_LABEL}={name}"))["items"]
     return list(items) if everything else [p for p in items if live(p)]
 
 
@@ -119,13 +123,18 @@ async def wait_on_nodes(
     *,
     timeout: float = 60,
     image: str | None = None,
+    selector: str | None = None,
+    ignoring: tuple[str, ...] = (),
 ) -> dict[str, JSON]:
     """``CheckDaemonPodOnNodes``: exactly one live, Ready pod on each of ``nodes`` and no live pod
-    elsewhere (with ``image``, every pod runs it); returns node -> pod."""
+    elsewhere (with ``image``, every pod runs it); returns node -> pod. Pods on the ``ignoring``
+    nodes (deleted ones, whose pods wait for the pod garbage collector) are left out."""
 
     async def probe() -> list[dict[str, JSON]] | None:
         by_node: dict[str, JSON] = {}
-        for pod in await pods(kube, namespace, name):
+        for pod in await pods(kube, namespace, name, selector=selector):
+            if node_of(pod) in ignoring:
+                continue
             if node_of(pod) in by_node or not ready(pod) or node_of(pod) not in nodes:
                 return None
             if image is not None and image_of(pod) != image:
