@@ -3,7 +3,8 @@
 Nodes come and go mid-rollout, taints keep daemons off (until tolerated, NoExecute evicts), a
 cordoned node keeps its daemon, ``paused`` stops updates but not creations, ``partition`` keeps
 pods old (in place, same UIDs), ``rollingUpdate.selector`` limits the update to matching nodes,
-and a node that stops reporting (NotReady) keeps its pod and its place in the counts.
+a node that stops reporting (NotReady) keeps its pod and its place in the counts, and a
+``preNormal`` hook holds each new pod (PreparingNormal, unavailable to the update) until hooked.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import asyncio
 import pytest
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import NODES
+from kruise.core.kube.resources import NODES, PODS
 from tests.integration.daemonset.helpers import (
     HASH,
+    IMAGE,
     NEW_IMAGE,
     check_status,
     create,
@@ -24,6 +26,7 @@ from tests.integration.daemonset.helpers import (
     label,
     new_daemonset,
     node_label,
+    node_of,
     patch_spec,
     pods,
     set_container,
@@ -184,3 +187,57 @@ async def test_a_not_ready_node_keeps_its_pod_and_its_place(
         return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
 
     await eventually(ready_again, timeout=30, what="KWOK reports the node Ready again")
+
+
+STATE = "lifecycle.apps.kruise.io/state"
+Placement = dict[str, tuple[str | None, str]]
+"""node -> (lifecycle state, pod UID) of the live pods running one image."""
+
+
+async def test_a_pre_normal_hook_holds_each_new_pod_until_hooked(
+    kube: KubeClient, namespace: str, nodes: NodePool
+) -> None:
+    """lifecycle.preNormal: pods start PreparingNormal and turn Normal once the user's controller
+    adds the hook's label; until then the rolling update counts a new pod as unavailable, so with
+    maxUnavailable 1 it replaces the next old pod only after the last new one was hooked."""
+    names = await nodes.add_nodes(2, node_label(nodes))
+    body = new_daemonset("ds", nodes, rolling={"maxUnavailable": 1})
+    body["spec"]["lifecycle"] = {"preNormal": {"labelsHandler": {"example.io/warmed": "true"}}}
+    await create(kube, namespace, body)
+    placed = await wait_on_nodes(kube, namespace, "ds", names)
+    assert {label(p, STATE) for p in placed.values()} == {"PreparingNormal"}
+
+    async def hook(node: str) -> None:
+        pod = next(
+            p for p in await pods(kube, namespace, "ds") if node_of(p) == node and image_of(p) == image
+        )
+        patch = {"metadata": {"labels": {"example.io/warmed": "true"}}}
+        await kube.patch(PODS, pod["metadata"]["name"], patch, namespace)
+
+    async def running(wanted: str, count: int, state: str | None = None) -> list[Placement] | None:
+        found = {
+            node_of(p): (label(p, STATE), str(p["metadata"]["uid"]))
+            for p in await pods(kube, namespace, "ds")
+            if image_of(p) == wanted
+        }
+        enough = len(found) == count and (state is None or {s for s, _ in found.values()} == {state})
+        return [found] if enough else None
+
+    image = IMAGE
+    for node in names:
+        await hook(node)
+    await eventually(lambda: running(IMAGE, 2, "Normal"), timeout=30, what="both pods Normal once hooked")
+
+    await set_container(kube, namespace, "ds", image=NEW_IMAGE)
+    image = NEW_IMAGE
+    (first,) = await eventually(lambda: running(NEW_IMAGE, 1), timeout=60, what="one pod replaced")
+    ((replaced, (state, _)),) = first.items()
+    assert state == "PreparingNormal"
+    (other,) = [n for n in names if n != replaced]
+    await asyncio.sleep(3)
+    assert await running(NEW_IMAGE, 1) == [first], "the next old pod waits for the new one to be hooked"
+    assert await running(IMAGE, 1) == [{other: ("Normal", placed[other]["metadata"]["uid"])}]
+
+    await hook(replaced)
+    (both,) = await eventually(lambda: running(NEW_IMAGE, 2), timeout=60, what="the second pod replaced")
+    assert both[replaced][0] == "Normal" and both[other][0] == "PreparingNormal"
