@@ -49,6 +49,7 @@ from kruise.workloads.inplace import in_place_update_seconds
 from kruise.workloads.inplace.writer import PodWriter, bounded
 from kruise.workloads.objects import KubeObject, is_being_deleted, labels, mapping, metadata, name, spec, uid
 from kruise.workloads.objects import namespace as namespace_of
+from kruise.workloads.requeue import soonest
 from kruise.workloads.revisions import sort_revisions
 from kruise.workloads.selector import SelectorError, selector_matches
 
@@ -196,7 +197,7 @@ class DaemonSetController:
         if decided.phase is not Phase.MANAGE:
             refreshed = await self._refresh(ds, pods, decided.hash, now)
             errors += [e for e, _ in refreshed if e]
-            requeue = _soonest(requeue, *(r for _, r in refreshed))
+            requeue = soonest(requeue, *(r for _, r in refreshed))
             await self.history.truncate(ds, pods, revisions, name(update_rev), name(update_rev))
         await self._write_status(ds, decided, observe_generation=decided.phase is not Phase.MANAGE)
         if errors:
@@ -251,8 +252,3 @@ class DaemonSetController:
                 patch_type="merge",
                 subresource="status",
             )
-
-
-def _soonest(*delays: float | None) -> float | None:
-    found = [d for d in delays if d is not None and d > 0]
-    return min(found) if found else None

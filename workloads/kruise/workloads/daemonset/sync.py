@@ -20,7 +20,7 @@ and ``FailedDaemonPod``.
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -34,7 +34,7 @@ from kruise.core.kube.resources import PODS
 from kruise.core.metrics import DAEMONSET_PODS_RECREATED, DAEMONSET_PODS_UPDATED_IN_PLACE, object_key
 from kruise.workloads.daemonset.daemonpods import generated_name, new_pod
 from kruise.workloads.daemonset.plan import Deletion, InPlace, Plan
-from kruise.workloads.inplace.writer import PodWriter, bounded, slow_start_batches
+from kruise.workloads.inplace.writer import PodWriter, bounded
 from kruise.workloads.lifecycle import LifecycleTransition, hook_of
 from kruise.workloads.objects import KubeObject, mapping, name, namespace, uid
 from kruise.workloads.pods import REVISION_HASH_LABEL, LifecycleState
@@ -90,28 +90,13 @@ class Syncer:
         return out
 
     async def _create(self, ds: KubeObject, key: str, decided: Plan, now: datetime, out: Outcome) -> None:
-        start = 0
-        marks: list[asyncio.Task[None]] = []
-        try:
-            for size in slow_start_batches(len(decided.create)):
-                batch = decided.create[start : start + size]
-                start += size
-                results = await asyncio.gather(
-                    *(self._create_one(ds, key, decided.hash, node, now) for node in batch),
-                    return_exceptions=True,
-                )
-                out.modified = True
-                marks.extend(
-                    asyncio.create_task(self.writer.mark_new_pod_ready(r))
-                    for r in results
-                    if isinstance(r, dict)
-                )
-                failures = [r for r in results if isinstance(r, BaseException)]
-                if failures:
-                    out.errors.extend(str(f) for f in failures)
-                    return  # slow start: skip the rest after a failing batch
-        finally:
-            await asyncio.gather(*marks, return_exceptions=True)
+        """The plan's creations in slow-start batches (the rest skipped after a failing batch)."""
+        creates = [
+            functools.partial(self._create_one, ds, key, decided.hash, node, now) for node in decided.create
+        ]
+        if creates:
+            out.modified = True
+            out.errors.extend(str(f) for f in await self.writer.create_slowly(creates))
 
     async def _create_one(
         self, ds: KubeObject, key: str, hash_value: str, node: str, now: datetime

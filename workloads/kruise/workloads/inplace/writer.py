@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -213,6 +213,30 @@ class PodWriter:
     async def mark_new_pod_ready(self, pod: KubeObject) -> None:
         """:func:`mark_new_pod_ready` for a pod this controller just created."""
         await mark_new_pod_ready(self.kube, self.rv_expectations, pod)
+
+    async def create_slowly(self, creates: Sequence[Callable[[], Awaitable[Any]]]) -> list[BaseException]:
+        """``slowStartBatch``: run the ``creates`` in batches of 1, 2, 4, ..., stopping after a
+        batch in which one failed; returns the failures of that batch (empty: every create ran).
+
+        A create returns the pod it made (a dict), or anything else when it made none; each pod
+        made gets its readiness gates set (:meth:`mark_new_pod_ready`) beside the next batches,
+        all awaited before returning."""
+        start = 0
+        marks: list[asyncio.Task[None]] = []
+        try:
+            for size in slow_start_batches(len(creates)):
+                batch = creates[start : start + size]
+                start += size
+                results = await asyncio.gather(*(create() for create in batch), return_exceptions=True)
+                marks.extend(
+                    asyncio.create_task(self.mark_new_pod_ready(r)) for r in results if isinstance(r, dict)
+                )
+                failures = [r for r in results if isinstance(r, BaseException)]
+                if failures:
+                    return failures
+            return []
+        finally:
+            await asyncio.gather(*marks, return_exceptions=True)
 
     async def lifecycle(self, pod: KubeObject, transition: LifecycleTransition, now: datetime) -> None:
         """``UpdatePodLifecycle``: the ``markPodNotReady`` key change first, then the state label."""
