@@ -10,7 +10,11 @@ delays for updates) and prints tables with ratios, side by side in one run:
   ``ceil(N / maxUnavailable) x step`` where the step is KWOK's simulated in-place
   restart or new-pod start, and against a raw client doing the same in-place steps
   (``bench/baselines.py``);
-- peak RSS of the manager process.
+- peak RSS of the manager process;
+- CPU seconds each process spent on each scale-up (the manager for the CloneSet,
+  kube-controller-manager for the Deployment, and the shared control plane: API server, etcd,
+  scheduler, KWOK), and the load average, since on a small shared machine CPU time is the floor
+  under every wall-clock number.
 
     .venv/bin/python bench/cloneset.py --sizes 100,500,1000 --update-sizes 100
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
+import os
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -106,31 +111,36 @@ async def drop_namespace(kube: KubeClient, ns: str) -> None:
 
 
 # ---------------------------------------------------------------------- scale
-async def scale_cloneset(kube: KubeClient, n: int, ns_name: str = "") -> float:
+Timed = tuple[float, dict[str, float]]
+"""Seconds from the create until every pod is Ready, and the CPU seconds each role spent then."""
+
+
+async def scale_cloneset(kube: KubeClient, n: int, ns_name: str = "") -> Timed:
     ns = await fresh_namespace(kube, ns_name or f"scale-cs-{n}")
-    t0 = time.monotonic()
+    cpu, t0 = cpu_snapshot(), time.monotonic()
     await kube.create(CLONESETS, cloneset("app", n), ns)
     await until(lambda: _eq(status_of(kube, CLONESETS, "app", ns), "readyReplicas", n))
-    elapsed = time.monotonic() - t0
+    timed = time.monotonic() - t0, cpu_since(cpu)
     await drop_namespace(kube, ns)
-    return elapsed
+    return timed
 
 
-async def scale_deployment(kube: KubeClient, n: int, ns_name: str = "") -> float:
+async def scale_deployment(kube: KubeClient, n: int, ns_name: str = "") -> Timed:
     ns = await fresh_namespace(kube, ns_name or f"scale-deploy-{n}")
-    t0 = time.monotonic()
+    cpu, t0 = cpu_snapshot(), time.monotonic()
     await kube.create(DEPLOYMENTS, deployment("app", n), ns)
     await until(lambda: _eq(status_of(kube, DEPLOYMENTS, "app", ns), "readyReplicas", n))
-    elapsed = time.monotonic() - t0
+    timed = time.monotonic() - t0, cpu_since(cpu)
     await drop_namespace(kube, ns)
-    return elapsed
+    return timed
 
 
-async def scale_raw(kube: KubeClient, n: int) -> float:
+async def scale_raw(kube: KubeClient, n: int) -> Timed:
     ns = await fresh_namespace(kube, f"scale-raw-{n}")
-    elapsed = await baselines.scale_raw(kube, ns, n, template("raw"))
+    cpu = cpu_snapshot()
+    timed = await baselines.scale_raw(kube, ns, n, template("raw")), cpu_since(cpu)
     await drop_namespace(kube, ns)
-    return elapsed
+    return timed
 
 
 async def warm_up(kube: KubeClient) -> None:
@@ -194,6 +204,34 @@ async def update_deployment(kube: KubeClient, n: int) -> float:
     return elapsed
 
 
+# ---------------------------------------------------------------------- CPU accounting
+PIDS: dict[str, int] = {}
+"""The running phase's processes by role: ``manager``, ``kcm``, and the shared control plane."""
+
+CONTROL_PLANE = ("etcd", "kube-apiserver", "kube-scheduler", "kwok")
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of ``pid`` in seconds (``/proc/<pid>/stat`` fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_snapshot() -> dict[str, float]:
+    """CPU seconds so far of the manager, kube-controller-manager and the control plane (summed)."""
+    if not PIDS:
+        return {}
+    snap = {role: cpu_seconds(pid) for role, pid in PIDS.items() if role in ("manager", "kcm")}
+    snap["control plane"] = sum(cpu_seconds(PIDS[role]) for role in CONTROL_PLANE if role in PIDS)
+    return snap
+
+
+def cpu_since(before: dict[str, float]) -> dict[str, float]:
+    """CPU seconds each role spent since the ``before`` snapshot (empty when not measuring)."""
+    after = cpu_snapshot() if PIDS else {}
+    return {role: after[role] - before.get(role, 0.0) for role in after}
+
+
 # ---------------------------------------------------------------------- main
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -224,6 +262,11 @@ async def run_phase(
         extra_args=(workers, "--kube-client-qps=1000", "--kube-client-burst=2000"),
     )
     manager.start()
+    assert manager.proc is not None
+    PIDS.clear()
+    PIDS.update({name: proc.pid for name, proc in cluster._procs.items()})
+    PIDS["kcm"] = PIDS.pop("kube-controller-manager")
+    PIDS["manager"] = manager.proc.pid
     kube = await KubeClient.from_kubeconfig(state.kubeconfig, qps=1000, burst=2000)
     try:
         await work(kube)
@@ -237,6 +280,7 @@ async def run_phase(
 
 async def main(sizes: list[int], update_sizes: list[int], start_ms: int, restart_ms: int) -> None:
     scale_rows: list[tuple[int, float, float, float]] = []
+    cpu_rows: list[tuple[int, dict[str, float], dict[str, float], dict[str, float]]] = []
     update_rows: list[tuple[int, float, float, float, float, float, float]] = []
     rss: list[float] = []
     with tempfile.TemporaryDirectory(prefix="kruise-bench-") as tmp:
@@ -244,11 +288,15 @@ async def main(sizes: list[int], update_sizes: list[int], start_ms: int, restart
         async def scale_work(kube: KubeClient) -> None:
             await warm_up(kube)
             for n in sizes:
-                cs = await scale_cloneset(kube, n)
-                dep = await scale_deployment(kube, n)
-                raw = await scale_raw(kube, n)
+                cs, cs_cpu = await scale_cloneset(kube, n)
+                dep, dep_cpu = await scale_deployment(kube, n)
+                raw, raw_cpu = await scale_raw(kube, n)
                 scale_rows.append((n, cs, dep, raw))
-                console.print(f"scale {n}: CloneSet {cs:.1f}s, Deployment {dep:.1f}s, raw {raw:.1f}s")
+                cpu_rows.append((n, cs_cpu, dep_cpu, raw_cpu))
+                console.print(
+                    f"scale {n}: CloneSet {cs:.1f}s, Deployment {dep:.1f}s, raw {raw:.1f}s "
+                    f"(load average {os.getloadavg()[0]:.2f})"
+                )
 
         if sizes:
             rss.append(await run_phase(StageDelays(), scale_work, Path(tmp) / "scale"))
@@ -280,6 +328,26 @@ async def main(sizes: list[int], update_sizes: list[int], start_ms: int, restart
     for n, cs, dep, raw in scale_rows:
         table.add_row(str(n), f"{cs:.1f}", f"{dep:.1f}", f"{raw:.1f}", f"{cs / dep:.2f}x", f"{cs / raw:.2f}x")
     console.print(table)
+    table = Table(title="CPU seconds spent until every pod was Ready")
+    for col in (
+        "N",
+        "manager (CloneSet)",
+        "control plane",
+        "kcm (Deployment)",
+        "control plane",
+        "raw: control plane",
+    ):
+        table.add_column(col, justify="right")
+    for n, cs_cpu, dep_cpu, raw_cpu in cpu_rows:
+        table.add_row(
+            str(n),
+            f"{cs_cpu['manager']:.1f}",
+            f"{cs_cpu['control plane']:.1f}",
+            f"{dep_cpu['kcm']:.1f}",
+            f"{dep_cpu['control plane']:.1f}",
+            f"{raw_cpu['control plane']:.1f}",
+        )
+    console.print(table)
     table = Table(
         title=f"Image update, maxUnavailable 20% (new pod {start_ms} ms, in-place restart {restart_ms} ms)"
     )
@@ -309,6 +377,8 @@ async def main(sizes: list[int], update_sizes: list[int], start_ms: int, restart
         )
     console.print(table)
     console.print(f"manager peak RSS: {max(rss) if rss else float('nan'):.0f} MiB")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    console.print(f"load average at the end: {load} ({os.cpu_count()} CPUs)")
 
 
 if __name__ == "__main__":

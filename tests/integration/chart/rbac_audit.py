@@ -44,15 +44,24 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     },
     ("rollouts/kruise/rollouts/batchrelease/executor.py", "_run", "res"): {
         "patch": ("RESOURCES",),  # every Op target
-        "create": ("DEPLOYMENTS",),  # OpKind.CREATE: the canary Deployment only
-        "get": ("DEPLOYMENTS", "BATCH_RELEASES"),  # finalizer Ops
+        "create": ("CANARY_TARGETS",),  # OpKind.CREATE: the canary Deployment only
+        "get": ("FINALIZER_TARGETS",),  # finalizer Ops: canary Deployments, the BatchRelease
     },
-    ("rollouts/kruise/rollouts/batchrelease/executor.py", "_hpas", "res"): {"list": ("HPAS_V2", "HPAS_V1")},
-    ("rollouts/kruise/rollouts/rollout/controller.py", "_patch_workload", "resource"): {
-        "patch": ("DEPLOYMENTS", "CLONESETS")  # the workload-type label
-    },
+    ("rollouts/kruise/rollouts/batchrelease/executor.py", "hpas", "res"): {"list": ("HPAS_V2", "HPAS_V1")},
     ("rollouts/kruise/rollouts/rollout/effects.py", "_release_workload", "resource"): {
-        "patch": ("DEPLOYMENTS", "CLONESETS")
+        "patch": ("WORKLOAD_RESOURCES",)
+    },
+    ("rollouts/kruise/rollouts/rollout/effects.py", "_resume_workload", "resource"): {
+        "patch": ("WORKLOAD_RESOURCES",)
+    },
+    ("rollouts/kruise/rollouts/rollout/analysis_effects.py", "revert_workload", "resource"): {
+        "patch": ("WORKLOAD_RESOURCES",)
+    },
+    ("rollouts/kruise/rollouts/rollout/controller.py", "_patch_workload", "resource"): {
+        "patch": ("WORKLOAD_RESOURCES",)
+    },
+    ("rollouts/kruise/rollouts/workloads/holdwebhook.py", "__call__", "resource"): {
+        "list": ("RELATED_RESOURCES",)
     },
     ("rollouts/kruise/rollouts/rollout/analysis_effects.py", "ensure_run", "res"): {
         "get": ("ANALYSIS_TEMPLATES", "CLUSTER_ANALYSIS_TEMPLATES")

@@ -4,7 +4,7 @@ status write that records its transition.
 - Random moments (``KRUISE_FAULT_SEED``, default 11; ``KILLS`` kills, each after a pause drawn
   from 0.3-2.5 s, while the test drives and approves the reference release): the release
   completes with the right pods and weights, and a pod watch never sees more than the 10 pods
-  the CloneSet wants (in-place updates, no surge).
+  the CloneSet wants (in-place updates, no surge); the same over a native StatefulSet of 5.
 - Between Event and status: the failpoint ``after-transition-event=Progressing`` ends the
   manager (exit 137, no cleanup) right after it posted the Rollout's ``Progressing`` Event and
   before the status that records the transition; the restarted manager decides the transition
@@ -27,9 +27,10 @@ import pytest
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import EVENTS, PODS
 from kruise.rollouts.manager.process import ManagerProcess
-from kruise.traffic.resources import HTTPROUTES
+from kruise.traffic.resources import HTTPROUTES, INGRESSES
 from tests.integration.faults.conftest import assert_no_traceback
 from tests.integration.rollouts import helpers as h
+from tests.integration.rollouts import statefulset_support as sts
 from tests.support.cluster import TestCluster
 from tests.support.managers import expire_lease, kill_and_restart, own_replica
 from tests.support.wait import eventually
@@ -106,6 +107,42 @@ async def test_a_release_completes_through_sigkills_at_random_moments(
         await h.wait_pods(kube, namespace, {h.V2: 10})
     assert peak[0] <= 10, f"{peak[0]} pods alive at once"
     print(f"\n[kruise] seed {SEED}: manager SIGKILLed at {moments} s; peak {peak[0]} pods")
+
+
+async def test_a_statefulset_release_completes_through_sigkills_at_random_moments(
+    kube: KubeClient, namespace: str, replica: ManagerProcess
+) -> None:
+    """The same over a native StatefulSet (issue 13): 20% with 20% of the traffic, 60%, 100% of
+    5 pods; the StatefulSet never runs more than its 5 pods (it deletes before it recreates)."""
+    rng = random.Random(SEED + 1)
+    steps = [
+        {"replicas": "20%", "traffic": "20%", "pause": {}},
+        {"replicas": "60%", "pause": {}},
+        {"replicas": "100%", "pause": {}},
+    ]
+    await sts.start(kube, namespace, sts.rollout(namespace, steps))
+    moments: list[float] = []
+    async with pod_peak(kube, namespace) as peak:
+        killer = asyncio.create_task(chaos(kube, replica, rng, moments))
+        try:
+            await sts.set_image(kube, namespace, sts.V2)
+            await h.wait_paused_at(kube, namespace, 1, timeout=120)
+            await sts.wait_ordinals(kube, namespace, sts.ordinals(4, 1))
+            canary = await kube.get(INGRESSES, "web-canary", namespace)
+            assert h.canary_ingress_annotations(canary)["canary-weight"] == "20"
+            await h.approve(kube, namespace)
+            await h.wait_paused_at(kube, namespace, 2, timeout=120)
+            await sts.wait_ordinals(kube, namespace, sts.ordinals(2, 3))
+            await h.approve(kube, namespace)
+            done = await h.wait_completed(kube, namespace, timeout=120)
+        finally:
+            await killer
+        assert h.condition(done, "Succeeded")["status"] == "True"
+        await sts.wait_settled(kube, namespace, 5)
+        await sts.wait_ordinals(kube, namespace, dict.fromkeys(range(5), sts.V2))
+    assert peak[0] <= 5, f"{peak[0]} pods alive at once"
+    assert await kube.get_or_none(INGRESSES, "web-canary", namespace) is None
+    print(f"\n[kruise] seed {SEED + 1}: manager SIGKILLed at {moments} s; peak {peak[0]} pods")
 
 
 def progressing_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:

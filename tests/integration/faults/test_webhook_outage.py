@@ -5,10 +5,11 @@ Rollout labelled ``rollouts.kruise.io/workload-type`` (outside ``kube-system`` a
 namespace); the CloneSet webhooks only a CREATE or a ``spec`` change; ``kubectl scale`` writes
 the ``scale`` subresource, which no webhook sees. So ``kubectl scale``, ``set image``, ``label``
 and ``patch`` of an unrelated Deployment, and ``scale``, ``label`` and ``annotate`` of an unrelated
-CloneSet, in the test namespace and in ``kube-system``, answer at once while the manager is down
-or hung. A workload a Rollout references is still held: a template change of it is refused while
-the manager cannot answer (within ``--webhook-timeout-seconds`` when it hangs), and held at
-``partition: 100%`` once it is back. The label goes when the Rollout goes.
+CloneSet, in the test namespace and in ``kube-system``, and ``scale`` and ``set image`` of an
+unrelated StatefulSet, answer at once while the manager is down or hung. A workload a Rollout
+references is still held: a template change of it is refused while the manager cannot answer
+(within ``--webhook-timeout-seconds`` when it hangs), and held at ``partition: 100%`` once it is
+back. The label goes when the Rollout goes.
 
 A template change of an unrelated CloneSet is not in the list: the CloneSet validating webhook
 must judge every new template (upstream's too), so it waits for the manager.
@@ -27,7 +28,7 @@ from typing import Any
 import pytest
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, NATIVE_STATEFULSETS
 from kruise.rollouts.manager.process import ManagerProcess
 from kruise.rollouts.resources import ROLLOUTS
 from tests.integration.cloneset.test_cloneset_inplace import web_cloneset
@@ -93,6 +94,24 @@ async def system_workloads(kube: KubeClient) -> AsyncIterator[str]:
         await kube.delete(CLONESETS, name, "kube-system", missing_ok=True)
 
 
+def statefulset(name: str, namespace: str) -> JSON:
+    body = deployment(name, namespace)
+    body["kind"] = "StatefulSet"
+    body["spec"].pop("strategy", None)
+    body["spec"]["serviceName"] = name
+    return body
+
+
+def statefulset_operations(namespace: str, name: str, n: int) -> list[list[str]]:
+    """``kubectl scale`` and ``set image`` of a StatefulSet no Rollout references (issue 13: the
+    StatefulSet hold selects labelled workloads only, like the others)."""
+    s = f"statefulset/{name}"
+    return [
+        ["scale", s, f"--replicas={2 - n % 2}", "-n", namespace],
+        ["set", "image", s, f"c=registry.example.com/shop/c:{n + 2}", "-n", namespace],
+    ]
+
+
 def unrelated_operations(namespace: str, deploy: str, clone: str, n: int) -> list[list[str]]:
     """What a user or an autoscaler does to workloads no Rollout references."""
     d, c = f"deployment/{deploy}", f"cloneset/{clone}"
@@ -147,6 +166,7 @@ async def test_unrelated_workloads_do_not_wait_for_a_stopped_or_frozen_manager(
 ) -> None:
     await kube.create(DEPLOYMENTS, deployment("other", namespace), namespace)
     await kube.create(CLONESETS, cloneset("other", namespace), namespace)
+    await kube.create(NATIVE_STATEFULSETS, statefulset("other", namespace), namespace)
     await kube.create(DEPLOYMENTS, deployment("api", namespace), namespace)
     await kube.create(ROLLOUTS, deployment_rollout(namespace), namespace)
     ro = h.rollout(namespace, [{"replicas": 1, "pause": {}}, {"replicas": "100%"}])
@@ -161,6 +181,7 @@ async def test_unrelated_workloads_do_not_wait_for_a_stopped_or_frozen_manager(
     assert LABEL not in await labels_of(kube, DEPLOYMENTS, "other", namespace)
     ops = [
         *unrelated_operations(namespace, "other", "other", 0),
+        *statefulset_operations(namespace, "other", 0),
         *unrelated_operations("kube-system", system_workloads, system_workloads, 0),
     ]
     up = await all_prompt(cluster, ops)
@@ -169,6 +190,7 @@ async def test_unrelated_workloads_do_not_wait_for_a_stopped_or_frozen_manager(
     await asyncio.to_thread(replica.stop)
     ops = [
         *unrelated_operations(namespace, "other", "other", 1),
+        *statefulset_operations(namespace, "other", 1),
         *unrelated_operations("kube-system", system_workloads, system_workloads, 1),
     ]
     stopped = await all_prompt(cluster, ops)
@@ -186,6 +208,7 @@ async def test_unrelated_workloads_do_not_wait_for_a_stopped_or_frozen_manager(
     try:
         ops = [
             *unrelated_operations(namespace, "other", "other", 2),
+            *statefulset_operations(namespace, "other", 2),
             *unrelated_operations("kube-system", system_workloads, system_workloads, 2),
         ]
         frozen = await all_prompt(cluster, ops)

@@ -96,7 +96,7 @@ async def test_release_survives_sigkill_in_every_step_state(
     await h.approve(kube, namespace)
 
     def finalising(ro: dict[str, Any]) -> bool:
-        started = h.canary_status(ro).get("finalisingStep") not in (None, "", "Done")
+        started = h.canary_status(ro).get("finalisingStep") not in (None, "", "END")
         return h.condition(ro, "Progressing").get("reason") == "Finalising" and started
 
     ro = await catch(kube, namespace, "finalising", finalising)

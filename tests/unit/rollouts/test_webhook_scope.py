@@ -18,8 +18,8 @@ import pytest
 from kruise.core.webhook.configuration import ClientTarget, build_configuration
 from kruise.rollouts.manager.options import FEATURE_GATES, ManagerOptions
 from kruise.rollouts.manager.webhooks import webhook_specs
-from kruise.rollouts.rollout.constants import WORKLOAD_TYPE_LABEL
-from kruise.rollouts.rollout.workloadlabel import label_patch, unlabel_patch, workload_type
+from kruise.rollouts.release.constants import WORKLOAD_TYPE_LABEL
+from kruise.rollouts.workloads.label import label_patch, unlabel_patch, workload_type
 
 JSON = dict[str, Any]
 HELD = {"key": WORKLOAD_TYPE_LABEL, "operator": "Exists"}

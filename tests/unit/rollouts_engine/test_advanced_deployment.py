@@ -11,7 +11,8 @@ import pytest
 
 from kruise.rollouts.advanceddeployment.replicasets import deployment_status, new_replicaset_body
 from kruise.rollouts.advanceddeployment.rolling import decide_rollout, under_control
-from kruise.rollouts.advanceddeployment.strategy import (
+from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
+from kruise.rollouts.workloads.deployment.strategy import (
     DEPLOYMENT_STRATEGY_ANNOTATION,
     DeploymentStrategy,
     dump_extra_status,
@@ -21,7 +22,6 @@ from kruise.rollouts.advanceddeployment.strategy import (
     parse_strategy,
     with_defaults,
 )
-from kruise.rollouts.rollout.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
 
 JSON = dict[str, Any]
 

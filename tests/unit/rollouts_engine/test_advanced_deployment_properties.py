@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kruise.rollouts.advanceddeployment.rolling import decide_rollout
-from kruise.rollouts.advanceddeployment.strategy import DeploymentStrategy, fenceposts, new_rs_limit
+from kruise.rollouts.workloads.deployment.strategy import DeploymentStrategy, fenceposts, new_rs_limit
 from tests.unit.rollouts_engine.test_advanced_deployment import deployment, rs
 
 JSON = dict[str, Any]

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.rollouts.batchrelease.decide import decide_cloneset
-from kruise.rollouts.batchrelease.podlabels import (
+from kruise.rollouts.workloads.cloneset import decide_cloneset
+from kruise.rollouts.workloads.podlabels import (
     NO_NEED_UPDATE_LABEL,
     at_revision,
     batch_label_patches,
@@ -189,8 +189,8 @@ def cloneset(
 
 def settle(release: dict[str, Any], cs: dict[str, Any], pods: list[dict[str, Any]], rounds: int = 8) -> Any:
     """Run rounds, applying pod patches and carrying the status (the control annotation is set)."""
-    from kruise.rollouts.batchrelease.decide import control_info
-    from kruise.rollouts.rollout.constants import BATCH_RELEASE_CONTROL_ANNOTATION
+    from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION
+    from kruise.rollouts.workloads.ops import control_info
 
     cs["metadata"]["annotations"][BATCH_RELEASE_CONTROL_ANNOTATION] = control_info(release)
     d = None

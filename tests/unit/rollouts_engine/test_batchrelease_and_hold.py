@@ -7,10 +7,9 @@ from typing import Any
 
 import pytest
 
-from kruise.rollouts.batchrelease.decide import decide_cloneset
-from kruise.rollouts.rollout.constants import BATCH_RELEASE_CONTROL_ANNOTATION, IN_PROGRESSING_ANNOTATION
-from kruise.rollouts.rollout.hashing import release_plan_hash
-from kruise.rollouts.rollout.workloadhold import hold_cloneset
+from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, IN_PROGRESSING_ANNOTATION
+from kruise.rollouts.release.hashing import release_plan_hash
+from kruise.rollouts.workloads.cloneset import decide_cloneset, hold_cloneset
 
 
 def br(

@@ -7,16 +7,7 @@ from typing import Any
 
 import pytest
 
-from kruise.rollouts.batchrelease.bluegreen import (
-    decide_blue_green,
-    dump_setting,
-    hpa_op,
-    new_rs_replicas_limit,
-)
-from kruise.rollouts.batchrelease.decide import control_info
-from kruise.rollouts.batchrelease.deployment import decide_deployment_canary, max_unavailable
-from kruise.rollouts.batchrelease.ops import OpKind, Target
-from kruise.rollouts.rollout.constants import (
+from kruise.rollouts.release.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
     BATCH_RELEASE_FINALIZER,
     BATCH_RELEASE_OWN_FINALIZER,
@@ -26,6 +17,11 @@ from kruise.rollouts.rollout.constants import (
     ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
     STABLE_REVISION_LABEL,
 )
+from kruise.rollouts.workloads.bluegreen import decide_blue_green, new_rs_replicas_limit
+from kruise.rollouts.workloads.bluegreen_setting import dump_setting
+from kruise.rollouts.workloads.deployment.canary import decide_deployment_canary, max_unavailable
+from kruise.rollouts.workloads.hpa import hpa_op
+from kruise.rollouts.workloads.ops import OpKind, Target, control_info
 
 JSON = dict[str, Any]
 
@@ -414,13 +410,19 @@ def test_setting_annotation_omits_zero_fields_in_upstream_order() -> None:
 @pytest.mark.parametrize(
     ("release", "want"),
     [
-        pytest.param(br(0), True, id="deployment canary"),
-        pytest.param(br(0, style="Partition"), True, id="deployment partition (reports unsupported)"),
-        pytest.param(br(0, style="BlueGreen", kind="CloneSet"), True, id="cloneset blue-green"),
-        pytest.param(br(0, style="Partition", kind="CloneSet"), False, id="cloneset partition"),
+        pytest.param(br(0), "Canary", id="deployment canary"),
+        pytest.param(br(0, style="Partition"), "Partition", id="deployment partition (advanced deployment)"),
+        pytest.param(br(0, style="BlueGreen", kind="CloneSet"), "BlueGreen", id="cloneset blue-green"),
+        pytest.param(br(0, style="Partition", kind="CloneSet"), "Partition", id="cloneset partition"),
+        pytest.param(br(0, style="Canary", kind="CloneSet"), "Partition", id="cloneset canary degrades"),
     ],
 )
-def test_which_batchreleases_the_workload_executor_serves(release: JSON, want: bool) -> None:
-    from kruise.rollouts.batchrelease.executor import handles
+def test_which_style_serves_each_batchrelease(release: JSON, want: str) -> None:
+    """The registry picks the kind by ``workloadRef`` and the style by ``releasePlan.rollingStyle``;
+    a Canary request on a kind without an extra canary workload is a partition release."""
+    from kruise.rollouts.workloads.registry import release_style
 
-    assert handles(release) is want
+    served = release_style(release)
+    assert served is not None
+    kind, style = served
+    assert (kind.kind, style.style) == (release["spec"]["workloadRef"]["kind"], want)

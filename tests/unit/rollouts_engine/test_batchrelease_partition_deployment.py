@@ -9,20 +9,19 @@ from typing import Any
 
 import pytest
 
-from kruise.rollouts.advanceddeployment.strategy import (
-    ADVANCED_DEPLOYMENT_CONTROL_LABEL,
-    DEPLOYMENT_EXTRA_STATUS_ANNOTATION,
-    DEPLOYMENT_STRATEGY_ANNOTATION,
-)
-from kruise.rollouts.batchrelease.decide import control_info
-from kruise.rollouts.batchrelease.ops import OpKind, Target
-from kruise.rollouts.batchrelease.partition_deployment import decide_deployment_partition
-from kruise.rollouts.rollout.constants import (
+from kruise.rollouts.release.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
     IN_PROGRESSING_ANNOTATION,
     STABLE_REVISION_LABEL,
 )
-from kruise.rollouts.rollout.deploymenthold import hold_deployment
+from kruise.rollouts.workloads.deployment.hold import hold_deployment
+from kruise.rollouts.workloads.deployment.partition import decide_deployment_partition
+from kruise.rollouts.workloads.deployment.strategy import (
+    ADVANCED_DEPLOYMENT_CONTROL_LABEL,
+    DEPLOYMENT_EXTRA_STATUS_ANNOTATION,
+    DEPLOYMENT_STRATEGY_ANNOTATION,
+)
+from kruise.rollouts.workloads.ops import OpKind, Target, control_info
 from tests.unit.rollouts_engine.test_batchrelease_deployments import br
 from tests.unit.rollouts_engine.test_deployment_workload import deployment, rollout
 

@@ -11,16 +11,17 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Any
 
-from kruise.rollouts.batchrelease.bluegreen import new_rs_replicas_limit
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.api.common import CanaryStepState, RolloutPhase
+from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.rollouts.rollout.bluegreen import (
     CONTINUOUS_RELEASE_MESSAGE,
     blue_green_status,
     canary_view,
     decide,
 )
-from kruise.rollouts.rollout.hashing import release_plan_hash
-from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Observed, WorkloadInfo
+from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Observed, Outcomes
+from kruise.rollouts.workloads.bluegreen import new_rs_replicas_limit
+from kruise.rollouts.workloads.info import WorkloadInfo
 
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 STEPS = [
@@ -85,6 +86,7 @@ class World:
             pod_template_hash=self.update if self.updated else "",
             in_progressing=self.in_progressing,
             in_rollback=self.in_progressing and self.update == self.stable,
+            style="BlueGreen",  # what the port reports for a blue-green Rollout
         )
 
     def batch_view(self) -> BatchView:
@@ -171,7 +173,8 @@ class World:
 def reconcile(ro: dict[str, Any], world: World) -> dict[str, Any]:
     first = decide(ro, Observed(now=world.now, workload=world.info(), batch=world.batch_view()))
     changed = [world.apply(a) for a in first.actions]
-    second = decide(ro, Observed(now=world.now, workload=world.info(), batch=world.batch_view()), changed)
+    outcomes = Outcomes.of(first.actions, changed)
+    second = decide(ro, Observed(now=world.now, workload=world.info(), batch=world.batch_view()), outcomes)
     world.now += datetime.timedelta(seconds=1)
     return {**ro, "status": second.status}
 
@@ -190,7 +193,7 @@ def state(ro: dict[str, Any]) -> tuple[int, str]:
 
 
 def approve(ro: dict[str, Any]) -> dict[str, Any]:
-    bg = {**ro["status"]["blueGreenStatus"], "currentStepState": c.STEP_READY}
+    bg = {**ro["status"]["blueGreenStatus"], "currentStepState": CanaryStepState.STEP_READY}
     return {**ro, "status": {**ro["status"], "blueGreenStatus": bg}}
 
 
@@ -211,23 +214,23 @@ def test_status_views_rename_the_updated_fields_both_ways() -> None:
 
 def test_blue_green_release_surges_steps_waits_at_last_step_and_finalises_in_upstream_order() -> None:
     world = World()
-    ro = run_until(rollout(), world, lambda r: state(r) == (3, c.STEP_COMPLETED))
+    ro = run_until(rollout(), world, lambda r: state(r) == (3, CanaryStepState.COMPLETED))
     assert "canaryStatus" not in ro["status"]
     world.release("v2")
-    ro = run_until(ro, world, lambda r: state(r) == (1, c.STEP_PAUSED))
+    ro = run_until(ro, world, lambda r: state(r) == (1, CanaryStepState.STEP_PAUSED))
     bg = ro["status"]["blueGreenStatus"]
     assert "canaryStatus" not in ro["status"]
     assert (bg["updatedRevision"], bg["updatedReplicas"], bg["updatedReadyReplicas"]) == ("v2", 5, 5)
     assert world.stable_pinned and world.canary_service and world.weight == 0
-    ro = run_until(approve(ro), world, lambda r: state(r) == (2, c.STEP_PAUSED))
+    ro = run_until(approve(ro), world, lambda r: state(r) == (2, CanaryStepState.STEP_PAUSED))
     assert (world.updated, world.weight) == (10, 50)
-    ro = run_until(approve(ro), world, lambda r: state(r) == (3, c.STEP_PAUSED))
+    ro = run_until(approve(ro), world, lambda r: state(r) == (3, CanaryStepState.STEP_PAUSED))
     # the last 100% step does not continue by itself in blue-green
     for _ in range(5):
         ro = reconcile(ro, world)
-    assert state(ro) == (3, c.STEP_PAUSED) and world.weight == 100
+    assert state(ro) == (3, CanaryStepState.STEP_PAUSED) and world.weight == 100
     world.log.clear()
-    ro = run_until(approve(ro), world, lambda r: r["status"]["phase"] == c.PHASE_HEALTHY)
+    ro = run_until(approve(ro), world, lambda r: r["status"]["phase"] == RolloutPhase.HEALTHY)
     assert cond(ro, "Succeeded")["status"] == "True"
     order = [
         k
@@ -257,13 +260,13 @@ def test_blue_green_release_surges_steps_waits_at_last_step_and_finalises_in_ups
 
 def test_rollback_routes_traffic_to_stable_first_then_resumes_the_workload() -> None:
     world = World()
-    ro = run_until(rollout(), world, lambda r: r["status"].get("phase") == c.PHASE_HEALTHY)
+    ro = run_until(rollout(), world, lambda r: r["status"].get("phase") == RolloutPhase.HEALTHY)
     world.release("v2")
-    ro = run_until(ro, world, lambda r: state(r) == (1, c.STEP_PAUSED))
-    ro = run_until(approve(ro), world, lambda r: state(r) == (2, c.STEP_PAUSED))
+    ro = run_until(ro, world, lambda r: state(r) == (1, CanaryStepState.STEP_PAUSED))
+    ro = run_until(approve(ro), world, lambda r: state(r) == (2, CanaryStepState.STEP_PAUSED))
     world.log.clear()
     world.release("v1")  # the user reverts the template
-    ro = run_until(ro, world, lambda r: r["status"]["phase"] == c.PHASE_HEALTHY)
+    ro = run_until(ro, world, lambda r: r["status"]["phase"] == RolloutPhase.HEALTHY)
     firsts = list(
         dict.fromkeys(
             k
@@ -291,15 +294,15 @@ def test_rollback_routes_traffic_to_stable_first_then_resumes_the_workload() -> 
 
 def test_continuous_release_is_refused_with_upstreams_message_until_rolled_back() -> None:
     world = World()
-    ro = run_until(rollout(), world, lambda r: r["status"].get("phase") == c.PHASE_HEALTHY)
+    ro = run_until(rollout(), world, lambda r: r["status"].get("phase") == RolloutPhase.HEALTHY)
     world.release("v2")
-    ro = run_until(ro, world, lambda r: state(r) == (1, c.STEP_PAUSED))
+    ro = run_until(ro, world, lambda r: state(r) == (1, CanaryStepState.STEP_PAUSED))
     world.release("v3")
     for _ in range(3):
         ro = reconcile(ro, world)
     assert ro["status"]["message"] == CONTINUOUS_RELEASE_MESSAGE
     assert cond(ro, "Progressing")["message"] == CONTINUOUS_RELEASE_MESSAGE
-    assert state(ro) == (1, c.STEP_PAUSED) and world.batch is not None  # nothing torn down
+    assert state(ro) == (1, CanaryStepState.STEP_PAUSED) and world.batch is not None  # nothing torn down
     world.release("v2")  # back to the version being released: the release goes on
     ro = reconcile(ro, world)
     assert "manually confirm" in ro["status"]["message"]
@@ -307,14 +310,14 @@ def test_continuous_release_is_refused_with_upstreams_message_until_rolled_back(
 
 def test_a_provisional_revision_becoming_known_is_not_a_continuous_release() -> None:
     world = World()
-    ro = run_until(rollout(), world, lambda r: r["status"].get("phase") == c.PHASE_HEALTHY)
+    ro = run_until(rollout(), world, lambda r: r["status"].get("phase") == RolloutPhase.HEALTHY)
     world.release("v2")
     world.update = "prov"  # no ReplicaSet carries the template yet
-    ro = run_until(ro, world, lambda r: state(r)[1] == c.STEP_UPGRADE)
+    ro = run_until(ro, world, lambda r: state(r)[1] == CanaryStepState.STEP_UPGRADE)
     assert ro["status"]["blueGreenStatus"]["updatedRevision"] == "prov"
     known = world.info()
     world.update = "v2"
     info = WorkloadInfo(**{**known.__dict__, "canary_revision": "v2", "canary_revision_aliases": ("prov",)})
-    d = decide(ro, Observed(now=world.now, workload=info, batch=world.batch_view()), [False])
+    d = decide(ro, Observed(now=world.now, workload=info, batch=world.batch_view()), Outcomes())
     assert d.status["blueGreenStatus"]["updatedRevision"] == "v2"
     assert d.status.get("message") != CONTINUOUS_RELEASE_MESSAGE

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from kruise.rollouts.rollout.constants import (
+from kruise.rollouts.release.constants import (
     IN_PROGRESSING_ANNOTATION,
     ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
     STABLE_REVISION_LABEL,
 )
-from kruise.rollouts.rollout.deployment import deployment_info, new_and_stable
-from kruise.rollouts.rollout.deploymenthold import hold_deployment
-from kruise.rollouts.rollout.podtemplate import (
+from kruise.rollouts.workloads.deployment.hold import hold_deployment
+from kruise.rollouts.workloads.deployment.info import deployment_info, new_and_stable
+from kruise.rollouts.workloads.deployment.podtemplate import (
     equal_ignore_hash,
     provisional_revision,
     safe_encode,

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.api.common import CanaryStepState, ProgressingReason, RolloutConditionType
+from kruise.rollouts.release.rolloutid import workload_rollout_id
 from kruise.rollouts.rollout.model import ActionKind, BatchView
-from kruise.rollouts.rollout.rolloutid import batch_release_annotations, workload_rollout_id
-from kruise.rollouts.rollout.workload import cloneset_info
-from kruise.rollouts.rollout.workloadhold import hold_cloneset
+from kruise.rollouts.rollout.rolloutid import batch_release_annotations
+from kruise.rollouts.workloads.cloneset import cloneset_info, hold_cloneset
 from tests.unit.rollouts_engine.test_upstream_decisions import (
     kinds,
     obs,
@@ -63,15 +63,23 @@ def test_a_rollout_id_annotation_change_alone_enters_a_release() -> None:
 
 # ------------------------------------------------------------------------------ syncBatchRelease
 def test_a_changed_rollout_id_is_pushed_to_the_batchrelease_even_while_paused() -> None:
-    ro = rollout(progressing({"currentStepIndex": 2, "nextStepIndex": 3, "currentStepState": c.STEP_PAUSED}))
+    ro = rollout(
+        progressing(
+            {"currentStepIndex": 2, "nextStepIndex": 3, "currentStepState": CanaryStepState.STEP_PAUSED}
+        )
+    )
     first, second = twice(ro, obs(wl=workload(rollout_id="2"), batch=BatchView(exists=True, rollout_id="1")))
     assert kinds(first) == [ActionKind.SYNC_BATCH_RELEASE_ID]
     assert first.actions[0].payload == {"rolloutID": "2"}
-    assert second.status["canaryStatus"]["currentStepState"] == c.STEP_PAUSED
+    assert second.status["canaryStatus"]["currentStepState"] == CanaryStepState.STEP_PAUSED
 
 
 def test_nothing_to_sync_when_the_ids_agree_or_the_id_is_unknown() -> None:
-    ro = rollout(progressing({"currentStepIndex": 2, "nextStepIndex": 3, "currentStepState": c.STEP_PAUSED}))
+    ro = rollout(
+        progressing(
+            {"currentStepIndex": 2, "nextStepIndex": 3, "currentStepState": CanaryStepState.STEP_PAUSED}
+        )
+    )
     for batch in (BatchView(exists=True, rollout_id="2"), BatchView(exists=True)):
         first, _ = twice(ro, obs(wl=workload(rollout_id="2"), batch=batch))
         assert first.actions == ()
@@ -87,7 +95,7 @@ def no_routing(status: dict[str, Any], annotations: dict[str, str]) -> dict[str,
 
 
 def rollout_hashed(ro: dict[str, Any]) -> dict[str, Any]:
-    from kruise.rollouts.rollout.hashing import rollout_hash
+    from kruise.rollouts.release.hashing import rollout_hash
 
     ro["status"]["canaryStatus"]["rolloutHash"] = rollout_hash(ro)
     return ro
@@ -98,7 +106,9 @@ ROLLED_BACK = {"canary_revision": "v1", "pod_template_hash": "v1", "in_rollback"
 
 def test_rollback_in_batch_restarts_at_step_one_with_the_stable_revision_as_canary() -> None:
     ro = no_routing(
-        progressing({"currentStepIndex": 2, "nextStepIndex": 3, "currentStepState": c.STEP_PAUSED}),
+        progressing(
+            {"currentStepIndex": 2, "nextStepIndex": 3, "currentStepState": CanaryStepState.STEP_PAUSED}
+        ),
         {IN_BATCH: "true"},
     )
     _, second = twice(ro, obs(wl=workload(**ROLLED_BACK)))
@@ -106,12 +116,14 @@ def test_rollback_in_batch_restarts_at_step_one_with_the_stable_revision_as_cana
     assert (cs["currentStepIndex"], cs["nextStepIndex"], cs["currentStepState"]) == (
         1,
         2,
-        c.BEFORE_STEP_UPGRADE,
+        CanaryStepState.BEFORE_STEP_UPGRADE,
     )
     assert cs["canaryRevision"] == "v1"
     assert (
-        next(x for x in second.status["conditions"] if x["type"] == c.COND_PROGRESSING)["reason"]
-        == c.REASON_IN_ROLLING
+        next(x for x in second.status["conditions"] if x["type"] == RolloutConditionType.PROGRESSING)[
+            "reason"
+        ]
+        == ProgressingReason.IN_ROLLING
     )
 
 
@@ -124,13 +136,17 @@ def test_rollback_in_batch_restarts_at_step_one_with_the_stable_revision_as_cana
     ],
 )
 def test_otherwise_a_rollback_cancels_at_once(annotations: dict[str, str], routed: bool) -> None:
-    status = progressing({"currentStepIndex": 2, "nextStepIndex": 3, "currentStepState": c.STEP_PAUSED})
+    status = progressing(
+        {"currentStepIndex": 2, "nextStepIndex": 3, "currentStepState": CanaryStepState.STEP_PAUSED}
+    )
     ro = rollout(status, steps=STEPS) if routed else no_routing(status, annotations)
     ro["metadata"]["annotations"] = annotations
     _, second = twice(ro, obs(wl=workload(**ROLLED_BACK)))
     assert (
-        next(x for x in second.status["conditions"] if x["type"] == c.COND_PROGRESSING)["reason"]
-        == c.REASON_CANCELLING
+        next(x for x in second.status["conditions"] if x["type"] == RolloutConditionType.PROGRESSING)[
+            "reason"
+        ]
+        == ProgressingReason.CANCELLING
     )
 
 
@@ -140,7 +156,7 @@ def test_the_batchrelease_carries_the_annotation_only_while_rolling_back() -> No
             {
                 "currentStepIndex": 1,
                 "nextStepIndex": 2,
-                "currentStepState": c.STEP_UPGRADE,
+                "currentStepState": CanaryStepState.STEP_UPGRADE,
                 "canaryRevision": "v1",
             }
         ),

@@ -10,13 +10,21 @@ from typing import Any
 
 import pytest
 
-from kruise.rollouts.batchrelease.decide import decide_cloneset
-from kruise.rollouts.rollout import constants as c
-from kruise.rollouts.rollout.canary import batch_release_spec
-from kruise.rollouts.rollout.hashing import rollout_hash
-from kruise.rollouts.rollout.machine import decide, recalculate_step
-from kruise.rollouts.rollout.model import ActionKind, BatchView, Decision, Observed, WorkloadInfo
-from kruise.rollouts.rollout.timefmt import fmt_time
+from kruise.rollouts.api.common import (
+    CanaryStepState,
+    FinalisingStepType,
+    ProgressingReason,
+    RolloutConditionType,
+    RolloutPhase,
+)
+from kruise.rollouts.release.hashing import rollout_hash
+from kruise.rollouts.release.timefmt import fmt_time
+from kruise.rollouts.rollout.machine import decide
+from kruise.rollouts.rollout.model import ActionKind, BatchView, Decision, Observed, Outcomes
+from kruise.rollouts.rollout.requests import batch_release_spec
+from kruise.rollouts.rollout.stepjump import recalculate_step
+from kruise.rollouts.workloads.cloneset import decide_cloneset
+from kruise.rollouts.workloads.info import WorkloadInfo
 
 T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 ROUTING = {"service": "web", "gracePeriodSeconds": 2, "gateway": {"httpRouteName": "web"}}
@@ -46,6 +54,7 @@ def workload(**kw: Any) -> WorkloadInfo:
         in_progressing=True,
         in_rollback=False,
         generation=3,
+        rollback_in_batches=True,  # what the CloneSet port reports
     )
     base.update(kw)
     return WorkloadInfo(**base)
@@ -69,7 +78,7 @@ def rollout(
     return ro
 
 
-def progressing(cs: dict[str, Any], reason: str = c.REASON_IN_ROLLING) -> dict[str, Any]:
+def progressing(cs: dict[str, Any], reason: str = ProgressingReason.IN_ROLLING) -> dict[str, Any]:
     """A Progressing status whose sub-status is ``cs``."""
     sub = {
         "canaryRevision": "v2",
@@ -79,9 +88,14 @@ def progressing(cs: dict[str, Any], reason: str = c.REASON_IN_ROLLING) -> dict[s
         **cs,
     }
     return {
-        "phase": c.PHASE_PROGRESSING,
+        "phase": RolloutPhase.PROGRESSING,
         "conditions": [
-            {"type": c.COND_PROGRESSING, "status": "True", "reason": reason, "lastUpdateTime": fmt_time(T0)}
+            {
+                "type": RolloutConditionType.PROGRESSING,
+                "status": "True",
+                "reason": reason,
+                "lastUpdateTime": fmt_time(T0),
+            }
         ],
         "canaryStatus": sub,
     }
@@ -100,7 +114,7 @@ def twice(ro: dict[str, Any], o: Observed, outcomes: list[bool] | None = None) -
     changed = outcomes if outcomes is not None else [False] * len(first.actions)
     if first.sequential and True in changed:
         changed = changed[: changed.index(True) + 1]
-    return first, decide(ro, o, changed)
+    return first, decide(ro, o, Outcomes.of(first.actions, changed))
 
 
 def kinds(d: Decision) -> list[ActionKind]:
@@ -110,17 +124,25 @@ def kinds(d: Decision) -> list[ActionKind]:
 # ----------------------------------------------------------------------------------- status sync
 def test_paused_step_follows_the_batchrelease_counts_after_scaling() -> None:
     """syncBatchRelease runs whatever the state: scaling in StepPaused updates canaryReplicas."""
-    ro = rollout(progressing({"currentStepIndex": 1, "nextStepIndex": 2, "currentStepState": c.STEP_PAUSED}))
+    ro = rollout(
+        progressing(
+            {"currentStepIndex": 1, "nextStepIndex": 2, "currentStepState": CanaryStepState.STEP_PAUSED}
+        )
+    )
     batch = BatchView(exists=True, updated_replicas=3, updated_ready_replicas=2)
     _, second = twice(ro, obs(batch=batch))
     cs = second.status["canaryStatus"]
     assert (cs["canaryReplicas"], cs["canaryReadyReplicas"]) == (3, 2)
-    assert cs["currentStepState"] == c.STEP_PAUSED
+    assert cs["currentStepState"] == CanaryStepState.STEP_PAUSED
 
 
 def test_observed_workload_generation_and_rollout_id_follow_the_workload() -> None:
     """calculateRolloutStatus refreshes them while the canary revision is the workload's."""
-    ro = rollout(progressing({"currentStepIndex": 1, "nextStepIndex": 2, "currentStepState": c.STEP_PAUSED}))
+    ro = rollout(
+        progressing(
+            {"currentStepIndex": 1, "nextStepIndex": 2, "currentStepState": CanaryStepState.STEP_PAUSED}
+        )
+    )
     _, second = twice(ro, obs(wl=workload(generation=7)))
     cs = second.status["canaryStatus"]
     assert cs["observedWorkloadGeneration"] == 7
@@ -145,7 +167,7 @@ def test_workload_not_found_resets_the_status() -> None:
     d = decide(ro, Observed(now=T0, workload=None, batch=BatchView.absent()))
     assert d.status == {
         "observedGeneration": 1,
-        "phase": c.PHASE_INITIAL,
+        "phase": RolloutPhase.INITIAL,
         "message": "Workload Not Found",
         "currentStepIndex": 0,
         "currentStepState": "",
@@ -154,48 +176,58 @@ def test_workload_not_found_resets_the_status() -> None:
 
 def test_settled_workload_first_healthy_then_completed_at_the_last_step() -> None:
     first = decide(rollout(), obs(wl=workload(in_progressing=False, canary_revision="v1")))
-    assert (first.status["phase"], first.status["message"]) == (c.PHASE_HEALTHY, "rollout is healthy")
+    assert (first.status["phase"], first.status["message"]) == (RolloutPhase.HEALTHY, "rollout is healthy")
     assert "canaryStatus" not in first.status
     second = decide({**rollout(), "status": first.status}, obs(wl=workload(in_progressing=False)))
     cs = second.status["canaryStatus"]
     assert second.status["message"] == "workload deployment is completed"
-    assert (cs["currentStepIndex"], cs["nextStepIndex"], cs["currentStepState"]) == (4, -1, c.STEP_COMPLETED)
+    assert (cs["currentStepIndex"], cs["nextStepIndex"], cs["currentStepState"]) == (
+        4,
+        -1,
+        CanaryStepState.COMPLETED,
+    )
     assert cs["observedRolloutID"] == "v2"
 
 
 def test_disabling_a_progressing_rollout_says_so_then_finalises() -> None:
-    ro = rollout(progressing({"currentStepIndex": 1, "currentStepState": c.STEP_PAUSED}))
+    ro = rollout(progressing({"currentStepIndex": 1, "currentStepState": CanaryStepState.STEP_PAUSED}))
     ro["spec"]["disabled"] = True
     d = decide(ro, obs())
     assert (d.status["phase"], d.status["message"]) == (
-        c.PHASE_DISABLING,
+        RolloutPhase.DISABLING,
         "Disabling rollout, release resources",
     )
     assert not d.actions
 
 
 def test_enabling_a_disabled_rollout_makes_it_healthy_at_once() -> None:
-    ro = rollout({"phase": c.PHASE_DISABLED, "message": "Rollout is disabled"})
+    ro = rollout({"phase": RolloutPhase.DISABLED, "message": "Rollout is disabled"})
     d = decide(ro, obs(wl=workload(in_progressing=False)))
-    assert (d.status["phase"], d.status["message"]) == (c.PHASE_HEALTHY, "rollout is healthy")
+    assert (d.status["phase"], d.status["message"]) == (RolloutPhase.HEALTHY, "rollout is healthy")
 
 
 def test_initializing_waits_a_grace_period_before_rolling() -> None:
     """doProgressingInitializing: 3 s after entering Initializing, for a late Rollout spec update."""
-    ro = rollout(progressing({}, reason=c.REASON_INITIALIZING))
+    ro = rollout(progressing({}, reason=ProgressingReason.INITIALIZING))
     early = decide(ro, obs(now=at(1)))
-    assert early.status["conditions"][0]["reason"] == c.REASON_INITIALIZING
-    assert early.status["canaryStatus"]["currentStepState"] == c.BEFORE_STEP_UPGRADE
+    assert early.status["conditions"][0]["reason"] == ProgressingReason.INITIALIZING
+    assert early.status["canaryStatus"]["currentStepState"] == CanaryStepState.BEFORE_STEP_UPGRADE
     assert early.requeue_after == pytest.approx(2.0)
     late = decide(ro, obs(now=at(3)))
-    assert late.status["conditions"][0]["reason"] == c.REASON_IN_ROLLING
+    assert late.status["conditions"][0]["reason"] == ProgressingReason.IN_ROLLING
 
 
 # ----------------------------------------------------------------------------------- teardown
 def test_step_without_traffic_tears_routing_down_in_order_with_grace() -> None:
     """FinalisingTrafficRouting: stable Service, routes, canary Service, each then the grace."""
     ro = rollout(
-        progressing({"currentStepIndex": 2, "nextStepIndex": 3, "currentStepState": c.BEFORE_STEP_UPGRADE})
+        progressing(
+            {
+                "currentStepIndex": 2,
+                "nextStepIndex": 3,
+                "currentStepState": CanaryStepState.BEFORE_STEP_UPGRADE,
+            }
+        )
     )
     first, second = twice(ro, obs(), [True, True, True])
     assert first.sequential
@@ -206,8 +238,8 @@ def test_step_without_traffic_tears_routing_down_in_order_with_grace() -> None:
     ]
     cs = second.status["canaryStatus"]
     assert (cs["finalisingStep"], cs["currentStepState"]) == (
-        c.FIN_RESTORE_STABLE_SERVICE,
-        c.BEFORE_STEP_UPGRADE,
+        FinalisingStepType.RESTORE_STABLE_SERVICE,
+        CanaryStepState.BEFORE_STEP_UPGRADE,
     )
 
     # within the grace period nothing runs (a status write wakes us early)
@@ -218,27 +250,28 @@ def test_step_without_traffic_tears_routing_down_in_order_with_grace() -> None:
     # after it: the routes (stable Service already fine), then wait again
     first, second = twice(ro, obs(now=at(2.5)), [False, True, True])
     assert kinds(first)[0] == ActionKind.RESTORE_STABLE_SERVICE
-    assert second.status["canaryStatus"]["finalisingStep"] == c.FIN_ROUTE_TRAFFIC_TO_STABLE
+    assert second.status["canaryStatus"]["finalisingStep"] == FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE
 
     ro = {**ro, "status": second.status}
     first, second = twice(ro, obs(now=at(5)), [False, False])
     assert kinds(first) == [ActionKind.RESTORE_ROUTES, ActionKind.DELETE_CANARY_SERVICE]
     cs = second.status["canaryStatus"]
-    assert (cs["finalisingStep"], cs["currentStepState"]) == ("", c.STEP_UPGRADE)
+    assert (cs["finalisingStep"], cs["currentStepState"]) == ("", CanaryStepState.STEP_UPGRADE)
 
 
 def test_step_with_traffic_pins_the_stable_service_only_before_the_first_batch() -> None:
     steps = [dict(STEPS[0]), {"replicas": "60%", "traffic": "60%"}, {"replicas": "100%"}]
     for index, pinned in ((1, True), (2, False)):
         ro = rollout(
-            progressing({"currentStepIndex": index, "currentStepState": c.BEFORE_STEP_UPGRADE}), steps=steps
+            progressing({"currentStepIndex": index, "currentStepState": CanaryStepState.BEFORE_STEP_UPGRADE}),
+            steps=steps,
         )
         assert (ActionKind.PIN_STABLE_SERVICE in kinds(decide(ro, obs()))) is pinned
 
 
 def test_disable_generate_canary_service_never_pins_the_stable_service() -> None:
     ro = rollout(
-        progressing({"currentStepIndex": 1, "currentStepState": c.STEP_TRAFFIC_ROUTING}),
+        progressing({"currentStepIndex": 1, "currentStepState": CanaryStepState.STEP_TRAFFIC_ROUTING}),
         disableGenerateCanaryService=True,
     )
     assert ActionKind.PIN_STABLE_SERVICE not in kinds(decide(ro, obs()))
@@ -248,7 +281,8 @@ def test_step_request_header_modifier_reaches_the_routes() -> None:
     modifier = {"set": [{"name": "x-canary", "value": "1"}]}
     steps = [{**STEPS[0], "requestHeaderModifier": modifier}, *STEPS[1:]]
     ro = rollout(
-        progressing({"currentStepIndex": 1, "currentStepState": c.STEP_TRAFFIC_ROUTING}), steps=steps
+        progressing({"currentStepIndex": 1, "currentStepState": CanaryStepState.STEP_TRAFFIC_ROUTING}),
+        steps=steps,
     )
     ensure = next(a for a in decide(ro, obs()).actions if a.kind == ActionKind.ENSURE_ROUTES)
     assert ensure.payload["intent"]["requestHeaderModifier"] == modifier
@@ -258,9 +292,30 @@ def test_step_request_header_modifier_reaches_the_routes() -> None:
 @pytest.mark.parametrize(
     ("current", "state", "target", "canary", "want_state"),
     [
-        pytest.param(3, c.STEP_PAUSED, 2, 6, c.BEFORE_STEP_UPGRADE, id="back to a smaller step"),
-        pytest.param(3, c.STEP_UPGRADE, 1, 2, c.STEP_TRAFFIC_ROUTING, id="pods already there: routing"),
-        pytest.param(1, c.STEP_TRAFFIC_ROUTING, 4, 2, c.BEFORE_STEP_UPGRADE, id="any state jumps"),
+        pytest.param(
+            3,
+            CanaryStepState.STEP_PAUSED,
+            2,
+            6,
+            CanaryStepState.BEFORE_STEP_UPGRADE,
+            id="back to a smaller step",
+        ),
+        pytest.param(
+            3,
+            CanaryStepState.STEP_UPGRADE,
+            1,
+            2,
+            CanaryStepState.STEP_TRAFFIC_ROUTING,
+            id="pods already there: routing",
+        ),
+        pytest.param(
+            1,
+            CanaryStepState.STEP_TRAFFIC_ROUTING,
+            4,
+            2,
+            CanaryStepState.BEFORE_STEP_UPGRADE,
+            id="any state jumps",
+        ),
     ],
 )
 def test_patched_next_step_index_jumps(
@@ -285,7 +340,11 @@ def test_patched_next_step_index_jumps(
 
 
 def test_invalid_next_step_index_is_corrected() -> None:
-    ro = rollout(progressing({"currentStepIndex": 2, "nextStepIndex": 9, "currentStepState": c.STEP_PAUSED}))
+    ro = rollout(
+        progressing(
+            {"currentStepIndex": 2, "nextStepIndex": 9, "currentStepState": CanaryStepState.STEP_PAUSED}
+        )
+    )
     assert decide(ro, obs()).status["canaryStatus"]["nextStepIndex"] == 3
 
 
@@ -311,7 +370,7 @@ def test_plan_change_reruns_the_current_step_from_traffic_routing() -> None:
             {
                 "currentStepIndex": 3,
                 "nextStepIndex": 4,
-                "currentStepState": c.STEP_PAUSED,
+                "currentStepState": CanaryStepState.STEP_PAUSED,
                 "canaryReplicas": 6,
                 "rolloutHash": "old",
             }
@@ -328,7 +387,7 @@ def test_plan_change_reruns_the_current_step_from_traffic_routing() -> None:
     assert (cs["currentStepIndex"], cs["nextStepIndex"], cs["currentStepState"]) == (
         3,
         4,
-        c.STEP_TRAFFIC_ROUTING,
+        CanaryStepState.STEP_TRAFFIC_ROUTING,
     )
     assert cs["rolloutHash"] != "old"
 
@@ -339,7 +398,7 @@ def test_plan_change_landing_on_the_next_step_continues() -> None:
             {
                 "currentStepIndex": 2,
                 "nextStepIndex": 3,
-                "currentStepState": c.STEP_PAUSED,
+                "currentStepState": CanaryStepState.STEP_PAUSED,
                 "rolloutHash": "old",
             }
         )
@@ -347,13 +406,13 @@ def test_plan_change_landing_on_the_next_step_continues() -> None:
     ro["spec"]["strategy"]["canary"]["steps"][1] = {"replicas": "30%", "pause": {}}  # fewer than released
     d = decide(ro, obs(batch=BatchView(exists=True, partition_replicas="40%")))
     cs = d.status["canaryStatus"]
-    assert (cs["currentStepIndex"], cs["currentStepState"]) == (2, c.STEP_READY)
+    assert (cs["currentStepIndex"], cs["currentStepState"]) == (2, CanaryStepState.STEP_READY)
 
 
 # ----------------------------------------------------------------------------------- continuous
 def test_continuous_release_resets_in_upstream_order() -> None:
     """doProgressingReset: routes (grace) -> BatchRelease gone -> canary Service -> Initializing."""
-    status = progressing({"currentStepIndex": 2, "currentStepState": c.STEP_PAUSED})
+    status = progressing({"currentStepIndex": 2, "currentStepState": CanaryStepState.STEP_PAUSED})
     ro = rollout(status)
     v3 = workload(canary_revision="v3", pod_template_hash="v3")
     batch = BatchView(exists=True)
@@ -361,19 +420,21 @@ def test_continuous_release_resets_in_upstream_order() -> None:
     assert kinds(first) == [ActionKind.RESTORE_ROUTES]
     ro = {**ro, "status": second.status}
     first, second = twice(ro, obs(now=at(1), wl=v3, batch=batch))  # within the grace period
-    assert second.status["canaryStatus"]["finalisingStep"] == c.FIN_ROUTE_TRAFFIC_TO_STABLE
+    assert second.status["canaryStatus"]["finalisingStep"] == FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE
     first, second = twice(ro, obs(now=at(3), wl=v3, batch=batch))
-    assert second.status["canaryStatus"]["finalisingStep"] == c.FIN_RELEASE_WORKLOAD
+    assert second.status["canaryStatus"]["finalisingStep"] == FinalisingStepType.RELEASE_WORKLOAD_CONTROL
     ro = {**ro, "status": second.status}
     first, second = twice(ro, obs(now=at(3), wl=v3, batch=batch), [True])
     assert kinds(first) == [ActionKind.DELETE_BATCH_RELEASE]
-    assert second.status["canaryStatus"]["finalisingStep"] == c.FIN_RELEASE_WORKLOAD  # until it is gone
+    assert (
+        second.status["canaryStatus"]["finalisingStep"] == FinalisingStepType.RELEASE_WORKLOAD_CONTROL
+    )  # until it is gone
     first, second = twice(ro, obs(now=at(4), wl=v3))
     ro = {**ro, "status": second.status}
     first, second = twice(ro, obs(now=at(4), wl=v3))
     assert kinds(first) == [ActionKind.DELETE_CANARY_SERVICE]
     assert "canaryStatus" not in second.status
-    assert second.status["conditions"][0]["reason"] == c.REASON_INITIALIZING
+    assert second.status["conditions"][0]["reason"] == ProgressingReason.INITIALIZING
     assert second.status["message"] == "Workload is continuous release"
 
 
@@ -381,13 +442,15 @@ def test_continuous_release_resets_in_upstream_order() -> None:
 @pytest.mark.parametrize(
     ("reason", "policy"),
     [
-        pytest.param(c.REASON_FINALISING, "WaitResume", id="success waits for every pod"),
-        pytest.param(c.REASON_CANCELLING, "Immediate", id="rollback does not"),
+        pytest.param(ProgressingReason.FINALISING, "WaitResume", id="success waits for every pod"),
+        pytest.param(ProgressingReason.CANCELLING, "Immediate", id="rollback does not"),
     ],
 )
 def test_finalizing_policy(reason: str, policy: str) -> None:
-    step = c.FIN_RESUME_WORKLOAD
-    ro = rollout(progressing({"currentStepState": c.STEP_COMPLETED, "finalisingStep": step}, reason=reason))
+    step = FinalisingStepType.RESUME_WORKLOAD
+    ro = rollout(
+        progressing({"currentStepState": CanaryStepState.COMPLETED, "finalisingStep": step}, reason=reason)
+    )
     d = decide(ro, obs(batch=BatchView(exists=True)))
     finalize = next(a for a in d.actions if a.kind == ActionKind.FINALIZE_BATCH_RELEASE)
     assert finalize.payload["spec"]["releasePlan"]["finalizingPolicy"] == policy

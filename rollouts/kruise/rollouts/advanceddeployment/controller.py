@@ -35,9 +35,9 @@ from kruise.rollouts.advanceddeployment.replicasets import (
     MAX_REPLICAS_ANNOTATION,
 )
 from kruise.rollouts.advanceddeployment.rolling import RolloutDecision, decide_rollout, under_control
-from kruise.rollouts.advanceddeployment.strategy import DEPLOYMENT_EXTRA_STATUS_ANNOTATION
-from kruise.rollouts.objects import spec_replicas
-from kruise.rollouts.rollout.podtemplate import equal_ignore_hash
+from kruise.rollouts.release.objects import spec_replicas
+from kruise.rollouts.workloads.deployment.podtemplate import equal_ignore_hash
+from kruise.rollouts.workloads.deployment.strategy import DEPLOYMENT_EXTRA_STATUS_ANNOTATION
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]

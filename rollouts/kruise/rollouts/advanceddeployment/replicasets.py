@@ -11,7 +11,7 @@ Follows kube-controller-manager's Deployment controller (``pkg/controller/deploy
   ``deployment.kubernetes.io/revision`` = highest old revision + 1,
   ``desired-replicas`` = ``spec.replicas`` and ``max-replicas`` = ``spec.replicas`` (what the
   native controller computes for a ``Recreate`` Deployment, so the two never rewrite each other);
-- ``hash`` is :func:`~kruise.rollouts.rollout.podtemplate.provisional_revision` (kube's own
+- ``hash`` is :func:`~kruise.rollouts.workloads.deployment.podtemplate.provisional_revision` (kube's own
   hash cannot be recomputed outside its binary, see ``docs/design.md``); the native controller
   finds the ReplicaSet by template, not by name, so it adopts it as its new ReplicaSet later;
 - the Deployment status (``calculateStatus``): ``replicas``/``readyReplicas``/
@@ -25,9 +25,9 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.rollouts.objects import meta, spec_replicas
-from kruise.rollouts.rollout.constants import DEPLOYMENT_REVISION_ANNOTATION, POD_TEMPLATE_HASH_LABEL
-from kruise.rollouts.rollout.podtemplate import (
+from kruise.rollouts.release.constants import DEPLOYMENT_REVISION_ANNOTATION, POD_TEMPLATE_HASH_LABEL
+from kruise.rollouts.release.objects import meta, spec_replicas
+from kruise.rollouts.workloads.deployment.podtemplate import (
     equal_ignore_hash,
     fnv32a,
     provisional_revision,

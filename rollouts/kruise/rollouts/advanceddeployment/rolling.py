@@ -2,7 +2,7 @@
 
 Mirrors Kruise Rollouts' ``pkg/controller/deployment`` (``deployment_controller.go``,
 ``rolling.go``, ``sync.go``), kube's rolling update with a *partition*: the new ReplicaSet grows
-only up to :func:`~kruise.rollouts.advanceddeployment.strategy.new_rs_limit`, the old ones keep
+only up to :func:`~kruise.rollouts.workloads.deployment.strategy.new_rs_limit`, the old ones keep
 the rest.
 
 - **Whose**: Deployments under rollout control (``IsUnderRolloutControl``: the BatchRelease
@@ -48,19 +48,19 @@ from kruise.rollouts.advanceddeployment.replicasets import (
     status_int,
 )
 from kruise.rollouts.advanceddeployment.scaling import paused_sizes
-from kruise.rollouts.advanceddeployment.strategy import (
+from kruise.rollouts.release.constants import (
+    BATCH_RELEASE_CONTROL_ANNOTATION,
+    POD_TEMPLATE_HASH_LABEL,
+    STABLE_REVISION_LABEL,
+)
+from kruise.rollouts.release.objects import meta, spec_replicas
+from kruise.rollouts.workloads.deployment.strategy import (
     DeploymentStrategy,
     dump_extra_status,
     fenceposts,
     new_rs_limit,
     strategy_of,
     with_defaults,
-)
-from kruise.rollouts.objects import meta, spec_replicas
-from kruise.rollouts.rollout.constants import (
-    BATCH_RELEASE_CONTROL_ANNOTATION,
-    POD_TEMPLATE_HASH_LABEL,
-    STABLE_REVISION_LABEL,
 )
 
 JSON = dict[str, Any]

@@ -32,8 +32,8 @@ from kruise.rollouts.advanceddeployment.replicasets import (
     created,
     status_int,
 )
-from kruise.rollouts.advanceddeployment.strategy import DeploymentStrategy, fenceposts
-from kruise.rollouts.objects import meta, spec_replicas
+from kruise.rollouts.release.objects import meta, spec_replicas
+from kruise.rollouts.workloads.deployment.strategy import DeploymentStrategy, fenceposts
 
 RS = Mapping[str, Any]
 

@@ -24,15 +24,19 @@ __all__ = [
     "TRAFFIC_ROUTING_ANNOTATION",
     "V1ALPHA1",
     "V1BETA1",
+    "BatchReleaseBatchState",
     "CanaryStepState",
+    "FinaliseReason",
     "FinalisingStepType",
     "FinalizingPolicyType",
     "ObjectRef",
     "PatchPodTemplateMetadata",
+    "ProgressingReason",
     "RollingStyle",
     "RolloutCondition",
     "RolloutConditionType",
     "RolloutPhase",
+    "TerminatingReason",
 ]
 
 GROUP = "rollouts.kruise.io"
@@ -80,7 +84,8 @@ class CanaryStepState(StrEnum):
 
 
 class FinalisingStepType(StrEnum):
-    """``FinalisingStepType``: progress of finalisation, stored in ``status.*.finalisingStep``."""
+    """``FinalisingStepType``: progress of finalisation, stored in ``status.*.finalisingStep``
+    (``RevertWorkload`` is kruise's: an aborted analysis puts the stable template back)."""
 
     ROUTE_TRAFFIC_TO_NEW = "FinalisingStepRouteTrafficToNew"
     ROUTE_TRAFFIC_TO_STABLE = "FinalisingStepRouteTrafficToStable"
@@ -88,8 +93,45 @@ class FinalisingStepType(StrEnum):
     REMOVE_CANARY_SERVICE = "RemoveCanaryService"
     RESUME_WORKLOAD = "ResumeWorkload"
     RELEASE_WORKLOAD_CONTROL = "ReleaseWorkloadControl"
+    REVERT_WORKLOAD = "RevertWorkload"
     END = "END"
     WAIT_ENDLESS = "WaitEndless"
+
+
+class ProgressingReason(StrEnum):
+    """Reasons of the ``Progressing`` condition (``ProgressingReason*``)."""
+
+    INITIALIZING = "Initializing"
+    IN_ROLLING = "InRolling"
+    FINALISING = "Finalising"
+    COMPLETED = "Completed"
+    CANCELLING = "Cancelling"
+    PAUSED = "Paused"
+
+
+class TerminatingReason(StrEnum):
+    """Reasons of the ``Terminating`` condition (``TerminatingReason*``)."""
+
+    IN_TERMINATING = "InTerminating"
+    COMPLETED = "Completed"
+
+
+class FinaliseReason(StrEnum):
+    """Why a release is finalised (``FinaliseReason*``; ``Abort`` is kruise's failed analysis)."""
+
+    SUCCESS = "Success"
+    ROLLBACK = "Rollback"
+    ABORT = "Abort"
+    DISABLED = "RolloutDisabled"
+    DELETING = "RolloutDeleting"
+
+
+class BatchReleaseBatchState(StrEnum):
+    """``BatchReleaseBatchStateType``: the state of the current batch of a BatchRelease."""
+
+    UPGRADING = "Upgrading"
+    VERIFYING = "Verifying"
+    READY = "Ready"
 
 
 class RollingStyle(StrEnum):

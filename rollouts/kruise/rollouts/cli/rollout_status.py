@@ -26,7 +26,6 @@ from kruise.core.errors import KruiseError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, INGRESSES, PODS
 from kruise.rollouts.api.common import ROLLOUT_ID_LABEL
-from kruise.rollouts.batchrelease.podlabels import batch_summary
 from kruise.rollouts.cli.durations import parse_duration
 from kruise.rollouts.cli.kubectx import fail, run_kube, target_of
 from kruise.rollouts.cli.output import FilenameOpt, Targets, resolve
@@ -41,9 +40,10 @@ from kruise.rollouts.cli.status_view import (
     progress_lines,
     progress_of,
 )
+from kruise.rollouts.release.constants import ROLLOUT_LABEL
 from kruise.rollouts.resources import ROLLOUTS
-from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
 from kruise.rollouts.rollout.outcome import release_outcome, sub_status
+from kruise.rollouts.workloads.podlabels import batch_summary
 from kruise.traffic.resources import HTTPROUTES, VIRTUALSERVICES
 
 EXIT_DONE, EXIT_FAILED, EXIT_TIMEOUT = 0, 1, 2

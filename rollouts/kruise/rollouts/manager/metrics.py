@@ -25,11 +25,12 @@ from prometheus_client.registry import Collector
 
 from kruise.analysis.metrics import AnalysisRunCollector
 from kruise.analysis.resources import ANALYSIS_RUNS
-from kruise.core.kube.resources import CLONESETS, DAEMONSETS, DEPLOYMENTS, STATEFULSETS, Resource
+from kruise.core.kube.resources import CLONESETS, DAEMONSETS, STATEFULSETS, Resource
 from kruise.core.metrics import ObjectProvider, object_key, read_objects
 from kruise.core.runtime import Informers
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.metrics import RolloutCollector, WorkloadLookup
+from kruise.rollouts.workloads.registry import kind_for
 from kruise.workloads.cloneset.metrics import CloneSetStateCollector
 from kruise.workloads.daemonset.metrics import DaemonSetStateCollector
 from kruise.workloads.statefulset.metrics import StatefulSetStateCollector
@@ -145,15 +146,12 @@ def read_informers(sources: StateSources, informers: Informers) -> None:
     sources.analysis_runs = listing(ANALYSIS_RUNS)
 
     def workload(namespace: str, ref: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        resource = _WORKLOADS.get(str(ref.get("kind")))
-        if resource is None or resource not in informers:
+        kind = kind_for(ref)
+        if kind is None or kind.resource not in informers:
             return None
-        return informers.get(resource, f"{namespace}/{ref.get('name')}")
+        return informers.get(kind.resource, f"{namespace}/{ref.get('name')}")
 
     sources.workload = workload
-
-
-_WORKLOADS = {"CloneSet": CLONESETS, "Deployment": DEPLOYMENTS}
 
 
 def register(collectors: Iterable[Collector]) -> None:

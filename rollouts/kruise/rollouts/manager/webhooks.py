@@ -10,11 +10,6 @@ from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
 from kruise.core.webhook.conversion import answer_conversion, desired_group
 from kruise.rollouts.api.conversion import convert_review
 from kruise.rollouts.manager.options import ManagerOptions
-from kruise.rollouts.rollout.deployment_webhook import (
-    HOLD_DEPLOYMENT_PATH,
-    DeploymentHoldWebhook,
-    deployment_webhook_specs,
-)
 from kruise.rollouts.rollout.rollout_webhooks import (
     CONVERT_PATH,
     MUTATE_ROLLOUT_PATH,
@@ -23,7 +18,7 @@ from kruise.rollouts.rollout.rollout_webhooks import (
     rollout_webhook_specs,
 )
 from kruise.rollouts.rollout.rollout_webhooks import CONVERTED_CRDS as ROLLOUT_CONVERTED_CRDS
-from kruise.rollouts.rollout.webhooks import HOLD_CLONESET_PATH, WorkloadWebhooks, workload_webhook_specs
+from kruise.rollouts.workloads.holdwebhook import hold_webhook_specs, hold_webhooks
 from kruise.workloads.api.statefulset_conversion import convert_statefulset
 from kruise.workloads.cloneset.webhooks import (
     MUTATE_PATH,
@@ -67,8 +62,7 @@ def webhook_specs(options: ManagerOptions) -> list[WebhookSpec]:
         *cloneset_webhook_specs(settings, deletion_protection=protection),
         *statefulset_webhook_specs(settings, deletion_protection=protection),
         *daemonset_webhook_specs(settings),
-        *workload_webhook_specs(settings),
-        *deployment_webhook_specs(settings),
+        *hold_webhook_specs(settings),
         *rollout_webhook_specs(settings),
     ]
 
@@ -94,8 +88,8 @@ def register_webhooks(server: WebhookServer, kube: KubeClient, options: ManagerO
     daemonset = DaemonSetWebhooks(kube)
     server.register(MUTATE_DAEMONSET_PATH, daemonset.mutate)
     server.register(VALIDATE_DAEMONSET_PATH, daemonset.validate)
-    server.register(HOLD_CLONESET_PATH, WorkloadWebhooks(kube).hold_cloneset)
-    server.register(HOLD_DEPLOYMENT_PATH, DeploymentHoldWebhook(kube).hold)
+    for path, hold in hold_webhooks(kube).items():
+        server.register(path, hold)
     rollout = RolloutWebhooks(kube, partition_percent_limit=options.partition_percent_limit)
     server.register(MUTATE_ROLLOUT_PATH, rollout.mutate)
     server.register(VALIDATE_ROLLOUT_PATH, rollout.validate)

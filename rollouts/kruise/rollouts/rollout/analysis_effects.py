@@ -9,7 +9,7 @@
   template later, as a GitOps sync may, lets the release go on).
 - ``terminate_runs``: at the end of a release, terminate the Rollout's runs still going.
 - ``phases``: run name -> phase for the Rollout's runs (from the informer cache).
-- ``revert_cloneset``: put the stable revision's template back into the CloneSet.
+- ``revert_workload``: put the stable revision's template back into the workload.
 """
 
 from __future__ import annotations
@@ -24,12 +24,15 @@ from kruise.analysis.templates import TERMINATE_PATCH, build_run, run_phase
 from kruise.core.api import OwnerReference
 from kruise.core.errors import AlreadyExistsError, InvalidError, NotFoundError, PermanentError
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS
-from kruise.rollouts.rollout.analysis_gate import ROLLOUT_LABEL
+from kruise.core.kube.resources import CONTROLLER_REVISIONS
+from kruise.rollouts.release.constants import ROLLOUT_LABEL
+from kruise.rollouts.workloads.registry import Found, resources
 from kruise.workloads.revisions import template_of_revision
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
+WORKLOAD_RESOURCES = resources()
+"""What an aborted release may revert (every registered kind's resource)."""
 DONE = ("Successful", "Failed", "Error", "Inconclusive")
 
 
@@ -104,17 +107,20 @@ async def terminate_runs(kube: KubeClient, rollout: Mapping[str, Any]) -> bool:
     return changed
 
 
-async def revert_cloneset(kube: KubeClient, workload: JSON | None, stable_revision: str) -> bool:
-    """Patch the CloneSet's template back to the revision whose hash is ``stable_revision``."""
-    if workload is None or workload.get("kind") != "CloneSet" or not stable_revision:
+async def revert_workload(kube: KubeClient, found: Found | None, stable_revision: str) -> bool:
+    """Patch the workload's template back to the revision ``stable_revision`` (the ControllerRevision
+    it owns named ``stable_revision`` or ``<workload>-<stable_revision>``); kinds without
+    ControllerRevisions (a Deployment) are left as they are."""
+    if found is None or not found.kind.revisions or not stable_revision:
         return False
+    workload = found.workload
     meta = workload["metadata"]
     items = (await kube.list(CONTROLLER_REVISIONS, meta["namespace"]))["items"]
     owned = [
         r
         for r in items
         if any(o.get("uid") == meta.get("uid") for o in r["metadata"].get("ownerReferences") or [])
-        and r["metadata"]["name"].endswith(f"-{stable_revision}")
+        and r["metadata"]["name"] in (stable_revision, f"{meta['name']}-{stable_revision}")
     ]
     if not owned:
         log.warning("no ControllerRevision %s for %s/%s", stable_revision, meta["namespace"], meta["name"])
@@ -123,9 +129,10 @@ async def revert_cloneset(kube: KubeClient, workload: JSON | None, stable_revisi
     if (workload.get("spec") or {}).get("template") == template:
         return False
     # a JSON patch keeps the revision's nulls (e.g. metadata.creationTimestamp: null), so the
-    # CloneSet hashes the template back to the very same stable revision
+    # controller hashes the template back to the very same stable revision
     patch = [{"op": "replace", "path": "/spec/template", "value": template}]
-    await kube.patch(CLONESETS, meta["name"], patch, meta["namespace"], patch_type="json")
+    resource = found.kind.resource
+    await kube.patch(resource, meta["name"], patch, meta["namespace"], patch_type="json")
     return True
 
 

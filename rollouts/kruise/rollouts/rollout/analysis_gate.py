@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.rollouts.release.constants import ROLLOUT_LABEL
 from kruise.rollouts.rollout.model import Action, ActionKind, Observed
 from kruise.rollouts.rollout.steps import steps_of, strategy_of
 
@@ -27,7 +28,6 @@ SUCCESSFUL = "Successful"
 FAILED_PHASES = ("Failed", "Error")
 INCONCLUSIVE = "Inconclusive"
 ABORTED_CONDITION = "Aborted"
-ROLLOUT_LABEL = "rollouts.kruise.io/rollout"
 STEP_LABEL = "rollouts.kruise.io/analysis-step"
 
 

@@ -9,7 +9,7 @@ what differs lives where it belongs:
   ``canaryReadyReplicas``: :func:`decide` shows the machine a canary-shaped view and renames the
   result back, so the two never coexist;
 - the BatchRelease runs in ``rollingStyle: BlueGreen`` (surge instead of partition, see
-  :mod:`kruise.rollouts.batchrelease.bluegreen`);
+  :mod:`kruise.rollouts.workloads.bluegreen`);
 - no step continues by itself: the last ``100%`` step waits for approval too (``canary.py``);
 - a new revision in the middle of a release is refused with upstream's message
   (:data:`CONTINUOUS_RELEASE_MESSAGE`), only a rollback is accepted (``machine.py``);
@@ -20,13 +20,14 @@ what differs lives where it belongs:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.release import constants as c
+from kruise.rollouts.release.views import RolloutStatusView
 from kruise.rollouts.rollout import machine
-from kruise.rollouts.rollout.model import JSON, Decision, Observed
+from kruise.rollouts.rollout.model import JSON, Decision, Observed, Outcomes
 from kruise.rollouts.rollout.steps import is_blue_green
 
 CONTINUOUS_RELEASE_MESSAGE = c.BLUE_GREEN_CONTINUOUS_RELEASE_MESSAGE
@@ -58,10 +59,10 @@ def blue_green_status(status: Mapping[str, Any]) -> JSON:
     return out
 
 
-def decide(rollout: Mapping[str, Any], obs: Observed, changed: Sequence[bool] | None = None) -> Decision:
+def decide(rollout: Mapping[str, Any], obs: Observed, outcomes: Outcomes | None = None) -> Decision:
     """:func:`kruise.rollouts.rollout.machine.decide` for either strategy."""
     if not is_blue_green(rollout):
-        return machine.decide(rollout, obs, changed)
+        return machine.decide(rollout, obs, outcomes)
     view = {**rollout, "status": canary_view(rollout.get("status") or {})}
-    decision = machine.decide(view, obs, changed)
-    return replace(decision, status=blue_green_status(decision.status))
+    decision = machine.decide(view, obs, outcomes)
+    return replace(decision, status=cast(RolloutStatusView, blue_green_status(decision.status)))

@@ -1,6 +1,8 @@
-"""One canary step at a time (pure): Kruise Rollouts' ``runCanary``.
+"""One canary step at a time (pure): Kruise Rollouts' ``runCanary``, one function per step state.
 
-States of ``status.canaryStatus.currentStepState`` and what each does:
+:data:`STEP_STATES` maps ``status.canaryStatus.currentStepState`` to its handler. On the first call
+of a round a handler returns its state's actions; on the second it reads their outcomes (matched
+by action, :class:`~kruise.rollouts.rollout.model.Outcomes`) and advances or waits:
 
 - ``BeforeStepUpgrade``: on a step without traffic (under a Rollout with traffic
   routing) tear the canary routing of earlier steps down first (``FinalisingTrafficRouting``:
@@ -15,7 +17,7 @@ States of ``status.canaryStatus.currentStepState`` and what each does:
   ``disableGenerateCanaryService``), routes with the step's ``requestHeaderModifier``;
   advance once converged and ``gracePeriodSeconds`` passed (a jump can land here on a step
   without traffic: then it tears down as above);
-- ``StepMetricsAnalysis``: pass-through until metric analysis lands;
+- ``StepMetricsAnalysis``: the step's AnalysisRun gate (kruise; upstream passes through);
 - ``StepPaused``: timed (``pause.duration`` seconds from entering the state) or manual
   (``kubectl kruise rollout approve`` sets ``StepReady``); the last step at ``100%``
   continues by itself (not in blue-green, whose last step waits for approval too);
@@ -24,10 +26,12 @@ States of ``status.canaryStatus.currentStepState`` and what each does:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.api.common import CanaryStepState, FinalisingStepType
+from kruise.rollouts.release.timefmt import fmt_time, seconds_since
 from kruise.rollouts.rollout.analysis_gate import (
     FAILED_PHASES,
     INCONCLUSIVE,
@@ -35,122 +39,46 @@ from kruise.rollouts.rollout.analysis_gate import (
     run_request,
     step_analysis,
 )
-from kruise.rollouts.rollout.batchplan import real_canary_goal
-from kruise.rollouts.rollout.hashing import release_plan_hash
-from kruise.rollouts.rollout.model import JSON, Action, ActionKind, Decision, Event, Observed, WorkloadInfo
+from kruise.rollouts.rollout.model import Action, ActionKind, Decision, Event, Outcomes, Round
+from kruise.rollouts.rollout.requests import (
+    batch_ready_for,
+    batch_release_spec,
+    grace_seconds,
+    release_all,
+    traffic_intent,
+)
 from kruise.rollouts.rollout.rolloutid import batch_release_annotations
 from kruise.rollouts.rollout.steps import is_blue_green, step_has_routing, step_weight, steps_of, strategy_of
-from kruise.rollouts.rollout.timefmt import fmt_time, seconds_since
 
 BATCH_RECHECK = 2.0
+TEARDOWN = (
+    FinalisingStepType.RESTORE_STABLE_SERVICE,
+    FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE,
+    FinalisingStepType.REMOVE_CANARY_SERVICE,
+)
+_TEARDOWN_ACTIONS = {
+    FinalisingStepType.RESTORE_STABLE_SERVICE: ActionKind.RESTORE_STABLE_SERVICE,
+    FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE: ActionKind.RESTORE_ROUTES,
+    FinalisingStepType.REMOVE_CANARY_SERVICE: ActionKind.DELETE_CANARY_SERVICE,
+}
 
 
-def grace_seconds(rollout: Mapping[str, Any]) -> int:
-    routings = strategy_of(rollout).get("trafficRoutings") or []
-    if not routings:
-        return 0
-    value = routings[0].get("gracePeriodSeconds")
-    return c.DEFAULT_GRACE_SECONDS if value is None else int(value)
+@dataclass(frozen=True)
+class Step:
+    """The current step as its state handlers see it: 1-based ``index`` of ``total``, its
+    ``spec``, ``where`` (``step(i/n)`` for messages), whether the Rollout routes traffic, and the
+    grace period after a traffic change (seconds)."""
 
+    index: int
+    total: int
+    spec: Mapping[str, Any]
+    where: str
+    routed: bool
+    grace: int
 
-def canary_service_name(rollout: Mapping[str, Any]) -> str:
-    routings = strategy_of(rollout).get("trafficRoutings") or []
-    if not routings:
-        return ""
-    stable = str(routings[0].get("service"))
-    if strategy_of(rollout).get("disableGenerateCanaryService"):
-        return stable
-    return f"{stable}-canary"
-
-
-def traffic_intent(
-    rollout: Mapping[str, Any],
-    status: Mapping[str, Any],
-    weight: int | None,
-    matches: Sequence[Any],
-    modifier: Mapping[str, Any] | None = None,
-) -> JSON:
-    """The data a traffic router needs for one step (dict; the shell maps it to the router's type);
-    ``modifier`` is the step's ``requestHeaderModifier``."""
-    routings = strategy_of(rollout).get("trafficRoutings") or []
-    routing = dict(routings[0]) if routings else {}
-    cs = status.get("canaryStatus") or {}
-    return {
-        "namespace": (rollout.get("metadata") or {}).get("namespace"),
-        "routing": routing,
-        "stableService": routing.get("service"),
-        "canaryService": canary_service_name(rollout),
-        "weight": weight,
-        "matches": [dict(m) for m in matches],
-        "requestHeaderModifier": dict(modifier) if modifier else None,
-        "stableRevision": cs.get("stableRevision", ""),
-        "canaryRevision": cs.get("podTemplateHash") or cs.get("canaryRevision", ""),
-        "revisionLabelKey": "pod-template-hash",
-    }
-
-
-def rolling_style(rollout: Mapping[str, Any], workload: WorkloadInfo) -> str:
-    """``Canary`` (extra Deployment), ``Partition`` or ``BlueGreen`` (``GetRollingStyle``)."""
-    strategy = (rollout.get("spec") or {}).get("strategy") or {}
-    if strategy.get("blueGreen"):
-        return "BlueGreen"
-    canary = strategy.get("canary") or {}
-    if canary.get("enableExtraWorkloadForCanary") and workload.kind == "Deployment":
-        return "Canary"
-    return "Partition"
-
-
-def batch_release_spec(
-    rollout: Mapping[str, Any],
-    workload: WorkloadInfo,
-    batch_partition: int | None,
-    *,
-    finalizing: bool = False,
-    wait_ready: bool = True,
-) -> JSON:
-    """The BatchRelease spec for ``batch_partition`` (0-based; None releases everything).
-
-    Finalizing, ``finalizingPolicy`` is ``WaitResume`` only when ``wait_ready`` (a successful
-    release waits for every pod; rollback, disable and delete do not, as upstream's
-    ``finalizingBatchRelease``)."""
-    strategy = strategy_of(rollout)
-    plan: JSON = {
-        "batches": [{"canaryReplicas": s.get("replicas", "100%")} for s in steps_of(rollout)],
-        "rollingStyle": rolling_style(rollout, workload),
-        "enableExtraWorkloadForCanary": rolling_style(rollout, workload) == "Canary",
-        "finalizingPolicy": "WaitResume" if finalizing and wait_ready else "Immediate",
-    }
-    if batch_partition is not None:
-        plan["batchPartition"] = batch_partition
-    if workload.observed_rollout_id:
-        plan["rolloutID"] = workload.observed_rollout_id
-    if strategy.get("failureThreshold") is not None:
-        plan["failureThreshold"] = strategy["failureThreshold"]
-    if strategy.get("patchPodTemplateMetadata"):
-        plan["patchPodTemplateMetadata"] = strategy["patchPodTemplateMetadata"]
-    return {
-        "workloadRef": {"apiVersion": workload.api_version, "kind": workload.kind, "name": workload.name},
-        "releasePlan": plan,
-    }
-
-
-def batch_ready_for(spec: Mapping[str, Any], obs: Observed, step_index: int) -> bool:
-    b = obs.batch
-    return (
-        b.exists
-        and not b.deleting
-        and b.observed_plan_hash == release_plan_hash(spec["releasePlan"])
-        and b.generation == b.observed_generation
-        and b.batch_state == "Ready"
-        and b.current_batch + 1 >= step_index
-    )
-
-
-def _release_all(rollout: Mapping[str, Any], step: Mapping[str, Any], workload: WorkloadInfo) -> bool:
-    """Partition style and this step releases every pod."""
-    if rolling_style(rollout, workload) != "Partition":
-        return False
-    return real_canary_goal(step.get("replicas", "100%"), workload.replicas) >= workload.replicas
+    @property
+    def upgrading(self) -> str:
+        return f"Rollout is in {self.where}, and upgrade workload to new version"
 
 
 def _services_managed(rollout: Mapping[str, Any]) -> bool:
@@ -159,235 +87,224 @@ def _services_managed(rollout: Mapping[str, Any]) -> bool:
     return not strategy_of(rollout).get("disableGenerateCanaryService")
 
 
-TEARDOWN = (c.FIN_RESTORE_STABLE_SERVICE, c.FIN_ROUTE_TRAFFIC_TO_STABLE, c.FIN_REMOVE_CANARY_SERVICE)
-_TEARDOWN_ACTIONS = {
-    c.FIN_RESTORE_STABLE_SERVICE: ActionKind.RESTORE_STABLE_SERVICE,
-    c.FIN_ROUTE_TRAFFIC_TO_STABLE: ActionKind.RESTORE_ROUTES,
-    c.FIN_REMOVE_CANARY_SERVICE: ActionKind.DELETE_CANARY_SERVICE,
-}
-
-
 def needs_teardown(rollout: Mapping[str, Any], step: Mapping[str, Any]) -> bool:
     """A step without traffic under a Rollout with traffic routing."""
     return bool(strategy_of(rollout).get("trafficRoutings")) and not step_has_routing(step)
 
 
-def _teardown(
-    rollout: Mapping[str, Any],
-    status: JSON,
-    obs: Observed,
-    changed: Sequence[bool] | None,
-    next_state: str,
-    message: str,
-) -> Decision | None:
+def _teardown(rnd: Round, step: Step, next_state: str, message: str) -> Decision:
     """``FinalisingTrafficRouting`` before a step without traffic: restore the stable Service,
     route everything back to it, remove the canary Service; after each that changed something
     wait ``gracePeriodSeconds``. The actions run sequentially (:attr:`Decision.sequential`) and
     the one that changed something is remembered in ``finalisingStep``, so the wait survives a
-    restart. None once everything was already in place (the state moved to ``next_state``)."""
-    cs: JSON = status["canaryStatus"]
-    cursor = cs.get("finalisingStep") if cs.get("finalisingStep") in TEARDOWN else ""
-    start = TEARDOWN.index(cursor) if cursor else 0
-    grace = grace_seconds(rollout)
-    waited = seconds_since(cs.get("lastUpdateTime"), obs.now)
-    if cursor and waited < grace and not changed:  # the last change still settles
-        return Decision(status, requeue_after=grace - waited)
-    if changed is None:
-        intent = {"intent": traffic_intent(rollout, status, None, [])}
-        actions = tuple(Action(_TEARDOWN_ACTIONS[s], intent) for s in TEARDOWN[start:])
-        return Decision(status, actions, requeue_after=0.5, sequential=True)
-    for offset, did in enumerate(changed):
-        if did:
-            cs["finalisingStep"] = TEARDOWN[start + offset]
-            cs["lastUpdateTime"] = fmt_time(obs.now)
-            return Decision(status, requeue_after=float(grace) if grace else 0.5)
+    restart; once everything was already in place the state moves to ``next_state``."""
+    cs = rnd.cs
+    cursor = cs.get("finalisingStep", "")
+    start = TEARDOWN.index(FinalisingStepType(cursor)) if cursor in TEARDOWN else 0
+    waited = seconds_since(cs.get("lastUpdateTime"), rnd.now)
+    intent = {"intent": traffic_intent(rnd.rollout, rnd.status, rnd.obs, None, [])}
+    actions = [(s, Action(_TEARDOWN_ACTIONS[s], intent)) for s in TEARDOWN[start:]]
+    if cursor in TEARDOWN and waited < step.grace:  # the last change still settles
+        return Decision(rnd.status, requeue_after=step.grace - waited)
+    if rnd.outcomes is None:
+        return Decision(rnd.status, tuple(a for _, a in actions), requeue_after=0.5, sequential=True)
+    for finalising_step, action in actions:
+        if rnd.outcomes.changed(action):
+            cs["finalisingStep"] = finalising_step
+            cs["lastUpdateTime"] = fmt_time(rnd.now)
+            return Decision(rnd.status, requeue_after=float(step.grace) if step.grace else 0.5)
     cs["finalisingStep"] = ""
-    cs["currentStepState"] = next_state
-    cs["lastUpdateTime"] = fmt_time(obs.now)
-    cs["message"] = message
-    return None
+    _enter(rnd, next_state, message)
+    return Decision(rnd.status, requeue_after=0.0)
 
 
-def _advance_after_actions(
-    status: JSON, obs: Observed, changed: Sequence[bool], grace: int, next_state: str, message: str
+def _enter(rnd: Round, state: str, message: str | None = None) -> None:
+    rnd.cs["currentStepState"] = state
+    rnd.cs["lastUpdateTime"] = fmt_time(rnd.now)
+    if message is not None:
+        rnd.cs["message"] = message
+
+
+def _converge(
+    rnd: Round, actions: Sequence[Action], grace: int, next_state: str, message: str
 ) -> Decision | None:
-    """Shared rule: changed -> restart the grace clock; converged and grace passed -> next state."""
-    cs = status["canaryStatus"]
-    if any(changed):
-        cs["lastUpdateTime"] = fmt_time(obs.now)
-        return Decision(status, requeue_after=float(grace) if grace else 0.5)
-    waited = seconds_since(cs.get("lastUpdateTime"), obs.now)
+    """The shared second-call rule: an action changed something -> restart the grace clock and
+    wait; converged and the grace period passed -> enter ``next_state`` (None: go on)."""
+    assert rnd.outcomes is not None
+    if rnd.outcomes.any_changed(actions):
+        rnd.cs["lastUpdateTime"] = fmt_time(rnd.now)
+        return Decision(rnd.status, requeue_after=float(grace) if grace else 0.5)
+    waited = seconds_since(rnd.cs.get("lastUpdateTime"), rnd.now)
     if waited < grace:
-        return Decision(status, requeue_after=grace - waited)
-    cs["currentStepState"] = next_state
-    cs["lastUpdateTime"] = fmt_time(obs.now)
-    cs["message"] = message
+        return Decision(rnd.status, requeue_after=grace - waited)
+    _enter(rnd, next_state, message)
     return None
 
 
-def canary_step(
-    rollout: Mapping[str, Any], status: JSON, obs: Observed, changed: Sequence[bool] | None
-) -> Decision:
-    """Run the current step's state; see the module docstring."""
-    workload = obs.workload
+def before_step_upgrade(rnd: Round, step: Step) -> Decision:
+    workload = rnd.obs.workload
     assert workload is not None
-    cs: JSON = status["canaryStatus"]
-    steps = steps_of(rollout)
-    total = len(steps)
-    index = max(1, min(int(cs.get("currentStepIndex") or 1), total))
-    step = steps[index - 1]
-    state = cs.get("currentStepState") or c.STEP_UPGRADE
-    routings = strategy_of(rollout).get("trafficRoutings") or []
-    grace = grace_seconds(rollout)
-    where = f"step({index}/{total})"
+    if needs_teardown(rnd.rollout, step.spec):
+        return _teardown(rnd, step, CanaryStepState.STEP_UPGRADE, step.upgrading)
+    intent = {"intent": traffic_intent(rnd.rollout, rnd.status, rnd.obs, None, [])}
+    actions: list[Action] = []
+    if step.routed and release_all(step.spec, workload):
+        actions.append(Action(ActionKind.RESTORE_STABLE_SERVICE, intent))
+    elif step.routed and step_has_routing(step.spec) and step.index == 1 and _services_managed(rnd.rollout):
+        # before the first batch, so that A/B traffic never reaches new pods via the stable Service
+        actions.append(Action(ActionKind.PIN_STABLE_SERVICE, intent))
+    if rnd.outcomes is None:
+        return Decision(rnd.status, tuple(actions), requeue_after=0.5)
+    grace = step.grace if actions else 0
+    held = _converge(rnd, actions, grace, CanaryStepState.STEP_UPGRADE, step.upgrading)
+    return held or Decision(rnd.status, requeue_after=0.0)
 
-    if state == c.BEFORE_STEP_UPGRADE:
-        if needs_teardown(rollout, step):
-            upgrade = f"Rollout is in {where}, and upgrade workload to new version"
-            return _teardown(rollout, status, obs, changed, c.STEP_UPGRADE, upgrade) or Decision(
-                status, requeue_after=0.0
-            )
-        actions: list[Action] = []
-        if routings and _release_all(rollout, step, workload):
-            actions.append(
-                Action(
-                    ActionKind.RESTORE_STABLE_SERVICE, {"intent": traffic_intent(rollout, status, None, [])}
-                )
-            )
-        elif routings and step_has_routing(step) and index == 1 and _services_managed(rollout):
-            # before the first batch, so that A/B traffic never reaches new pods via the stable Service
-            actions.append(
-                Action(ActionKind.PIN_STABLE_SERVICE, {"intent": traffic_intent(rollout, status, None, [])})
-            )
-        if changed is None:
-            return Decision(status, tuple(actions), requeue_after=0.5)
-        held = _advance_after_actions(
-            status,
-            obs,
-            changed,
-            grace if actions else 0,
-            c.STEP_UPGRADE,
-            f"Rollout is in {where}, and upgrade workload to new version",
+
+def step_upgrade(rnd: Round, step: Step) -> Decision:
+    workload, batch = rnd.obs.workload, rnd.obs.batch
+    assert workload is not None
+    spec = batch_release_spec(rnd.rollout, workload, step.index - 1)
+    annotations = batch_release_annotations(rnd.rollout, workload)
+    ensure = Action(ActionKind.ENSURE_BATCH_RELEASE, {"spec": spec, "annotations": annotations})
+    if rnd.outcomes is None:
+        return Decision(rnd.status, (ensure,), requeue_after=BATCH_RECHECK)
+    cs = rnd.cs
+    cs["canaryReplicas"] = batch.updated_replicas
+    cs["canaryReadyReplicas"] = batch.updated_ready_replicas
+    cs["message"] = step.upgrading
+    if rnd.outcomes.changed(ensure) or not batch_ready_for(spec, rnd.obs, step.index):
+        return Decision(rnd.status, requeue_after=BATCH_RECHECK)
+    cs["podTemplateHash"] = workload.pod_template_hash
+    _enter(rnd, CanaryStepState.STEP_TRAFFIC_ROUTING)
+    event = Event("Normal", "StepUpgrade", f"upgrade {step.where}: {cs['canaryReplicas']} canary pods ready")
+    return Decision(rnd.status, requeue_after=0.0, events=(event,))
+
+
+def step_traffic_routing(rnd: Round, step: Step) -> Decision:
+    workload = rnd.obs.workload
+    assert workload is not None
+    analysing = f"Rollout is in {step.where}, and doing metrics analysis"
+    if needs_teardown(rnd.rollout, step.spec):  # e.g. jumped here from a step with traffic
+        return _teardown(rnd, step, CanaryStepState.STEP_METRICS_ANALYSIS, analysing)
+    actions: list[Action] = []
+    if step.routed and step_has_routing(step.spec) and not release_all(step.spec, workload):
+        intent = traffic_intent(
+            rnd.rollout,
+            rnd.status,
+            rnd.obs,
+            step_weight(step.spec),
+            step.spec.get("matches") or [],
+            step.spec.get("requestHeaderModifier"),
         )
-        return held or Decision(status, requeue_after=0.0)
+        actions.append(Action(ActionKind.ENSURE_CANARY_SERVICE, {"intent": intent}))
+        if _services_managed(rnd.rollout):
+            actions.append(Action(ActionKind.PIN_STABLE_SERVICE, {"intent": intent}))
+        actions.append(Action(ActionKind.ENSURE_ROUTES, {"intent": intent}))
+    if rnd.outcomes is None:
+        return Decision(rnd.status, tuple(actions), requeue_after=float(step.grace) if actions else 0.0)
+    held = _converge(
+        rnd, actions, step.grace if actions else 0, CanaryStepState.STEP_METRICS_ANALYSIS, analysing
+    )
+    if held is not None:
+        rnd.cs["message"] = f"Rollout is in {step.where}, and doing trafficRouting"
+        return held
+    return Decision(rnd.status, requeue_after=0.0)
 
-    if state == c.STEP_UPGRADE:
-        spec = batch_release_spec(rollout, workload, index - 1)
-        annotations = batch_release_annotations(rollout, workload)
-        actions = [Action(ActionKind.ENSURE_BATCH_RELEASE, {"spec": spec, "annotations": annotations})]
-        if changed is None:
-            return Decision(status, tuple(actions), requeue_after=BATCH_RECHECK)
-        cs["canaryReplicas"] = obs.batch.updated_replicas
-        cs["canaryReadyReplicas"] = obs.batch.updated_ready_replicas
-        cs["message"] = f"Rollout is in {where}, and upgrade workload to new version"
-        if any(changed) or not batch_ready_for(spec, obs, index):
-            return Decision(status, requeue_after=BATCH_RECHECK)
-        cs["podTemplateHash"] = workload.pod_template_hash
-        cs["currentStepState"] = c.STEP_TRAFFIC_ROUTING
-        cs["lastUpdateTime"] = fmt_time(obs.now)
-        event = Event("Normal", "StepUpgrade", f"upgrade {where}: {cs['canaryReplicas']} canary pods ready")
-        return Decision(status, requeue_after=0.0, events=(event,))
 
-    if state == c.STEP_TRAFFIC_ROUTING:
-        if needs_teardown(rollout, step):  # e.g. jumped here from a step with traffic
-            analysis = f"Rollout is in {where}, and doing metrics analysis"
-            return _teardown(rollout, status, obs, changed, c.STEP_METRICS_ANALYSIS, analysis) or Decision(
-                status, requeue_after=0.0
-            )
-        actions = []
-        if routings and step_has_routing(step) and not _release_all(rollout, step, workload):
-            intent = traffic_intent(
-                rollout,
-                status,
-                step_weight(step),
-                step.get("matches") or [],
-                step.get("requestHeaderModifier"),
-            )
-            actions = [Action(ActionKind.ENSURE_CANARY_SERVICE, {"intent": intent})]
-            if _services_managed(rollout):
-                actions.append(Action(ActionKind.PIN_STABLE_SERVICE, {"intent": intent}))
-            actions.append(Action(ActionKind.ENSURE_ROUTES, {"intent": intent}))
-        if changed is None:
-            return Decision(status, tuple(actions), requeue_after=float(grace) if actions else 0.0)
-        held = _advance_after_actions(
-            status,
-            obs,
-            changed,
-            grace if actions else 0,
-            c.STEP_METRICS_ANALYSIS,
-            f"Rollout is in {where}, and doing metrics analysis",
-        )
-        if held is not None:
-            cs["message"] = f"Rollout is in {where}, and doing trafficRouting"
-            return held
-        return Decision(status, requeue_after=0.0)
+def step_metrics_analysis(rnd: Round, step: Step) -> Decision:
+    gate = step_analysis(rnd.rollout, step.index)
+    if gate is not None:
+        request = run_request(rnd.rollout, rnd.status, gate, f"step{step.index}")
+        if rnd.outcomes is None:
+            return Decision(rnd.status, (Action(ActionKind.ENSURE_ANALYSIS_RUN, request),), requeue_after=2.0)
+        phase = rnd.obs.analysis.get(request["name"], "")
+        if phase in FAILED_PHASES:
+            return Decision(rnd.status, requeue_after=0.0)  # the machine aborts the release on this run
+        if phase not in (SUCCESSFUL, INCONCLUSIVE):
+            run = f"{request['name']}: {phase or 'Pending'}"
+            rnd.cs["message"] = f"Rollout is in {step.where}, and doing metrics analysis ({run})"
+            return Decision(rnd.status, requeue_after=2.0)
+    elif rnd.outcomes is None:
+        return Decision(rnd.status)
+    _enter(rnd, CanaryStepState.STEP_PAUSED)
+    return step_paused(replace(rnd, outcomes=Outcomes()), step)  # no actions: evaluate it now
 
-    if state == c.STEP_METRICS_ANALYSIS:
-        gate = step_analysis(rollout, index)
-        if gate is not None:
-            request = run_request(rollout, status, gate, f"step{index}")
-            if changed is None:
-                return Decision(status, (Action(ActionKind.ENSURE_ANALYSIS_RUN, request),), requeue_after=2.0)
-            phase = obs.analysis.get(request["name"], "")
-            if phase in FAILED_PHASES:
-                return Decision(status, requeue_after=0.0)  # machine.py aborts the release on this run
-            if phase not in (SUCCESSFUL, INCONCLUSIVE):
-                run = f"{request['name']}: {phase or 'Pending'}"
-                cs["message"] = f"Rollout is in {where}, and doing metrics analysis ({run})"
-                return Decision(status, requeue_after=2.0)
-        elif changed is None:
-            return Decision(status)
-        cs["currentStepState"] = c.STEP_PAUSED
-        cs["lastUpdateTime"] = fmt_time(obs.now)
-        return canary_step(rollout, status, obs, [])  # StepPaused has no actions: evaluate it now
 
-    if state == c.STEP_PAUSED:
-        if changed is None:
-            return Decision(status)
-        duration = (step.get("pause") or {}).get("duration")
-        gate = step_analysis(rollout, index)
-        inconclusive = gate is not None and (
-            obs.analysis.get(run_request(rollout, status, gate, f"step{index}")["name"]) == INCONCLUSIVE
-        )
-        if inconclusive:
+def step_paused(rnd: Round, step: Step) -> Decision:
+    if rnd.outcomes is None:
+        return Decision(rnd.status)
+    cs, where = rnd.cs, step.where
+    duration = (step.spec.get("pause") or {}).get("duration")
+    gate = step_analysis(rnd.rollout, step.index)
+    if gate is not None:
+        run = run_request(rnd.rollout, rnd.status, gate, f"step{step.index}")["name"]
+        if rnd.obs.analysis.get(run) == INCONCLUSIVE:
             cs["message"] = (
                 f"Rollout is in {where}, analysis was inconclusive: approve to enter the next step"
             )
-            return Decision(status)
-        if index == total and step.get("replicas", "100%") == "100%" and not is_blue_green(rollout):
-            cs["currentStepState"] = c.STEP_READY
-            return Decision(status, requeue_after=0.0)
-        if duration is None:
-            cs["message"] = f"Rollout is in {where}, and you need manually confirm to enter the next step"
-            return Decision(status)
-        waited = seconds_since(cs.get("lastUpdateTime"), obs.now)
-        if waited < int(duration):
-            cs["message"] = (
-                f"Rollout is in {where}, and wait duration({int(duration)} seconds) to enter the next step"
-            )
-            return Decision(status, requeue_after=int(duration) - waited)
-        cs["currentStepState"] = c.STEP_READY
-        cs["lastUpdateTime"] = fmt_time(obs.now)
-        return Decision(status, requeue_after=0.0)
+            return Decision(rnd.status)
+    if (
+        step.index == step.total
+        and step.spec.get("replicas", "100%") == "100%"
+        and not is_blue_green(rnd.rollout)
+    ):
+        cs["currentStepState"] = CanaryStepState.STEP_READY
+        return Decision(rnd.status, requeue_after=0.0)
+    if duration is None:
+        cs["message"] = f"Rollout is in {where}, and you need manually confirm to enter the next step"
+        return Decision(rnd.status)
+    waited = seconds_since(cs.get("lastUpdateTime"), rnd.now)
+    if waited < int(duration):
+        cs["message"] = (
+            f"Rollout is in {where}, and wait duration({int(duration)} seconds) to enter the next step"
+        )
+        return Decision(rnd.status, requeue_after=int(duration) - waited)
+    _enter(rnd, CanaryStepState.STEP_READY)
+    return Decision(rnd.status, requeue_after=0.0)
 
-    if state == c.STEP_READY:
-        if changed is None:
-            return Decision(status)
-        if index < total:
-            nxt = index + 1
-            cs["currentStepIndex"] = nxt
-            cs["nextStepIndex"] = nxt + 1 if nxt < total else -1
-            cs["currentStepState"] = c.BEFORE_STEP_UPGRADE
-            cs["lastUpdateTime"] = fmt_time(obs.now)
-            cs["message"] = f"Rollout is in step({nxt}/{total}), and upgrade workload to new version"
-            return Decision(
-                status,
-                requeue_after=0.0,
-                events=(Event("Normal", "StepReady", f"enter step({nxt}/{total})"),),
-            )
-        cs["currentStepState"] = c.STEP_COMPLETED
-        cs["message"] = "Rollout progressing has been completed"
-        cs["lastUpdateTime"] = fmt_time(obs.now)
-        return Decision(status, requeue_after=0.0)
 
-    return Decision(status)
+def step_ready(rnd: Round, step: Step) -> Decision:
+    if rnd.outcomes is None:
+        return Decision(rnd.status)
+    cs = rnd.cs
+    if step.index < step.total:
+        nxt = step.index + 1
+        cs["currentStepIndex"] = nxt
+        cs["nextStepIndex"] = nxt + 1 if nxt < step.total else -1
+        _enter(
+            rnd,
+            CanaryStepState.BEFORE_STEP_UPGRADE,
+            f"Rollout is in step({nxt}/{step.total}), and upgrade workload to new version",
+        )
+        event = Event("Normal", "StepReady", f"enter step({nxt}/{step.total})")
+        return Decision(rnd.status, requeue_after=0.0, events=(event,))
+    _enter(rnd, CanaryStepState.COMPLETED, "Rollout progressing has been completed")
+    return Decision(rnd.status, requeue_after=0.0)
+
+
+STEP_STATES: Mapping[str, Callable[[Round, Step], Decision]] = {
+    CanaryStepState.BEFORE_STEP_UPGRADE: before_step_upgrade,
+    CanaryStepState.STEP_UPGRADE: step_upgrade,
+    CanaryStepState.STEP_TRAFFIC_ROUTING: step_traffic_routing,
+    CanaryStepState.STEP_METRICS_ANALYSIS: step_metrics_analysis,
+    CanaryStepState.STEP_PAUSED: step_paused,
+    CanaryStepState.STEP_READY: step_ready,
+}
+"""Step state -> its handler (an unknown state, such as ``Completed``, decides nothing)."""
+
+
+def canary_step(rnd: Round) -> Decision:
+    """Run the current step's state (see the module docstring); no state yet means StepUpgrade."""
+    steps = steps_of(rnd.rollout)
+    total = len(steps)
+    index = max(1, min(int(rnd.cs.get("currentStepIndex") or 1), total))
+    step = Step(
+        index=index,
+        total=total,
+        spec=steps[index - 1],
+        where=f"step({index}/{total})",
+        routed=bool(strategy_of(rnd.rollout).get("trafficRoutings")),
+        grace=grace_seconds(rnd.rollout),
+    )
+    handler = STEP_STATES.get(rnd.cs.get("currentStepState") or CanaryStepState.STEP_UPGRADE)
+    return handler(rnd, step) if handler is not None else Decision(rnd.status)

@@ -1,25 +1,26 @@
-"""Rollout conditions (``metav1.Condition``-like with ``lastUpdateTime``, as upstream's RolloutCondition)."""
+"""Rollout conditions (``metav1.Condition``-like with ``lastUpdateTime``, as upstream's
+RolloutCondition) and the top-level mirror of the sub-status."""
 
 from __future__ import annotations
 
 import datetime
-from typing import Any
 
-from kruise.rollouts.rollout.timefmt import fmt_time
+from kruise.rollouts.release.timefmt import fmt_time
+from kruise.rollouts.release.views import ConditionView, RolloutStatusView
 
 
 def set_condition(
-    status: dict[str, Any], ctype: str, cstatus: str, reason: str, message: str, now: datetime.datetime
+    status: RolloutStatusView, ctype: str, cstatus: str, reason: str, message: str, now: datetime.datetime
 ) -> None:
     """Set condition ``ctype``; ``lastTransitionTime`` changes only when the status flips."""
-    conditions = [dict(x) for x in status.get("conditions") or []]
+    conditions = [ConditionView(**x) for x in status.get("conditions") or []]
     for cond in conditions:
         if cond.get("type") == ctype:
             if cond.get("status") != cstatus:
                 cond["lastTransitionTime"] = fmt_time(now)
             if cond.get("reason") != reason or cond.get("status") != cstatus:
                 cond["lastUpdateTime"] = fmt_time(now)
-            cond.update(status=cstatus, reason=reason, message=message)
+            cond["status"], cond["reason"], cond["message"] = cstatus, reason, message
             break
     else:
         conditions.append(
@@ -33,3 +34,24 @@ def set_condition(
             }
         )
     status["conditions"] = conditions
+
+
+def condition(status: RolloutStatusView, ctype: str) -> ConditionView:
+    """The condition ``ctype`` (empty when absent)."""
+    found = [x for x in status.get("conditions") or [] if x.get("type") == ctype]
+    return ConditionView(**found[0]) if found else ConditionView()
+
+
+def drop_condition(status: RolloutStatusView, ctype: str) -> None:
+    status["conditions"] = [x for x in status.get("conditions") or [] if x.get("type") != ctype]
+
+
+def mirror(status: RolloutStatusView) -> None:
+    """Top-level ``currentStepIndex``/``currentStepState`` mirror the sub-status (printer columns),
+    and its message becomes ``status.message``."""
+    cs = status.get("canaryStatus") or {}
+    if cs:
+        status["currentStepIndex"] = cs.get("currentStepIndex", 0)
+        status["currentStepState"] = cs.get("currentStepState", "")
+        if cs.get("message"):
+            status["message"] = cs["message"]

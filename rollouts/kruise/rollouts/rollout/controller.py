@@ -2,7 +2,7 @@
 
 Per reconcile: read the Rollout, its workload and BatchRelease from the cache; keep
 the ``rollouts.kruise.io/rollout`` finalizer while the Rollout lives and the workload labelled
-``rollouts.kruise.io/workload-type`` (:mod:`~kruise.rollouts.rollout.workloadlabel`: the hold
+``rollouts.kruise.io/workload-type`` (:mod:`~kruise.rollouts.workloads.label`: the hold
 webhooks see only labelled workloads; the label goes with the finalizer); call
 :func:`~kruise.rollouts.rollout.machine.decide` for the actions of the current state,
 run them (:class:`~kruise.rollouts.rollout.effects.Effects`), call it again with what
@@ -30,28 +30,30 @@ from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.events import EventRecorder
 from kruise.core.informer import object_key
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
 from kruise.core.patches import merge_patch
 from kruise.core.runtime import ControllerSpec, Watch, primary
 from kruise.core.workqueue import Result
+from kruise.rollouts.api.common import RolloutPhase
 from kruise.rollouts.cache import ROLLOUTS_BY_WORKLOAD, RUNS_READ, RolloutsCache, index_run_rollout
+from kruise.rollouts.release.constants import RECHECK_SECONDS, ROLLOUT_FINALIZER, ROLLOUT_HASH_ANNOTATION
+from kruise.rollouts.release.hashing import rollout_hash
+from kruise.rollouts.release.timefmt import fmt_time
 from kruise.rollouts.resources import BATCH_RELEASES, ROLLOUTS
 from kruise.rollouts.rollout import analysis_effects
 from kruise.rollouts.rollout.analysis_effects import AnalysisGateError
 from kruise.rollouts.rollout.analysis_gate import has_analysis
 from kruise.rollouts.rollout.bluegreen import decide
-from kruise.rollouts.rollout.constants import RECHECK_SECONDS, ROLLOUT_FINALIZER, ROLLOUT_HASH_ANNOTATION
 from kruise.rollouts.rollout.effects import Effects, TrafficPort
-from kruise.rollouts.rollout.hashing import rollout_hash
-from kruise.rollouts.rollout.model import BatchView, Observed
-from kruise.rollouts.rollout.observe import observe_workload
+from kruise.rollouts.rollout.model import Action, BatchView, Observed, Outcomes
 from kruise.rollouts.rollout.readiness import with_rollout_kstatus
-from kruise.rollouts.rollout.timefmt import fmt_time
-from kruise.rollouts.rollout.workloadlabel import label_patch, unlabel_patch
+from kruise.rollouts.workloads.label import label_patch, unlabel_patch
+from kruise.rollouts.workloads.registry import Found, find, resources
 
 JSON = dict[str, Any]
 ANALYSIS_ERROR_REASON = "AnalysisError"
 """Warning event reason when an analysis gate cannot start (its message is also ``status.message``)."""
+WORKLOAD_RESOURCES = resources()
+"""What the workload-type label is written on (every registered kind's resource)."""
 BLOCKED_RECHECK_SECONDS = 5.0
 """How soon a Rollout blocked by an analysis gate looks again (the missing template may appear)."""
 
@@ -103,16 +105,14 @@ class RolloutController:
         self.workers = workers
 
     def spec(self) -> ControllerSpec:
-        """Woken by its Rollouts, their BatchReleases (same name), their workloads (CloneSets,
-        Deployments with their ReplicaSets and canary Deployments) and their AnalysisRuns."""
+        """Woken by its Rollouts, their BatchReleases (same name), their workloads (every
+        registered kind's routes) and their AnalysisRuns."""
         return ControllerSpec(
             name=self.name,
             watches=(
                 primary(ROLLOUTS, indexers=ROLLOUTS_BY_WORKLOAD.indexers),
                 Watch(BATCH_RELEASES, lambda br: (object_key(br),)),
-                self.cache.watch_cloneset(),
-                self.cache.watch_deployment(),
-                self.cache.watch_replicaset(),
+                *self.cache.workload_watches(),
                 Watch(ANALYSIS_RUNS, index_run_rollout, RUNS_READ.indexers),
             ),
             workers=self.workers,
@@ -131,38 +131,37 @@ class RolloutController:
             return Result()
         if not deleting and await self._annotate_hash(rollout):
             return Result(requeue_after=0.1)
-        workload, info = observe_workload(rollout, self.cache)
-        if workload is not None and not deleting:
-            await self._patch_workload(workload, label_patch(workload))
+        found = find(rollout, self.cache.reader)
+        if found is not None and not deleting:
+            await self._patch_workload(found, label_patch(found.workload))
         obs = Observed(
             now=datetime.datetime.now(datetime.UTC),
-            workload=info,
+            workload=None if found is None else found.info(rollout),
             batch=batch_view(self.cache.batch_release(key)),
             deleting=deleting,
             analysis=analysis_effects.phases(self.cache.analysis_runs(key)) if has_analysis(rollout) else {},
         )
         first = decide(rollout, obs)
-        changed: list[bool] = []
+        reports: list[tuple[Action, bool]] = []
         blocked: AnalysisGateError | None = None
         for action in first.actions:
             try:
-                changed.append(await self.effects.run(rollout, workload, action))
+                changed = await self.effects.run(rollout, found, action)
             except AnalysisGateError as err:
-                blocked = err
-                changed.append(False)
-                continue
-            if first.sequential and changed[-1]:
+                blocked, changed = err, False
+            reports.append((action, changed))
+            if first.sequential and changed:
                 break  # the rest waits for the next round (and the grace period)
-        decision = decide(rollout, obs, changed)
+        decision = decide(rollout, obs, Outcomes(reports))
         leaving = rollout.get("status") or {}
         for event in decision.events:  # before the status write that records the transition
             if not await self.recorder.transition(
                 rollout, event.type, event.reason, event.message, leaving=leaving
             ):
                 return Result(requeue_after=BLOCKED_RECHECK_SECONDS)
-        new_status = decision.status
+        new_status: JSON = dict(decision.status)
         if blocked is not None:
-            new_status = {**decision.status, "message": str(blocked)}
+            new_status["message"] = str(blocked)
             if leaving.get("message") != str(blocked) and not await self.recorder.transition(
                 rollout, "Warning", ANALYSIS_ERROR_REASON, str(blocked), leaving=leaving
             ):
@@ -183,11 +182,11 @@ class RolloutController:
                 return Result(requeue_after=0.1)
             except NotFoundError:
                 return Result()
-        if has_analysis(rollout) and decision.status.get("phase") == "Healthy":
+        if has_analysis(rollout) and decision.status.get("phase") == RolloutPhase.HEALTHY:
             await analysis_effects.gc_runs(self.kube, rollout)
         if decision.remove_finalizer:
-            if workload is not None:
-                await self._patch_workload(workload, unlabel_patch(workload))
+            if found is not None:
+                await self._patch_workload(found, unlabel_patch(found.workload))
             await self._set_finalizers(
                 rollout, [f for f in meta.get("finalizers") or [] if f != ROLLOUT_FINALIZER]
             )
@@ -198,7 +197,7 @@ class RolloutController:
         if (
             requeue is None
             and obs.workload is not None
-            and rollout.get("status", {}).get("phase") == "Progressing"
+            and rollout.get("status", {}).get("phase") == RolloutPhase.PROGRESSING
         ):
             requeue = RECHECK_SECONDS
         return Result(requeue_after=requeue)
@@ -215,12 +214,12 @@ class RolloutController:
             await self.kube.patch(ROLLOUTS, meta["name"], patch, meta["namespace"], patch_type="merge")
         return True
 
-    async def _patch_workload(self, workload: JSON, patch: JSON | None) -> None:
+    async def _patch_workload(self, found: Found, patch: JSON | None) -> None:
         """Merge-patch the workload's metadata (the workload-type label); gone is fine."""
         if patch is None:
             return
-        resource = CLONESETS if workload.get("kind") == "CloneSet" else DEPLOYMENTS
-        meta = workload.get("metadata") or {}
+        meta = found.workload.get("metadata") or {}
+        resource = found.kind.resource
         with contextlib.suppress(NotFoundError):
             await self.kube.patch(resource, meta["name"], patch, meta["namespace"], patch_type="merge")
 

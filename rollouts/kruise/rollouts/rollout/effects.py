@@ -16,15 +16,17 @@ from typing import Any, Protocol
 
 from kruise.core.errors import AlreadyExistsError, NotFoundError
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
 from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION
+from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION
 from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.rollouts.rollout import analysis_effects
-from kruise.rollouts.rollout.constants import IN_PROGRESSING_ANNOTATION
 from kruise.rollouts.rollout.model import Action, ActionKind
+from kruise.rollouts.workloads.registry import Found, resources
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
+WORKLOAD_RESOURCES = resources()
+"""What the workload writes here may target (every registered kind's resource)."""
 
 
 class TrafficPort(Protocol):
@@ -50,7 +52,8 @@ class Effects:
         self.kube = kube
         self.traffic = traffic
 
-    async def run(self, rollout: Mapping[str, Any], workload: JSON | None, action: Action) -> bool:
+    async def run(self, rollout: Mapping[str, Any], found: Found | None, action: Action) -> bool:
+        """Run ``action`` for ``rollout`` (``found``: its workload, None when it is gone)."""
         kind = action.kind
         payload = action.payload
         if kind == ActionKind.ENSURE_BATCH_RELEASE:
@@ -66,7 +69,7 @@ class Effects:
         if kind == ActionKind.FINALIZE_BATCH_RELEASE:
             if payload.get("exists"):
                 return await self._ensure_batch_release(rollout, payload["spec"])
-            return await self._resume_workload(workload)
+            return await self._resume_workload(found)
         if kind == ActionKind.DELETE_BATCH_RELEASE:
             meta = rollout["metadata"]
             return (
@@ -74,15 +77,15 @@ class Effects:
                 is not None
             )
         if kind == ActionKind.RELEASE_WORKLOAD:
-            return await self._release_workload(workload)
+            return await self._release_workload(found)
         intent = payload.get("intent") or {}
         if kind == ActionKind.ENSURE_ANALYSIS_RUN:
             return await analysis_effects.ensure_run(self.kube, rollout, payload)
         if kind == ActionKind.TERMINATE_ANALYSIS_RUNS:
             return await analysis_effects.terminate_runs(self.kube, rollout)
         if kind == ActionKind.REVERT_WORKLOAD:
-            return await analysis_effects.revert_cloneset(
-                self.kube, workload, str(payload.get("stableRevision"))
+            return await analysis_effects.revert_workload(
+                self.kube, found, str(payload.get("stableRevision"))
             )
         if kind == ActionKind.PIN_STABLE_SERVICE:
             return await self.traffic.pin_stable(intent)
@@ -149,37 +152,27 @@ class Effects:
         await self.kube.replace(BATCH_RELEASES, updated)
         return True
 
-    async def _resume_workload(self, workload: JSON | None) -> bool:
-        """No BatchRelease to hand the workload back: lift the webhook's hold directly."""
-        if workload is not None and workload.get("kind") == "Deployment":
-            if not (workload.get("spec") or {}).get("paused"):
-                return False
-            meta = workload["metadata"]
-            patch = {"metadata": {"resourceVersion": meta["resourceVersion"]}, "spec": {"paused": False}}
-            await self.kube.patch(DEPLOYMENTS, meta["name"], patch, meta["namespace"], patch_type="merge")
-            return True
-        if workload is None or workload.get("kind") != "CloneSet":
+    async def _resume_workload(self, found: Found | None) -> bool:
+        """No BatchRelease to hand the workload back: lift the webhook's hold directly (the
+        kind's resume patch, guarded by the workload's resourceVersion)."""
+        patch = None if found is None else found.kind.resume(found.workload)
+        if found is None or patch is None:
             return False
-        strategy = (workload.get("spec") or {}).get("updateStrategy") or {}
-        if strategy.get("partition") in (None, 0, "0%") and not strategy.get("paused"):
-            return False
-        meta = workload["metadata"]
-        patch = {
-            "metadata": {"resourceVersion": meta["resourceVersion"]},
-            "spec": {"updateStrategy": {"partition": None, "paused": False}},
-        }
-        await self.kube.patch(CLONESETS, meta["name"], patch, meta["namespace"], patch_type="merge")
+        meta = found.workload["metadata"]
+        body = {**patch, "metadata": {"resourceVersion": meta["resourceVersion"]}}
+        resource = found.kind.resource
+        await self.kube.patch(resource, meta["name"], body, meta["namespace"], patch_type="merge")
         return True
 
-    async def _release_workload(self, workload: JSON | None) -> bool:
+    async def _release_workload(self, found: Found | None) -> bool:
         """Drop ``rollouts.kruise.io/in-progressing`` so the next template change starts a new release."""
-        if workload is None:
+        if found is None:
             return False
-        meta = workload["metadata"]
+        meta = found.workload["metadata"]
         if IN_PROGRESSING_ANNOTATION not in (meta.get("annotations") or {}):
             return False
         patch = {"metadata": {"annotations": {IN_PROGRESSING_ANNOTATION: None}}}
-        resource = DEPLOYMENTS if workload.get("kind") == "Deployment" else CLONESETS
+        resource = found.kind.resource
         try:
             await self.kube.patch(resource, meta["name"], patch, meta["namespace"], patch_type="merge")
         except NotFoundError:

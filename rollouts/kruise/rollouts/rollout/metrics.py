@@ -39,7 +39,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 
 from kruise.core.metrics import ObjectProvider, StateCollector, object_key, unix_seconds
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.api.common import CanaryStepState, ProgressingReason, RolloutConditionType, RolloutPhase
 
 PHASES = ("Completed", "Progressing", "Paused", "Timeout", "Error", "Abort")
 """Argo's ``RolloutPhase`` values, in the order it exports ``rollout_phase``."""
@@ -57,16 +57,23 @@ def argo_phase(rollout: Mapping[str, Any]) -> str:
     """The Argo Rollouts phase of a Kruise Rollout (see the module docstring)."""
     status = rollout.get("status") or {}
     progressing = next(
-        (x for x in status.get("conditions") or [] if x.get("type") == c.COND_PROGRESSING), None
+        (x for x in status.get("conditions") or [] if x.get("type") == RolloutConditionType.PROGRESSING), None
     )
     if progressing is None:
-        return "Completed" if status.get("phase") in (c.PHASE_HEALTHY, c.PHASE_DISABLED) else "Progressing"
+        return (
+            "Completed"
+            if status.get("phase") in (RolloutPhase.HEALTHY, RolloutPhase.DISABLED)
+            else "Progressing"
+        )
     reason = progressing.get("reason")
-    if reason == c.REASON_COMPLETED:
+    if reason == ProgressingReason.COMPLETED:
         return "Completed"
-    if reason == c.REASON_CANCELLING:
+    if reason == ProgressingReason.CANCELLING:
         return "Abort"
-    if reason == c.REASON_PAUSED or _release_status(status).get("currentStepState") == c.STEP_PAUSED:
+    if (
+        reason == ProgressingReason.PAUSED
+        or _release_status(status).get("currentStepState") == CanaryStepState.STEP_PAUSED
+    ):
         return "Paused"
     return "Progressing"
 
@@ -145,7 +152,7 @@ class RolloutCollector(StateCollector):
             status = rollout.get("status") or {}
             release = _release_status(status)
             index = release.get("currentStepIndex")
-            if status.get("phase") != c.PHASE_PROGRESSING or not release or index is None:
+            if status.get("phase") != RolloutPhase.PROGRESSING or not release or index is None:
                 continue
             step.add_metric(key, float(index))
             entered = unix_seconds(release.get("lastUpdateTime"))

@@ -11,49 +11,16 @@ traffic grace period has passed.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from kruise.rollouts.release.views import CanaryStatusView, RolloutStatusView
+from kruise.rollouts.workloads.info import WorkloadInfo
+
 JSON = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class WorkloadInfo:
-    """What the engine needs to know about the workload (``util.Workload`` upstream).
-
-    Revisions are the short hashes pods carry in ``pod-template-hash``.
-    """
-
-    kind: str
-    api_version: str
-    name: str
-    namespace: str
-    uid: str
-    replicas: int
-    stable_revision: str
-    canary_revision: str
-    pod_template_hash: str
-    in_progressing: bool
-    in_rollback: bool
-    status_consistent: bool = True
-    updated_replicas: int = 0
-    updated_ready_replicas: int = 0
-    generation: int = 0
-    revision_label_key: str = "pod-template-hash"
-    rollout_id: str = ""
-    # earlier names of ``canary_revision`` (a provisional Deployment revision, see
-    # ``rollout/podtemplate.py``): a status recording one of them is updated, not restarted
-    canary_revision_aliases: tuple[str, ...] = ()
-
-    @property
-    def observed_rollout_id(self) -> str:
-        """``getRolloutID``: the ``rollouts.kruise.io/rollout-id`` label, else the canary revision
-        (``rollback-<revision>`` while rolling back)."""
-        if self.rollout_id:
-            return self.rollout_id
-        return f"rollback-{self.canary_revision}" if self.in_rollback else self.canary_revision
 
 
 @dataclass(frozen=True)
@@ -116,6 +83,66 @@ class Action:
     kind: ActionKind
     payload: JSON = field(default_factory=dict)
 
+    @property
+    def key(self) -> str:
+        """The action's identity: its kind and its payload as canonical JSON. Deciding again on
+        the same state yields actions with the same keys, so outcomes are matched by key."""
+        payload = json.dumps(self.payload, sort_keys=True, separators=(",", ":"), default=str)
+        return f"{self.kind}:{payload}"
+
+
+class Outcomes:
+    """What the actions of a first decision reported when the shell ran them, matched by action.
+
+    ``changed(action)`` is True when running it had to change the world, False when the world was
+    already as wanted, None when it did not run (a sequential decision stops after the first
+    change). The second call of the machine recomputes its actions and looks each one up, so an
+    outcome can never be credited to another action by its position in a list."""
+
+    def __init__(self, reports: Iterable[tuple[Action, bool]] = ()) -> None:
+        self._changed: dict[str, bool] = {}
+        for action, changed in reports:
+            self._changed[action.key] = self._changed.get(action.key, False) or changed
+
+    @classmethod
+    def of(cls, actions: Iterable[Action], changed: Iterable[bool]) -> Outcomes:
+        """Outcomes of the first actions, one flag each (fewer flags: the rest did not run)."""
+        return cls(zip(actions, changed, strict=False))
+
+    def changed(self, action: Action) -> bool | None:
+        return self._changed.get(action.key)
+
+    def any_changed(self, actions: Iterable[Action]) -> bool:
+        """Whether any of ``actions`` changed something."""
+        return any(self._changed.get(a.key) for a in actions)
+
+    def __repr__(self) -> str:
+        return f"Outcomes({self._changed!r})"
+
+
+@dataclass
+class Round:
+    """One call of the machine: the Rollout, its status being decided (mutated in place), what was
+    observed and, on the second call, the outcomes of the first call's actions (None on the first).
+
+    State handlers are functions ``Round -> Decision`` looked up in tables by phase, Progressing
+    reason and step state; on the first call they return the actions of their state, on the second
+    they advance the state (or not) from the outcomes."""
+
+    rollout: Mapping[str, Any]
+    status: RolloutStatusView
+    obs: Observed
+    outcomes: Outcomes | None = None
+
+    @property
+    def now(self) -> datetime.datetime:
+        return self.obs.now
+
+    @property
+    def cs(self) -> CanaryStatusView:
+        """The sub-status (``canaryStatus``; blue-green's is shown under this name too)."""
+        return self.status.setdefault("canaryStatus", {})
+
 
 @dataclass(frozen=True)
 class Event:
@@ -130,10 +157,10 @@ class Decision:
 
     ``sequential``: run ``actions`` in order and stop after the first one that changed something
     (upstream's "modified, wait the grace period and come back" between teardown steps); the
-    second ``decide`` then gets the outcomes of the actions that ran, a prefix of ``actions``.
+    second ``decide`` then gets the outcomes of the actions that ran (:class:`Outcomes`).
     """
 
-    status: JSON
+    status: RolloutStatusView
     actions: tuple[Action, ...] = ()
     requeue_after: float | None = None
     events: tuple[Event, ...] = ()

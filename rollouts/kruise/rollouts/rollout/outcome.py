@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
-from kruise.rollouts.rollout import constants as c
+from kruise.rollouts.api.common import CanaryStepState, ProgressingReason, RolloutConditionType, RolloutPhase
 from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION
-from kruise.rollouts.rollout.machine import CANCELED_MESSAGE  # Progressing's message once cancelled
+from kruise.rollouts.rollout.finalise import CANCELED_MESSAGE  # Progressing's message once cancelled
 from kruise.rollouts.rollout.steps import steps_of
 
 
@@ -84,7 +84,7 @@ def condition(rollout: Mapping[str, Any], ctype: str) -> Mapping[str, Any]:
 
 def _awaiting_approval(rollout: Mapping[str, Any]) -> bool:
     sub = sub_status(rollout)
-    if sub.get("currentStepState") != c.STEP_PAUSED:
+    if sub.get("currentStepState") != CanaryStepState.STEP_PAUSED:
         return False
     steps = steps_of(rollout)
     index = int(sub.get("currentStepIndex") or 0)
@@ -98,30 +98,31 @@ def release_outcome(rollout: Mapping[str, Any]) -> Outcome:
     meta = rollout.get("metadata") or {}
     status = rollout.get("status") or {}
     phase = status.get("phase") or ""
-    if meta.get("deletionTimestamp") or phase == c.PHASE_TERMINATING:
+    if meta.get("deletionTimestamp") or phase == RolloutPhase.TERMINATING:
         return Outcome.TERMINATING
-    if phase == c.PHASE_DISABLED:
+    if phase == RolloutPhase.DISABLED:
         return Outcome.DISABLED
-    if phase == c.PHASE_DISABLING:
+    if phase == RolloutPhase.DISABLING:
         return Outcome.PROGRESSING
     observed = status.get("observedGeneration")
-    if phase in ("", c.PHASE_INITIAL) or (observed is not None and observed != meta.get("generation")):
+    if phase in ("", RolloutPhase.INITIAL) or (observed is not None and observed != meta.get("generation")):
         return Outcome.PENDING
-    progressing = condition(rollout, c.COND_PROGRESSING)
-    if phase == c.PHASE_PROGRESSING:
+    progressing = condition(rollout, RolloutConditionType.PROGRESSING)
+    if phase == RolloutPhase.PROGRESSING:
         paused = bool(((rollout.get("spec") or {}).get("strategy") or {}).get("paused"))
-        if paused or progressing.get("reason") == c.REASON_PAUSED:
+        if paused or progressing.get("reason") == ProgressingReason.PAUSED:
             return Outcome.PAUSED
-        if progressing.get("reason") == c.REASON_CANCELLING:
+        if progressing.get("reason") == ProgressingReason.CANCELLING:
             return Outcome.ROLLING_BACK
         if _awaiting_approval(rollout):
             return Outcome.AWAITING_APPROVAL
         return Outcome.PROGRESSING
     if condition(rollout, ABORTED_CONDITION).get("status") == "True":
         return Outcome.FAILED
-    succeeded = condition(rollout, c.COND_SUCCEEDED).get("status")
+    succeeded = condition(rollout, RolloutConditionType.SUCCEEDED).get("status")
     cancelled = (
-        progressing.get("reason") == c.REASON_COMPLETED and progressing.get("message") == CANCELED_MESSAGE
+        progressing.get("reason") == ProgressingReason.COMPLETED
+        and progressing.get("message") == CANCELED_MESSAGE
     )
     if succeeded == "False" or cancelled:
         return Outcome.CANCELLED

@@ -1,17 +1,12 @@
-"""The rollout-id of a workload and rolling back in batches (pure).
+"""Rollout-ids of releases and rolling back in batches (pure).
 
-**Where the rollout-id lives.** Upstream (Kruise Rollouts v1beta1) is inconsistent: its workload
-webhook compares the ``rollouts.kruise.io/rollout-id`` *annotation* to decide whether a release
-starts, while the Rollout controller reads the *label* of the same name
-(``rollout_status.go:getRolloutID``), and its e2e suite sets the label. Rule here, used by the
-webhook and by the controller alike (:func:`workload_rollout_id`): the **label** is authoritative;
-when the workload has no such label, the annotation is read instead. So manifests written for
-either half of upstream behave the same, and a release entered by an id change is the release the
-controller follows. Without either, the controller's id is the canary revision
+**The id** of a release is the workload's ``rollouts.kruise.io/rollout-id`` (label, else
+annotation: :mod:`kruise.rollouts.release.rolloutid`); without either, the canary revision
 (``rollback-<revision>`` while rolling back), as upstream's ``getRolloutID``.
 
 **Rolling back in batches** (``util.IsRollbackInBatchPolicy``): a Rollout annotated
-``rollouts.kruise.io/rollback-in-batch: "true"`` on a CloneSet without traffic routing does not
+``rollouts.kruise.io/rollback-in-batch: "true"`` on a workload whose release style supports it
+(the workload port says which: partition releases, as upstream's kinds) without traffic routing does not
 cancel when the workload goes back to its stable revision; it starts over at step 1 with that
 revision as the new canary (``handleRollbackInBatches``), and its BatchRelease carries the same
 annotation while the workload is rolling back, which is what makes the BatchRelease leave the
@@ -29,31 +24,26 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION, ROLLOUT_ID_LABEL
-from kruise.rollouts.rollout import constants as c
-from kruise.rollouts.rollout.hashing import rollout_hash
-from kruise.rollouts.rollout.model import JSON, Action, ActionKind, BatchView, Event, WorkloadInfo
+from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION, CanaryStepState
+from kruise.rollouts.release.hashing import rollout_hash
+from kruise.rollouts.release.timefmt import fmt_time
+from kruise.rollouts.release.views import CanaryStatusView, RolloutStatusView
+from kruise.rollouts.rollout.model import Action, ActionKind, BatchView, Event
 from kruise.rollouts.rollout.steps import steps_of, strategy_of
-from kruise.rollouts.rollout.timefmt import fmt_time
+from kruise.rollouts.workloads.info import WorkloadInfo
 
 ROLLBACK_IN_BATCH_MESSAGE = (
     "The workload has been rolled back and the rollout restarts from step 1 in batches"
 )
 
 
-def workload_rollout_id(workload: Mapping[str, Any]) -> str:
-    """The workload's ``rollouts.kruise.io/rollout-id``: its label, else its annotation, else ""."""
-    meta = workload.get("metadata") or {}
-    label = str((meta.get("labels") or {}).get(ROLLOUT_ID_LABEL) or "")
-    return label or str((meta.get("annotations") or {}).get(ROLLOUT_ID_LABEL) or "")
-
-
 def rollback_in_batch(rollout: Mapping[str, Any], workload: WorkloadInfo) -> bool:
-    """``IsRollbackInBatchPolicy``: annotated ``"true"``, a CloneSet, no traffic routing."""
+    """``IsRollbackInBatchPolicy``: annotated ``"true"``, a workload whose release style supports
+    it (the workload port says so), no traffic routing."""
     annotations = (rollout.get("metadata") or {}).get("annotations") or {}
     return (
         annotations.get(ROLLBACK_IN_BATCH_ANNOTATION) == "true"
-        and workload.kind == "CloneSet"
+        and workload.rollback_in_batches
         and not strategy_of(rollout).get("trafficRoutings")
     )
 
@@ -68,15 +58,15 @@ def batch_release_annotations(rollout: Mapping[str, Any], workload: WorkloadInfo
 
 
 def restart_in_batches(
-    rollout: Mapping[str, Any], status: JSON, workload: WorkloadInfo, now: datetime.datetime
+    rollout: Mapping[str, Any], status: RolloutStatusView, workload: WorkloadInfo, now: datetime.datetime
 ) -> Event:
     """``handleRollbackInBatches``: back to step 1 with the rollback target as canary revision."""
-    cs: JSON = status.setdefault("canaryStatus", {})
+    cs: CanaryStatusView = status.setdefault("canaryStatus", {})
     steps = len(steps_of(rollout))
     cs["currentStepIndex"] = 1
     cs["nextStepIndex"] = 2 if steps > 1 else -1
     cs["canaryRevision"] = workload.canary_revision
-    cs["currentStepState"] = c.BEFORE_STEP_UPGRADE
+    cs["currentStepState"] = CanaryStepState.BEFORE_STEP_UPGRADE
     cs["lastUpdateTime"] = fmt_time(now)
     cs["rolloutHash"] = rollout_hash(rollout)
     cs["finalisingStep"] = ""

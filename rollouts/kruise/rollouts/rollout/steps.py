@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kruise.rollouts.rollout.batchplan import IntOrStr, percent_of, real_canary_goal
+from kruise.rollouts.release.batchplan import IntOrStr, percent_of, real_canary_goal
 
 
 def strategy_of(rollout: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -33,21 +33,21 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.rollouts.advanceddeployment.strategy import (
+from kruise.rollouts.release.constants import (
+    IN_PROGRESSING_ANNOTATION,
+    ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
+    STABLE_REVISION_LABEL,
+)
+from kruise.rollouts.release.rolloutid import workload_rollout_id
+from kruise.rollouts.workloads.deployment.info import new_and_stable, owned_replicasets
+from kruise.rollouts.workloads.deployment.podtemplate import equal_ignore_hash, pod_template_hash
+from kruise.rollouts.workloads.deployment.strategy import (
     DEPLOYMENT_STRATEGY_ANNOTATION,
     DeploymentStrategy,
     dump_strategy,
     strategy_of,
 )
-from kruise.rollouts.rollout.constants import (
-    IN_PROGRESSING_ANNOTATION,
-    ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
-    STABLE_REVISION_LABEL,
-)
-from kruise.rollouts.rollout.deployment import new_and_stable, owned_replicasets
-from kruise.rollouts.rollout.podtemplate import equal_ignore_hash, pod_template_hash
-from kruise.rollouts.rollout.rolloutid import workload_rollout_id
-from kruise.rollouts.rollout.workloadhold import rollout_for
+from kruise.rollouts.workloads.hold import rollout_for, traffic_routed
 
 JSON = dict[str, Any]
 
@@ -63,11 +63,6 @@ def effective_revision_change(old: Mapping[str, Any], new: Mapping[str, Any]) ->
     return not equal_ignore_hash(
         (old.get("spec") or {}).get("template"), (new.get("spec") or {}).get("template")
     )
-
-
-def _has_traffic_routing(rollout: Mapping[str, Any]) -> bool:
-    strategy = (rollout.get("spec") or {}).get("strategy") or {}
-    return bool((strategy.get("canary") or strategy.get("blueGreen") or {}).get("trafficRoutings"))
 
 
 def _hold_partition(held: JSON, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
@@ -161,7 +156,7 @@ def hold_deployment(
     active = owned_replicasets(held, replicasets)
     if not active:
         return None  # "Cannot find any activate replicaset ... no need to rolling"
-    if _has_traffic_routing(ro) and len(active) != 1:
+    if traffic_routed(ro) and len(active) != 1:
         return None  # several versions of pods: does not enter the release
     _, stable = new_and_stable(active, held)
     if stable is not None:

@@ -13,50 +13,16 @@ BATCH_RELEASE_CONTROL_ANNOTATION = "batchrelease.rollouts.kruise.io/control-info
 STABLE_REVISION_LABEL = "rollouts.kruise.io/stable-revision"
 CANARY_DEPLOYMENT_LABEL = "rollouts.kruise.io/canary-deployment"
 ROLLOUT_HASH_ANNOTATION = "rollouts.kruise.io/hash"
+ROLLOUT_LABEL = "rollouts.kruise.io/rollout"  # on a Rollout's AnalysisRuns (kruise)
 POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
 
 # finalizers
 ROLLOUT_FINALIZER = "rollouts.kruise.io/rollout"
 BATCH_RELEASE_FINALIZER = "finalizer.rollouts.kruise.io/batch-release"
 
-# phases
-PHASE_INITIAL = "Initial"
-PHASE_HEALTHY = "Healthy"
-PHASE_PROGRESSING = "Progressing"
-PHASE_TERMINATING = "Terminating"
-PHASE_DISABLED = "Disabled"
-PHASE_DISABLING = "Disabling"
-
-# step states
-BEFORE_STEP_UPGRADE = "BeforeStepUpgrade"
-STEP_UPGRADE = "StepUpgrade"
-STEP_TRAFFIC_ROUTING = "StepTrafficRouting"
-STEP_METRICS_ANALYSIS = "StepMetricsAnalysis"
-STEP_PAUSED = "StepPaused"
-STEP_READY = "StepReady"
-STEP_COMPLETED = "Completed"
-
-# conditions
-COND_PROGRESSING = "Progressing"
-COND_SUCCEEDED = "Succeeded"
-COND_TERMINATING = "Terminating"
-REASON_INITIALIZING = "Initializing"
-REASON_IN_ROLLING = "InRolling"
-REASON_FINALISING = "Finalising"
-REASON_COMPLETED = "Completed"
-REASON_CANCELLING = "Cancelling"
-REASON_PAUSED = "Paused"
-REASON_IN_TERMINATING = "InTerminating"
-
-# finalising steps (FinalisingStepType)
-FIN_RESTORE_STABLE_SERVICE = "RestoreStableService"
-FIN_ROUTE_TRAFFIC_TO_STABLE = "RouteTrafficToStable"
-FIN_REMOVE_CANARY_SERVICE = "RemoveCanaryService"
-FIN_RESUME_WORKLOAD = "ResumeWorkload"
-FIN_RELEASE_WORKLOAD = "ReleaseWorkloadControl"
-FIN_REVERT_WORKLOAD = "RevertWorkload"  # kruise: an analysis abort puts the stable template back
-FIN_ROUTE_TRAFFIC_TO_NEW = "RouteTrafficToNew"  # blue-green only
-FIN_DONE = "Done"
+# phases, step states, conditions and their reasons, finalising steps: StrEnums of
+# ``kruise.rollouts.api.common`` (RolloutPhase, CanaryStepState, RolloutConditionType,
+# ProgressingReason, TerminatingReason, FinalisingStepType, FinaliseReason, BatchReleaseBatchState)
 
 DEFAULT_GRACE_SECONDS = 3
 RECHECK_SECONDS = 3.0

@@ -13,7 +13,7 @@ Which finder applies depends on the Rollout's rolling style:
   began; ``podTemplateHash`` is the hash of the active ReplicaSet with the current template;
   rolling back means that hash is the stable revision again.
 
-Revisions of templates follow :mod:`kruise.rollouts.rollout.podtemplate`. The status is only
+Revisions of templates follow :mod:`kruise.rollouts.workloads.deployment.podtemplate`. The status is only
 trusted once the Deployment controller observed the current generation (and, for the canary
 style, once the stable ReplicaSet exists).
 """
@@ -24,17 +24,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace as _replace
 from typing import Any
 
-from kruise.rollouts.objects import meta as meta_of
-from kruise.rollouts.objects import spec_replicas
-from kruise.rollouts.rollout.constants import (
+from kruise.rollouts.release.constants import (
     CANARY_DEPLOYMENT_LABEL,
     DEPLOYMENT_REVISION_ANNOTATION,
     IN_PROGRESSING_ANNOTATION,
     STABLE_REVISION_LABEL,
 )
-from kruise.rollouts.rollout.model import WorkloadInfo
-from kruise.rollouts.rollout.podtemplate import equal_ignore_hash, pod_template_hash, template_revision
-from kruise.rollouts.rollout.rolloutid import workload_rollout_id
+from kruise.rollouts.release.objects import meta as meta_of
+from kruise.rollouts.release.objects import spec_replicas
+from kruise.rollouts.release.rolloutid import workload_rollout_id
+from kruise.rollouts.workloads.deployment.podtemplate import (
+    equal_ignore_hash,
+    pod_template_hash,
+    template_revision,
+)
+from kruise.rollouts.workloads.info import WorkloadInfo
 
 JSON = dict[str, Any]
 

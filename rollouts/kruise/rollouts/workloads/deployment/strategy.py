@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.rollouts.rollout.batchplan import scaled
+from kruise.rollouts.release.batchplan import scaled
 
 DEPLOYMENT_STRATEGY_ANNOTATION = "rollouts.kruise.io/deployment-strategy"
 DEPLOYMENT_EXTRA_STATUS_ANNOTATION = "rollouts.kruise.io/deployment-extra-status"

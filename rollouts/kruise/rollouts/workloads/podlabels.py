@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.rollouts.api.common import ROLLOUT_BATCH_ID_LABEL, ROLLOUT_ID_LABEL
-from kruise.rollouts.rollout.batchplan import IntOrStr, planned_canary
+from kruise.rollouts.release.batchplan import IntOrStr, planned_canary
 from kruise.workloads.pods import short_hash
 
 NO_NEED_UPDATE_LABEL = "rollouts.kruise.io/no-need-update"
@@ -84,6 +84,12 @@ def planned_increments(batches: Sequence[IntOrStr], replicas: int, current_batch
     return owed
 
 
+def ordinal(pod: Pod) -> int:
+    """A StatefulSet pod's ordinal: the number after the last ``-`` of its name (-1 if none)."""
+    tail = _name(pod).rpartition("-")[2]
+    return int(tail) if tail.isdigit() else -1
+
+
 def label_candidates(
     pods: Sequence[Pod],
     *,
@@ -92,24 +98,38 @@ def label_candidates(
     planned: int,
     desired_updated: int,
     rolling_back: bool,
+    ordered_partition: int | None = None,
+    replicas: int = 0,
 ) -> list[Pod]:
     """The live pods at the update revision that may carry this release's batch labels.
 
-    Rolling back in batches (``FilterPodsForUnorderedUpdate``), pods marked no-need-update and not
-    yet labelled are low priority: only ``planned - (desired_updated - low)`` of them qualify, after
-    every other pod; otherwise every live pod at the update revision qualifies."""
+    Rolling back in batches, only as many of the pods that did not really roll back as the planned
+    counts exceed those that did qualify, after every other pod:
+
+    - unordered (``FilterPodsForUnorderedUpdate``), the pods marked no-need-update and not yet
+      labelled are the low-priority ones: ``planned - (desired_updated - low)`` of them qualify;
+    - ordered (``FilterPodsForOrderedUpdate``, ``ordered_partition`` set: a StatefulSet's
+      partition), the pods below the partition are, by ordinal: ``planned - (replicas -
+      partition)`` of them qualify.
+
+    Otherwise every live pod at the update revision qualifies."""
     live = [p for p in pods if not deleting(p) and at_revision(p, update_revision)]
     if not rolling_back:
         return live
-    low = [
-        p
-        for p in live
-        if _labels(p).get(NO_NEED_UPDATE_LABEL) == rollout_id
-        and _labels(p).get(ROLLOUT_ID_LABEL) != rollout_id
-    ]
+    if ordered_partition is not None:
+        live.sort(key=ordinal)
+        low = [p for p in live if ordinal(p) < ordered_partition]
+        need_update = replicas - ordered_partition
+    else:
+        low = [
+            p
+            for p in live
+            if _labels(p).get(NO_NEED_UPDATE_LABEL) == rollout_id
+            and _labels(p).get(ROLLOUT_ID_LABEL) != rollout_id
+        ]
+        need_update = desired_updated - len(low)
     low_ids = {id(p) for p in low}
     high = [p for p in live if id(p) not in low_ids]
-    need_update = desired_updated - len(low)
     if need_update <= 0:
         return live
     extra = max(0, planned - need_update)

@@ -34,7 +34,15 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.rollouts.advanceddeployment.strategy import (
+from kruise.rollouts.api.common import BatchReleaseBatchState, RolloutPhase
+from kruise.rollouts.release.batchplan import batch_ready
+from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
+from kruise.rollouts.release.hashing import release_plan_hash
+from kruise.rollouts.release.objects import meta as meta_of
+from kruise.rollouts.release.objects import spec_replicas
+from kruise.rollouts.workloads.deployment.info import owned_replicasets
+from kruise.rollouts.workloads.deployment.podtemplate import template_revision
+from kruise.rollouts.workloads.deployment.strategy import (
     ADVANCED_DEPLOYMENT_CONTROL_LABEL,
     DEPLOYMENT_EXTRA_STATUS_ANNOTATION,
     DEPLOYMENT_STRATEGY_ANNOTATION,
@@ -46,17 +54,15 @@ from kruise.rollouts.advanceddeployment.strategy import (
     strategy_of,
     with_defaults,
 )
-from kruise.rollouts.batchrelease.decide import control_info
-from kruise.rollouts.batchrelease.ops import ControlDecision, Target, patch
-from kruise.rollouts.objects import meta as meta_of
-from kruise.rollouts.objects import spec_replicas
-from kruise.rollouts.rollout.batchplan import batch_ready
-from kruise.rollouts.rollout.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
-from kruise.rollouts.rollout.deployment import owned_replicasets
-from kruise.rollouts.rollout.hashing import release_plan_hash
-from kruise.rollouts.rollout.podtemplate import template_revision
+from kruise.rollouts.workloads.ops import ControlDecision, Target, control_info, enter_batch, patch
 
 JSON = dict[str, Any]
+PARTITION_DEPLOYMENT_MESSAGE = (
+    "partition-style release of an apps/v1 Deployment needs the advanced deployment controller: "
+    "enable the feature gate AdvancedDeployment, or set enableExtraWorkloadForCanary: true "
+    "(canary style) or use strategy.blueGreen"
+)
+"""``status.message`` of a partition-style Deployment release with the gate ``AdvancedDeployment`` off."""
 
 
 def under_rollout_control(deployment: Mapping[str, Any]) -> bool:
@@ -155,7 +161,7 @@ def decide_deployment_partition(
     index = plan.get("batchPartition")
     if (
         index is not None
-        and status.get("phase") == "Progressing"
+        and status.get("phase") == RolloutPhase.PROGRESSING
         and consistent
         and observed_revision not in ("", status["updateRevision"])
     ):  # isWorkloadRevisionChanged: a continuous release; the Rollout is about to reset
@@ -163,7 +169,7 @@ def decide_deployment_partition(
 
     annotations = meta_of(deployment).get("annotations") or {}
     if index is None:  # Finalize
-        status["phase"] = "Finalizing"
+        status["phase"] = RolloutPhase.FINALIZING
         if BATCH_RELEASE_CONTROL_ANNOTATION in annotations and spec.get("paused"):
             keep = keep_paused_on_cancel and plan.get("finalizingPolicy") != "WaitResume"
             finalize = _finalize_body(deployment, keep_paused=keep)
@@ -176,7 +182,7 @@ def decide_deployment_partition(
         )
         if waiting:
             return ControlDecision((), status, requeue_after=1.0)
-        status["phase"] = "Completed"
+        status["phase"] = RolloutPhase.COMPLETED
         status.pop("message", None)
         return ControlDecision((), status)
 
@@ -193,18 +199,13 @@ def decide_deployment_partition(
             },
             "spec": {"paused": True, "strategy": {"type": "Recreate", "rollingUpdate": None}},
         }
-        if status.get("phase") in (None, "", "Preparing"):
-            status["phase"] = "Preparing"
+        if status.get("phase") in (None, "", RolloutPhase.PREPARING):
+            status["phase"] = RolloutPhase.PREPARING
         return ControlDecision((patch(Target.DEPLOYMENT, deployment, body),), status, requeue_after=0.5)
 
-    status["phase"] = "Progressing"
+    status["phase"] = RolloutPhase.PROGRESSING
     status.pop("message", None)
-    batches = plan.get("batches") or []
-    index = max(0, min(int(index), len(batches) - 1)) if batches else 0
-    if canary.get("currentBatch") != index:
-        canary["currentBatch"] = index
-        canary["batchState"] = "Upgrading"
-    wanted = batches[index].get("canaryReplicas", "100%") if batches else "100%"
+    wanted = enter_batch(canary, plan, index)
     current = strategy_of(deployment)
     if new_rs_limit(current.partition, replicas) < new_rs_limit(wanted, replicas):  # UpgradeBatch
         updated = DeploymentStrategy(
@@ -216,7 +217,7 @@ def decide_deployment_partition(
             partition=wanted,
         )
         body = {"metadata": {"annotations": {DEPLOYMENT_STRATEGY_ANNOTATION: dump_strategy(updated)}}}
-        canary["batchState"] = "Upgrading"
+        canary["batchState"] = BatchReleaseBatchState.UPGRADING
         return ControlDecision((patch(Target.DEPLOYMENT, deployment, body),), status, requeue_after=1.0)
     ready = consistent and batch_ready(
         new_rs_limit(wanted, replicas),
@@ -224,5 +225,5 @@ def decide_deployment_partition(
         canary["updatedReadyReplicas"],
         failure_threshold=plan.get("failureThreshold"),
     )
-    canary["batchState"] = "Ready" if ready else "Upgrading"
+    canary["batchState"] = BatchReleaseBatchState.READY if ready else BatchReleaseBatchState.UPGRADING
     return ControlDecision((), status, requeue_after=None if ready else 1.0)

@@ -27,7 +27,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kruise.rollouts.rollout.constants import POD_TEMPLATE_HASH_LABEL
+from kruise.rollouts.release.constants import POD_TEMPLATE_HASH_LABEL
 
 JSON = dict[str, Any]
 _ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kruise.rollouts.rollout.constants import WORKLOAD_TYPE_LABEL
+from kruise.rollouts.release.constants import WORKLOAD_TYPE_LABEL
 
 JSON = dict[str, Any]
 

@@ -31,160 +31,46 @@ available, so the workload controller never scales the old version down:
 from __future__ import annotations
 
 import copy
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from kruise.rollouts.batchrelease.decide import control_info
-from kruise.rollouts.batchrelease.deployment import max_unavailable
-from kruise.rollouts.batchrelease.ops import ControlDecision, Op, Target, patch
-from kruise.rollouts.objects import meta as meta_of
-from kruise.rollouts.objects import observed_current, spec_replicas
-from kruise.rollouts.rollout.batchplan import IntOrStr, batch_ready, scaled
-from kruise.rollouts.rollout.constants import (
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, Resource
+from kruise.rollouts.api.common import (
+    BatchReleaseBatchState,
+    ProgressingReason,
+    RollingStyle,
+    RolloutConditionType,
+    RolloutPhase,
+)
+from kruise.rollouts.release.batchplan import IntOrStr, batch_ready, scaled
+from kruise.rollouts.release.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
-    HPA_DISABLE_SUFFIX,
     MAX_PROGRESS_SECONDS,
     MAX_READY_SECONDS,
     ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
     STABLE_REVISION_LABEL,
 )
-from kruise.rollouts.rollout.deployment import new_and_stable, owned_replicasets, stable_replicaset
-from kruise.rollouts.rollout.hashing import release_plan_hash
-from kruise.rollouts.rollout.podtemplate import pod_template_hash
+from kruise.rollouts.release.hashing import release_plan_hash
+from kruise.rollouts.release.objects import meta as meta_of
+from kruise.rollouts.release.objects import observed_current, spec_replicas
+from kruise.rollouts.workloads.bluegreen_setting import (
+    dump_setting,
+    is_controlled,
+    is_deployment,
+    original_setting,
+    saved_setting,
+    validate_ready,
+)
+from kruise.rollouts.workloads.deployment.canary import max_unavailable
+from kruise.rollouts.workloads.deployment.info import new_and_stable, owned_replicasets, stable_replicaset
+from kruise.rollouts.workloads.deployment.podtemplate import pod_template_hash
+from kruise.rollouts.workloads.hpa import hpa_op
+from kruise.rollouts.workloads.info import WorkloadInfo
+from kruise.rollouts.workloads.ops import ControlDecision, Op, Target, control_info, enter_batch, patch
+from kruise.rollouts.workloads.port import Gates, Observation
 
 JSON = dict[str, Any]
-
-
-def is_deployment(workload: Mapping[str, Any]) -> bool:
-    return workload.get("kind") == "Deployment"
-
-
-def is_controlled(br: Mapping[str, Any], obj: Mapping[str, Any]) -> bool:
-    """``IsControlledByBatchRelease``: owned by, or carrying the control-info of, ``br``."""
-    uid = meta_of(br).get("uid")
-    if any(r.get("controller") and r.get("uid") == uid for r in meta_of(obj).get("ownerReferences") or []):
-        return True
-    raw = (meta_of(obj).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION)
-    if not raw:
-        return False
-    try:
-        return bool(json.loads(raw).get("uid") == uid)
-    except (ValueError, AttributeError):
-        return False
-
-
-# ------------------------------------------------------------------------------ saved settings
-def saved_setting(workload: Mapping[str, Any]) -> JSON:
-    """``GetOriginalSetting``: the settings saved in the annotation (``{}`` when absent).
-    Raises ``ValueError`` on an unreadable annotation."""
-    raw = (meta_of(workload).get("annotations") or {}).get(ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION)
-    setting = json.loads(raw) if raw else {}
-    if not isinstance(setting, dict):
-        raise ValueError("original-deployment-strategy is not an object")
-    return setting
-
-
-def original_setting(workload: Mapping[str, Any]) -> JSON:
-    """``GetOriginalSetting`` + ``InitOriginalSetting``: the saved settings, completed from the
-    workload where unset (only when taking control: the workload still has the user's values)."""
-    setting = saved_setting(workload)
-    spec = workload.get("spec") or {}
-    if is_deployment(workload):
-        rolling = (spec.get("strategy") or {}).get("rollingUpdate") or {}
-        setting.setdefault("maxSurge", rolling.get("maxSurge", "25%"))
-        setting.setdefault("maxUnavailable", rolling.get("maxUnavailable", "25%"))
-        if setting.get("progressDeadlineSeconds") is None:
-            setting["progressDeadlineSeconds"] = spec.get("progressDeadlineSeconds", 600)
-    else:
-        strategy = spec.get("updateStrategy") or {}
-        setting.setdefault("maxSurge", strategy.get("maxSurge", "0%"))
-        setting.setdefault("maxUnavailable", strategy.get("maxUnavailable", "20%"))
-    if not setting.get("minReadySeconds"):
-        setting["minReadySeconds"] = int(spec.get("minReadySeconds") or 0)
-    return setting
-
-
-def dump_setting(setting: Mapping[str, Any]) -> str:
-    """The annotation value, fields in upstream's order; zero/absent ones omitted (``omitempty``)."""
-    out: JSON = {}
-    for key in ("maxUnavailable", "maxSurge"):
-        if setting.get(key) is not None:
-            out[key] = setting[key]
-    if setting.get("minReadySeconds"):
-        out["minReadySeconds"] = int(setting["minReadySeconds"])
-    if setting.get("progressDeadlineSeconds") is not None:
-        out["progressDeadlineSeconds"] = int(setting["progressDeadlineSeconds"])
-    return json.dumps(out, separators=(",", ":"))
-
-
-# ------------------------------------------------------------------------------ HPA
-def _strip_suffix(name: str) -> str:
-    while name.endswith(HPA_DISABLE_SUFFIX):
-        name = name[: -len(HPA_DISABLE_SUFFIX)]
-    return name
-
-
-def hpa_op(
-    workload: Mapping[str, Any], hpas: Sequence[tuple[Target, Mapping[str, Any]]], *, disable: bool
-) -> Op | None:
-    """``DisableHPA``/``RestoreHPA``: the scaleTargetRef rename of the workload's HPA, if any is due.
-
-    ``hpas``: ``(Target.HPA_V2 | Target.HPA_V1, object)`` pairs of the namespace, v2 first.
-    """
-    for target, hpa in hpas:
-        ref = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
-        name = str(ref.get("name") or "")
-        if (
-            ref.get("apiVersion") != workload.get("apiVersion")
-            or ref.get("kind") != workload.get("kind")
-            or _strip_suffix(name) != meta_of(workload).get("name")
-        ):
-            continue
-        disabled = name.endswith(HPA_DISABLE_SUFFIX)
-        if disable == disabled:
-            return None
-        new_name = name + HPA_DISABLE_SUFFIX if disable else _strip_suffix(name)
-        body = {
-            "spec": {
-                "scaleTargetRef": {
-                    "apiVersion": ref.get("apiVersion"),
-                    "kind": ref.get("kind"),
-                    "name": new_name,
-                }
-            }
-        }
-        return patch(target, hpa, body, guarded=False)
-    return None
-
-
-# ------------------------------------------------------------------------------ validation
-def validate_ready(workload: Mapping[str, Any]) -> str | None:
-    """``ValidateReadyForBlueGreenRelease``: None, or why the batch cannot be upgraded."""
-    spec = workload.get("spec") or {}
-    if not (meta_of(workload).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION):
-        return "workload has no control info annotation"
-    if is_deployment(workload):
-        strategy = spec.get("strategy") or {}
-        if strategy.get("type") and strategy.get("type") != "RollingUpdate":
-            return "deployment strategy type is not RollingUpdate"
-        if strategy.get("rollingUpdate") is None:
-            return "deployment strategy rollingUpdate is nil"
-        if (
-            int(spec.get("minReadySeconds") or 0) != MAX_READY_SECONDS
-            or spec.get("progressDeadlineSeconds") != MAX_PROGRESS_SECONDS
-        ):
-            return (
-                "deployment strategy minReadySeconds or progressDeadlineSeconds is not "
-                "MaxReadySeconds or MaxProgressSeconds"
-            )
-        return None
-    strategy_type = (spec.get("updateStrategy") or {}).get("type")
-    if strategy_type and strategy_type != "ReCreate":
-        return "cloneSet strategy type is not ReCreate"
-    if int(spec.get("minReadySeconds") or 0) != MAX_READY_SECONDS:
-        return "cloneSet strategy minReadySeconds is not MaxReadySeconds"
-    return None
 
 
 # ------------------------------------------------------------------------------ counts
@@ -231,8 +117,8 @@ def _all_updated_and_ready(workload: Mapping[str, Any]) -> bool:
     )
 
 
-def _target(workload: Mapping[str, Any]) -> Target:
-    return Target.DEPLOYMENT if is_deployment(workload) else Target.CLONESET
+def _target(workload: Mapping[str, Any]) -> Resource:
+    return DEPLOYMENTS if is_deployment(workload) else CLONESETS
 
 
 def needs_hpas(br: Mapping[str, Any], workload: Mapping[str, Any] | None) -> bool:
@@ -246,7 +132,7 @@ def _take_control(
     br: Mapping[str, Any],
     workload: Mapping[str, Any],
     replicasets: Sequence[Mapping[str, Any]],
-    hpas: Sequence[tuple[Target, Mapping[str, Any]]],
+    hpas: Sequence[tuple[Resource, Mapping[str, Any]]],
 ) -> list[Op]:
     ops: list[Op] = []
     hpa = hpa_op(workload, hpas, disable=True)
@@ -311,14 +197,25 @@ def _restore(workload: Mapping[str, Any]) -> Op:
 
 def _with_condition(status: JSON, message: str) -> None:
     """``progressingStateTransition(InRolling, message)``."""
-    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "Progressing"]
-    conditions.append({"type": "Progressing", "status": "True", "reason": "InRolling", "message": message})
+    conditions = [
+        c for c in status.get("conditions") or [] if c.get("type") != RolloutConditionType.PROGRESSING
+    ]
+    conditions.append(
+        {
+            "type": RolloutConditionType.PROGRESSING,
+            "status": "True",
+            "reason": ProgressingReason.IN_ROLLING,
+            "message": message,
+        }
+    )
     status["conditions"] = conditions
     status["message"] = message
 
 
 def _clear_condition(status: JSON) -> None:
-    status["conditions"] = [c for c in status.get("conditions") or [] if c.get("type") != "Progressing"]
+    status["conditions"] = [
+        c for c in status.get("conditions") or [] if c.get("type") != RolloutConditionType.PROGRESSING
+    ]
     if not status["conditions"]:
         status.pop("conditions")
     status.pop("message", None)
@@ -328,7 +225,7 @@ def decide_blue_green(
     br: Mapping[str, Any],
     workload: Mapping[str, Any] | None,
     replicasets: Sequence[Mapping[str, Any]] = (),
-    hpas: Sequence[tuple[Target, Mapping[str, Any]]] = (),
+    hpas: Sequence[tuple[Resource, Mapping[str, Any]]] = (),
 ) -> ControlDecision:
     """One round of the blue-green control for ``br`` on a CloneSet or Deployment ``workload``.
 
@@ -364,9 +261,9 @@ def decide_blue_green(
     index = plan.get("batchPartition")
 
     if index is None or meta.get("deletionTimestamp"):
-        status["phase"] = "Finalizing"
+        status["phase"] = RolloutPhase.FINALIZING
         if index is not None:  # continuous release: not supported for blue-green, nothing to undo
-            status["phase"] = "Completed"
+            status["phase"] = RolloutPhase.COMPLETED
             return ControlDecision((), status)
         if (meta_of(workload).get("annotations") or {}).get(
             ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION
@@ -378,12 +275,12 @@ def decide_blue_green(
         hpa = hpa_op(workload, hpas, disable=False)
         if hpa is not None:
             return ControlDecision((hpa,), status, requeue_after=0.5)
-        status["phase"] = "Completed"
+        status["phase"] = RolloutPhase.COMPLETED
         status.pop("message", None)
         return ControlDecision((), status)
 
     if not is_controlled(br, workload):
-        status["phase"] = "Preparing"
+        status["phase"] = RolloutPhase.PREPARING
         try:
             ops = _take_control(br, workload, replicasets, hpas)
         except ValueError as err:
@@ -396,13 +293,8 @@ def decide_blue_green(
             return ControlDecision((), status, requeue_after=2.0)
         return ControlDecision(tuple(ops), status, requeue_after=0.5)
 
-    status["phase"] = "Progressing"
-    batches = plan.get("batches") or []
-    index = max(0, min(int(index), len(batches) - 1)) if batches else 0
-    if batch.get("currentBatch") != index:
-        batch["currentBatch"] = index
-        batch["batchState"] = "Upgrading"
-    desired_surge: IntOrStr = batches[index].get("canaryReplicas", "100%") if batches else "100%"
+    status["phase"] = RolloutPhase.PROGRESSING
+    desired_surge = enter_batch(batch, plan, index)
     problem = validate_ready(workload)
     if problem is not None:
         kind = "deployment" if is_deployment(workload) else "cloneset"
@@ -410,7 +302,7 @@ def decide_blue_green(
         _with_condition(
             status, f"cannot upgrade batch, because {kind} {name} doesn't satisfy conditions: {problem}"
         )
-        batch["batchState"] = "Upgrading"
+        batch["batchState"] = BatchReleaseBatchState.UPGRADING
         return ControlDecision((), status, requeue_after=2.0)
     _clear_condition(status)
     current = scaled(_max_surge(workload), replicas, round_up=True)
@@ -428,11 +320,37 @@ def decide_blue_green(
             }
         else:
             body = {"spec": {"updateStrategy": {"partition": None, "maxSurge": desired_surge}}}
-        batch["batchState"] = "Upgrading"
+        batch["batchState"] = BatchReleaseBatchState.UPGRADING
         return ControlDecision((patch(_target(workload), workload, body),), status, requeue_after=1.0)
     planned = new_rs_replicas_limit(desired_surge, replicas) if is_deployment(workload) else desired
     ready = observed_current(workload) and batch_ready(
         planned, updated, updated_ready, failure_threshold=plan.get("failureThreshold")
     )
-    batch["batchState"] = "Ready" if ready else "Upgrading"
+    batch["batchState"] = BatchReleaseBatchState.READY if ready else BatchReleaseBatchState.UPGRADING
     return ControlDecision((), status, requeue_after=None if ready else 1.0)
+
+
+@dataclass(frozen=True)
+class BlueGreenRelease:
+    """The blue-green :class:`~kruise.rollouts.workloads.port.ReleaseStyle` of a CloneSet or a
+    Deployment: ``read`` is the kind's info; ``finalise_when_deleted``: a BatchRelease deleted
+    mid-release still hands the workload back (a Deployment) or leaves it as it is (a CloneSet,
+    whose Rollout finalised it)."""
+
+    read: Callable[[Mapping[str, Any], Observation], WorkloadInfo]
+    finalise_when_deleted: bool = True
+    style: RollingStyle = RollingStyle.BLUE_GREEN
+    rollback_in_batches: bool = False
+
+    def info(self, rollout: Mapping[str, Any], obs: Observation) -> WorkloadInfo:
+        return self.read(rollout, obs)
+
+    def control(self, br: Mapping[str, Any], obs: Observation | None, gates: Gates) -> ControlDecision:
+        if meta_of(br).get("deletionTimestamp") and not self.finalise_when_deleted:
+            return ControlDecision((), dict(br.get("status") or {}))
+        if obs is None:
+            return decide_blue_green(br, None)
+        return decide_blue_green(br, obs.workload, obs.replicasets, obs.hpas)
+
+    def needs_hpas(self, br: Mapping[str, Any], obs: Observation | None) -> bool:
+        return needs_hpas(br, None if obs is None else obs.workload)

@@ -30,33 +30,31 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.rollouts.batchrelease.decide import control_info
-from kruise.rollouts.batchrelease.ops import ControlDecision, Op, OpKind, Target, patch
-from kruise.rollouts.objects import meta as meta_of
-from kruise.rollouts.objects import observed_current, spec_replicas
-from kruise.rollouts.rollout.batchplan import batch_ready, planned_canary, scaled
-from kruise.rollouts.rollout.constants import (
+from kruise.rollouts.api.common import BatchReleaseBatchState, RolloutPhase
+from kruise.rollouts.release.batchplan import batch_ready, planned_canary, scaled
+from kruise.rollouts.release.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
     BATCH_RELEASE_FINALIZER,
     BATCH_RELEASE_OWN_FINALIZER,
     CANARY_DEPLOYMENT_LABEL,
 )
-from kruise.rollouts.rollout.deployment import stable_replicaset
-from kruise.rollouts.rollout.hashing import release_plan_hash
-from kruise.rollouts.rollout.podtemplate import equal_ignore_hash, pod_template_hash
+from kruise.rollouts.release.hashing import release_plan_hash
+from kruise.rollouts.release.objects import meta as meta_of
+from kruise.rollouts.release.objects import observed_current, spec_replicas
+from kruise.rollouts.workloads.deployment.info import stable_replicaset
+from kruise.rollouts.workloads.deployment.podtemplate import equal_ignore_hash, pod_template_hash
+from kruise.rollouts.workloads.ops import (
+    ControlDecision,
+    Op,
+    OpKind,
+    Target,
+    control_info,
+    enter_batch,
+    owner_reference,
+    patch,
+)
 
 JSON = dict[str, Any]
-
-
-def owner_reference(br: Mapping[str, Any]) -> JSON:
-    return {
-        "apiVersion": br.get("apiVersion", "rollouts.kruise.io/v1beta1"),
-        "kind": "BatchRelease",
-        "name": meta_of(br).get("name"),
-        "uid": meta_of(br).get("uid"),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
 
 
 def canary_template(stable: Mapping[str, Any], plan: Mapping[str, Any]) -> JSON:
@@ -217,7 +215,7 @@ def decide_deployment_canary(
                         {"finalizer": BATCH_RELEASE_FINALIZER},
                     )
                 )
-        status["phase"] = "Finalizing"
+        status["phase"] = RolloutPhase.FINALIZING
         if ops:
             return ControlDecision(tuple(ops), status, requeue_after=1.0)
         waiting = (
@@ -228,7 +226,7 @@ def decide_deployment_canary(
         if waiting:
             status["message"] = "wait the stable Deployment to roll every pod"
             return ControlDecision((), status, requeue_after=1.0)
-        status["phase"] = "Completed"
+        status["phase"] = RolloutPhase.COMPLETED
         status.pop("message", None)
         if deleting and BATCH_RELEASE_OWN_FINALIZER in _finalizers(br):
             return ControlDecision(tuple(own), status)
@@ -252,28 +250,24 @@ def decide_deployment_canary(
                 {"metadata": {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)}}},
             )
         )
-    preparing = status.get("phase") in (None, "", "Preparing")
+    preparing = status.get("phase") in (None, "", RolloutPhase.PREPARING)
     if preparing and not ops and canary is None:  # Initialize creates the canary Deployment once
         ops.append(Op(OpKind.CREATE, Target.DEPLOYMENT, "", canary_deployment_body(br, stable)))
     if ops:
         if preparing:
-            status["phase"] = "Preparing"
+            status["phase"] = RolloutPhase.PREPARING
         return ControlDecision(tuple(ops), status, requeue_after=0.5)
-    status["phase"] = "Progressing"
-    batches = plan.get("batches") or []
-    index = max(0, min(int(index), len(batches) - 1)) if batches else 0
-    if batch.get("currentBatch") != index:
-        batch["currentBatch"] = index
-        batch["batchState"] = "Upgrading"
+    status["phase"] = RolloutPhase.PROGRESSING
+    batch_replicas = enter_batch(batch, plan, index)
     if canary is None:  # the template changed under the release: the Rollout restarts or rolls back
-        batch["batchState"] = "Upgrading"
+        batch["batchState"] = BatchReleaseBatchState.UPGRADING
         status["message"] = f"no canary Deployment of {meta_of(stable).get('name')} with the current template"
         return ControlDecision((), status, requeue_after=2.0)
     status.pop("message", None)
     replicas = spec_replicas(stable)
-    desired = planned_canary(batches[index].get("canaryReplicas", "100%") if batches else "100%", replicas)
+    desired = planned_canary(batch_replicas, replicas)
     if replicas > 0 and spec_replicas(canary) < desired:  # UpgradeBatch only scales up
-        batch["batchState"] = "Upgrading"
+        batch["batchState"] = BatchReleaseBatchState.UPGRADING
         return ControlDecision(
             (patch(Target.DEPLOYMENT, canary, {"spec": {"replicas": desired}}),), status, requeue_after=1.0
         )
@@ -283,5 +277,5 @@ def decide_deployment_canary(
         batch["updatedReadyReplicas"],
         failure_threshold=plan.get("failureThreshold"),
     )
-    batch["batchState"] = "Ready" if ready else "Upgrading"
+    batch["batchState"] = BatchReleaseBatchState.READY if ready else BatchReleaseBatchState.UPGRADING
     return ControlDecision((), status, requeue_after=None if ready else 1.0)
