@@ -23,6 +23,7 @@ from kruise.core.runtime.spec import OWNER_UID
 from kruise.rollouts.api.common import RollingStyle
 from kruise.rollouts.release.objects import meta
 from kruise.rollouts.workloads.cloneset import CLONESET
+from kruise.rollouts.workloads.daemonset import DAEMONSET
 from kruise.rollouts.workloads.deployment.kind import DEPLOYMENT
 from kruise.rollouts.workloads.info import WorkloadInfo
 from kruise.rollouts.workloads.port import (
@@ -35,7 +36,7 @@ from kruise.rollouts.workloads.port import (
 )
 from kruise.rollouts.workloads.statefulset import STATEFULSET
 
-KINDS: tuple[WorkloadKind, ...] = (CLONESET, DEPLOYMENT, STATEFULSET)
+KINDS: tuple[WorkloadKind, ...] = (CLONESET, DEPLOYMENT, STATEFULSET, DAEMONSET)
 """Every workload kind a Rollout can release, in registration order."""
 
 
