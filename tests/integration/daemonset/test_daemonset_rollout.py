@@ -61,8 +61,10 @@ def rollout(namespace: str) -> JSON:
 
 
 async def set_image(kube: KubeClient, namespace: str, image: str) -> None:
-    container = {"name": "fluentd-elasticsearch", "image": image}
-    patch = {"spec": {"template": {"spec": {"containers": [container]}}}}
+    """The example's container with ``image`` (a merge patch replaces the whole list, so the rest
+    of the container is written as the example has it: going back to V1 is the V1 template)."""
+    (container,) = yaml.safe_load(FLUENTD.read_text())["spec"]["template"]["spec"]["containers"]
+    patch = {"spec": {"template": {"spec": {"containers": [{**container, "image": image}]}}}}
     await kube.patch(DAEMONSETS, NAME, patch, namespace, patch_type="merge")
 
 
