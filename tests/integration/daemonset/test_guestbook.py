@@ -8,7 +8,10 @@ five in all as the issue has it (more if the cluster has more). Then, in one sto
 - a sixth node gets its pod within seconds; deleting that node takes it out of the counts at once
   and kube-controller-manager's pod garbage collector removes its pod (40 s later);
 - switched to InPlaceIfPossible with ``partition: 3`` (nodes - 2), an image change updates exactly
-  2 pods, in place (same UIDs, restartCount + 1), and the status says so;
+  2 pods, and the status says so. Those two are recreated: pods created under Standard lack the
+  ``InPlaceUpdateReady`` readiness gate, and upstream's ``canPodInPlaceUpdate`` then recreates
+  (a readiness gate cannot be added to a pod). The next image change updates the same two nodes
+  (nodes are walked by name) in place: same UIDs, restartCount + 1;
 - with ``rollingUpdate.selector`` matching 2 nodes and partition 0, only those nodes' pods change;
 - with ``maxSurge: 1`` (maxUnavailable 0) an image change replaces every pod while a watch never
   sees more than one pod beyond one per node.
@@ -45,12 +48,17 @@ GUESTBOOK = (
     Path(__file__).resolve().parents[4] / "shared/upstream-examples/kruise/DaemonSet/001-guestbook-ds.yaml"
 )
 NAME, SELECTOR = "guestbook-ds", "app=guestbook-daemon"
-V2, V3, V4 = (f"openkruise/guestbook:v{n}" for n in (2, 3, 4))
+V2, V3, V4, V5 = (f"openkruise/guestbook:v{n}" for n in (2, 3, 4, 5))
 JSON = dict[str, Any]
+IN_PLACE_GATE = "InPlaceUpdateReady"
 
 
 def _restarts(pod: JSON) -> int:
     return sum(int(c.get("restartCount") or 0) for c in pod["status"].get("containerStatuses") or [])
+
+
+def _gates(pod: JSON) -> list[str]:
+    return [str(g.get("conditionType")) for g in pod["spec"].get("readinessGates") or []]
 
 
 def _container(image: str) -> JSON:
@@ -116,12 +124,22 @@ async def test_guestbook_ds_applies_unchanged_and_rolls_out_by_partition_selecto
         {"updateStrategy": {"rollingUpdate": rolling}, "template": {"spec": _container(V2)}},
     )
     await wait_status(kube, namespace, NAME, timeout=90, updatedNumberScheduled=2, numberReady=count)
-    after = await _on_nodes(kube, namespace, every)
-    updated = sorted(n for n, p in after.items() if image_of(p) == V2)
+    gated = await _on_nodes(kube, namespace, every)
+    updated = sorted(n for n, p in gated.items() if image_of(p) == V2)
     assert len(updated) == 2, f"partition {partition} of {count}: {updated}"
     for node in every:
-        assert after[node]["metadata"]["uid"] == v1[node]["metadata"]["uid"], f"{node}: recreated"
-        assert _restarts(after[node]) == _restarts(v1[node]) + (node in updated), node
+        same = gated[node]["metadata"]["uid"] == v1[node]["metadata"]["uid"]
+        assert same == (node not in updated), f"{node}: only the two updated pods are recreated"
+    assert all(IN_PLACE_GATE in _gates(gated[n]) for n in updated), "recreated with the gate"
+
+    # the next image change: the same two nodes, now in place
+    await patch_spec(kube, namespace, NAME, {"template": {"spec": _container(V3)}})
+    await wait_status(kube, namespace, NAME, timeout=90, updatedNumberScheduled=2, numberReady=count)
+    after = await _on_nodes(kube, namespace, every)
+    assert sorted(n for n, p in after.items() if image_of(p) == V3) == updated
+    for node in every:
+        assert after[node]["metadata"]["uid"] == gated[node]["metadata"]["uid"], f"{node}: recreated"
+        assert _restarts(after[node]) == _restarts(gated[node]) + (node in updated), node
 
     # rollingUpdate.selector matching two nodes (partition 0): only their pods change
     chosen = sorted(mine, key=lambda n: n in updated)[:2]  # old pods first
@@ -132,12 +150,14 @@ async def test_guestbook_ds_applies_unchanged_and_rolls_out_by_partition_selecto
         kube,
         namespace,
         NAME,
-        {"updateStrategy": {"rollingUpdate": rolling}, "template": {"spec": _container(V3)}},
+        {"updateStrategy": {"rollingUpdate": rolling}, "template": {"spec": _container(V4)}},
     )
     await wait_status(kube, namespace, NAME, timeout=90, updatedNumberScheduled=2, numberReady=count)
     selected = await _on_nodes(kube, namespace, every)
-    assert sorted(n for n, p in selected.items() if image_of(p) == V3) == sorted(chosen)
-    assert all(selected[n]["metadata"]["uid"] == after[n]["metadata"]["uid"] for n in every)
+    assert sorted(n for n, p in selected.items() if image_of(p) == V4) == sorted(chosen)
+    assert all(
+        selected[n]["metadata"]["uid"] == after[n]["metadata"]["uid"] for n in every if n not in chosen
+    )
 
     # the deleted node's pod is gone by now or soon (it would count as a live pod below)
     async def collected() -> bool:
@@ -164,9 +184,9 @@ async def test_guestbook_ds_applies_unchanged_and_rolls_out_by_partition_selecto
             kube,
             namespace,
             NAME,
-            {"updateStrategy": {"rollingUpdate": rolling}, "template": {"spec": _container(V4)}},
+            {"updateStrategy": {"rollingUpdate": rolling}, "template": {"spec": _container(V5)}},
         )
-        surged = await _on_nodes(kube, namespace, every, image=V4, timeout=180)
+        surged = await _on_nodes(kube, namespace, every, image=V5, timeout=180)
     finally:
         await watcher.stop()
     assert all(surged[n]["metadata"]["uid"] != selected[n]["metadata"]["uid"] for n in every), "recreated"
