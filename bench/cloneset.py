@@ -36,7 +36,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, NAMESPACES
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, EVENTS, NAMESPACES
 from kruise.core.localcluster import LocalCluster
 from kruise.core.localcluster.stages import StageDelays
 from kruise.rollouts.crds import write_crds
@@ -121,6 +121,7 @@ async def scale_cloneset(kube: KubeClient, n: int, ns_name: str = "") -> Timed:
     await kube.create(CLONESETS, cloneset("app", n), ns)
     await until(lambda: _eq(status_of(kube, CLONESETS, "app", ns), "readyReplicas", n))
     timed = time.monotonic() - t0, cpu_since(cpu)
+    EVENT_WRITES[("CloneSet", n)] = await event_writes(kube, ns)
     await drop_namespace(kube, ns)
     return timed
 
@@ -131,8 +132,26 @@ async def scale_deployment(kube: KubeClient, n: int, ns_name: str = "") -> Timed
     await kube.create(DEPLOYMENTS, deployment("app", n), ns)
     await until(lambda: _eq(status_of(kube, DEPLOYMENTS, "app", ns), "readyReplicas", n))
     timed = time.monotonic() - t0, cpu_since(cpu)
+    EVENT_WRITES[("Deployment", n)] = await event_writes(kube, ns)
     await drop_namespace(kube, ns)
     return timed
+
+
+EVENT_WRITES: dict[tuple[str, int], dict[str, tuple[int, int]]] = {}
+"""Per (workload kind, N): Events in the namespace after the scale-up, by reporting component, as
+(Event objects, sum of their ``count``): objects are the POSTs, the counts above them the PATCHes
+that deduplicated repeats (client-go's EventCorrelator)."""
+
+
+async def event_writes(kube: KubeClient, ns: str, settle: float = 3.0) -> dict[str, tuple[int, int]]:
+    """Events of ``ns`` by component after ``settle`` seconds (events are posted in the background)."""
+    await asyncio.sleep(settle)
+    writes: dict[str, tuple[int, int]] = {}
+    for ev in (await kube.list(EVENTS, ns)).get("items", []):
+        who = (ev.get("source") or {}).get("component") or ev.get("reportingComponent") or "?"
+        objects, counts = writes.get(who, (0, 0))
+        writes[who] = objects + 1, counts + int(ev.get("count") or 1)
+    return writes
 
 
 async def scale_raw(kube: KubeClient, n: int) -> Timed:
@@ -375,6 +394,13 @@ async def main(sizes: list[int], update_sizes: list[int], start_ms: int, restart
             f"{dep:.1f}",
             f"{recreate_min:.1f}",
         )
+    console.print(table)
+    table = Table(title="Events written during the scale-up (objects = POSTs; count - objects = PATCHes)")
+    for col in ("workload", "N", "component", "Event objects", "sum of count"):
+        table.add_column(col, justify="right")
+    for (kind, n), writes in EVENT_WRITES.items():
+        for who, (objects, counts) in sorted(writes.items()):
+            table.add_row(kind, str(n), who, str(objects), str(counts))
     console.print(table)
     console.print(f"manager peak RSS: {max(rss) if rss else float('nan'):.0f} MiB")
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kruise.core.api.conversion import answer_conversion
 from kruise.core.crdgen import render_crd
-from kruise.core.webhook.conversion import answer_conversion
 from kruise.workloads.api.statefulset import STATEFULSET_CRD, StatefulSet
 from kruise.workloads.api.statefulset_conversion import (
     ALPHA_API_VERSION,

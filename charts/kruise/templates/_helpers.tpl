@@ -81,7 +81,7 @@ Feature gates this manager understands (kruise.rollouts.manager.options.FEATURE_
 keeps the two lists equal).
 */}}
 {{- define "kruise.knownFeatureGates" -}}
-CloneSetShortHash,CloneSetPartitionRollback,PreparingUpdateAsUpdate,InPlaceUpdateEnvFromMetadata,ResourcesDeletionProtection,TemplateNoDefaults,StatefulSetAutoDeletePVC,StatefulSetStartOrdinal,PodIndexLabel,StatefulSetAutoResizePVCGate,EnableExternalCerts,AdvancedDeployment,KeepWorkloadPausedOnRolloutDeletion
+CloneSetShortHash,CloneSetPartitionRollback,PreparingUpdateAsUpdate,InPlaceUpdateEnvFromMetadata,ResourcesDeletionProtection,TemplateNoDefaults,StatefulSetAutoDeletePVC,StatefulSetStartOrdinal,PodIndexLabel,StatefulSetAutoResizePVCGate,EnableExternalCerts,PodWebhook,SidecarSetPatchPodMetadataDefaultsAllowed,AdvancedDeployment,KeepWorkloadPausedOnRolloutDeletion
 {{- end -}}
 
 {{/*
@@ -117,18 +117,36 @@ chart-only gate KruiseDaemon removed. Fails on malformed or unknown gates.
 {{- end -}}
 
 {{/*
---webhook-failure-policy: a string (Fail/Ignore), or upstream's map form where `pods` has no
-meaning here (no pod webhook) and `default` is used.
+--webhook-failure-policy: a string (Fail/Ignore), or upstream's map form, whose `default` (Fail
+when absent) applies to every webhook but the mutating pod webhook.
 */}}
 {{- define "kruise.webhookFailurePolicy" -}}
 {{- $p := .Values.webhookConfiguration.failurePolicy | default "Fail" -}}
 {{- if kindIs "map" $p -}}
 {{- $p = get $p "default" | default "Fail" -}}
 {{- end -}}
-{{- if not (has $p (list "Fail" "Ignore")) -}}
-{{- fail (printf "webhookConfiguration.failurePolicy must be Fail or Ignore, not %q" $p) -}}
-{{- end -}}
+{{- include "kruise.checkFailurePolicy" (list $p "") -}}
 {{- $p -}}
+{{- end -}}
+
+{{/*
+--pod-webhook-failure-policy: `pods` of upstream's map form (mpod.kb.io's failurePolicy);
+empty (no flag: the pod webhook follows --webhook-failure-policy) for a string or no `pods`.
+*/}}
+{{- define "kruise.podWebhookFailurePolicy" -}}
+{{- $p := .Values.webhookConfiguration.failurePolicy -}}
+{{- if and (kindIs "map" $p) (hasKey $p "pods") -}}
+{{- include "kruise.checkFailurePolicy" (list $p.pods ".pods") -}}
+{{- $p.pods -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Fails the render unless the policy (list value suffix) is Fail or Ignore. */}}
+{{- define "kruise.checkFailurePolicy" -}}
+{{- $p := index . 0 -}}
+{{- if not (has $p (list "Fail" "Ignore")) -}}
+{{- fail (printf "webhookConfiguration.failurePolicy%s must be Fail or Ignore, not %q" (index . 1) $p) -}}
+{{- end -}}
 {{- end -}}
 
 {{/*

@@ -42,6 +42,9 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     ("core/kruise/core/webhook/configuration.py", "ensure_configurations", "res"): {
         verb: ("MUTATING_WEBHOOKS", "VALIDATING_WEBHOOKS") for verb in ("get", "create", "update")
     },
+    ("core/kruise/core/webhook/configuration.py", "set_match_conditions", "res"): {
+        verb: ("MUTATING_WEBHOOKS", "VALIDATING_WEBHOOKS") for verb in ("get", "update")
+    },
     ("rollouts/kruise/rollouts/batchrelease/executor.py", "_run", "res"): {
         "patch": ("RESOURCES",),  # every Op target
         "create": ("CANARY_TARGETS",),  # OpKind.CREATE: the canary Deployment only

@@ -132,6 +132,7 @@ def test_default_render(helm: str) -> None:
         "--kube-client-qps": "50",
         "--kube-client-burst": "100",
         "--cloneset-workers": "3",
+        "--sidecarset-workers": "3",
         "--expectation-timeout": "300",
         "--partition-percent-limit": "50",
         "--feature-gates": "",
@@ -225,7 +226,8 @@ def test_upstream_style_values_are_accepted(helm: str, tmp_path: Path) -> None:
     assert args["--feature-gates"] == "CloneSetShortHash=true", (
         "KruiseDaemon is the chart's, not the manager's"
     )
-    assert args["--webhook-failure-policy"] == "Fail"
+    assert args["--webhook-failure-policy"] == "Fail", "`default` absent: Fail for all but mpod.kb.io"
+    assert args["--pod-webhook-failure-policy"] == "Ignore"
     container = find(docs, "Deployment", "kruise-controller-manager")["spec"]["template"]["spec"][
         "containers"
     ][0]
@@ -236,7 +238,12 @@ def test_upstream_style_values_are_accepted(helm: str, tmp_path: Path) -> None:
 def test_every_rendered_flag_exists_on_kruise_manager(helm: str, tmp_path: Path) -> None:
     command = typer.main.get_command(app).commands["manager"]  # type: ignore[attr-defined]
     known = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
-    for values in ({}, EVERYTHING_ON, {"manager": {"replicas": 1, "leaderElection": {"enabled": False}}}):
+    for values in (
+        {},
+        EVERYTHING_ON,
+        {"manager": {"replicas": 1, "leaderElection": {"enabled": False}}},
+        {"webhookConfiguration": {"failurePolicy": {"pods": "Ignore"}}},
+    ):
         args = manager_args(render(helm, values=values_file(tmp_path, values)))
         unknown = sorted(set(flag_map(args)) - known)
         assert unknown == [], f"kruise manager has no flag {unknown}"
@@ -277,6 +284,10 @@ def test_manager_generated_certificates_need_one_replica(helm: str, tmp_path: Pa
         ({"manager": {"webhook": {"certSource": "helm"}}}, "at '/manager/webhook/certSource'"),
         ({"manager": {"leaderElection": {"enabled": False}}}, "run the controllers twice"),
         ({"webhookConfiguration": {"failurePolicy": "Sometimes"}}, "must be Fail or Ignore"),
+        (
+            {"webhookConfiguration": {"failurePolicy": {"pods": "Never"}}},
+            'failurePolicy.pods must be Fail or Ignore, not "Never"',
+        ),
         ({"manager": {"log": {"level": "chatty"}}}, "want DEBUG, INFO"),
         ({"manager": {"replica": 3}}, "at '/manager': additional properties 'replica' not allowed"),
         ({"crd": {"managed": False}}, "at '': additional properties 'crd' not allowed"),
@@ -289,6 +300,7 @@ def test_manager_generated_certificates_need_one_replica(helm: str, tmp_path: Pa
         "helm's generated certificates are gone",
         "two replicas without leader election",
         "an unknown failure policy",
+        "an unknown pod webhook failure policy",
         "an unknown log level",
         "a misspelt key (the schema)",
         "a misspelt top-level key (the schema)",

@@ -54,6 +54,7 @@ EXTRAS: dict[tuple[str, str, str], str] = {
     ("apps.kruise.io", "clonesets/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("apps.kruise.io", "daemonsets/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("apps.kruise.io", "statefulsets/finalizers", "update"): "blockOwnerDeletion on owned pods",
+    ("apps.kruise.io", "sidecarsets/finalizers", "update"): "blockOwnerDeletion on ControllerRevisions",
     ("rollouts.kruise.io", "rollouts/finalizers", "update"): "blockOwnerDeletion on BatchReleases",
     ("rollouts.kruise.io", "batchreleases/finalizers", "update"): "blockOwnerDeletion on canary Deployments",
     (

@@ -5,15 +5,19 @@ Upstream's e2e group "Native StatefulSet rollout canary with Ingress"
 5-replica ``echoserver`` StatefulSet behind a headless Service, a Service and an nginx Ingress;
 here it is ``web`` (kube-controller-manager's statefulset controller, pods made Ready by KWOK), its
 image is what changes, and approvals patch the Rollout status as ``kubectl kruise rollout approve``.
+"Advanced StatefulSet rollout canary with Ingress" runs the same cases on an ``apps.kruise.io``
+StatefulSet of the same template (kruise's controller, upstream's ``advanced_statefulset.yaml``
+with its defaults: ordered, ``ReCreate``): every helper takes the :class:`Kind` to release.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import NATIVE_STATEFULSETS, PODS, SERVICES
+from kruise.core.kube.resources import NATIVE_STATEFULSETS, PODS, SERVICES, STATEFULSETS, Resource
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.traffic.resources import INGRESSES
 from tests.integration.rollouts import helpers as h
@@ -21,12 +25,37 @@ from tests.support.wait import eventually
 
 JSON = dict[str, Any]
 V1, V2, V3 = h.V1, h.V2, h.V3
-STATEFULSET_REF = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web"}
 
 
-def statefulset(namespace: str, replicas: int = 5) -> JSON:
+@dataclass(frozen=True)
+class Kind:
+    """The StatefulSet a scenario releases: ``resource`` and how the user's image change is sent
+    (``strategic``, as ``kubectl set image``; a custom resource takes a ``merge`` patch, so the
+    container is sent whole)."""
+
+    id: str
+    resource: Resource
+    patch_type: str
+
+    @property
+    def api_version(self) -> str:
+        return self.resource.api_version
+
+    def __str__(self) -> str:
+        return self.id
+
+
+NATIVE = Kind("native", NATIVE_STATEFULSETS, "strategic")
+ADVANCED = Kind("advanced", STATEFULSETS, "merge")
+
+
+def container(image: str) -> JSON:
+    return {"name": "web", "image": image, "ports": [{"containerPort": 8080}]}
+
+
+def statefulset(namespace: str, replicas: int = 5, *, kind: Kind = NATIVE) -> JSON:
     return {
-        "apiVersion": "apps/v1",
+        "apiVersion": kind.api_version,
         "kind": "StatefulSet",
         "metadata": {"name": "web", "namespace": namespace},
         "spec": {
@@ -37,7 +66,7 @@ def statefulset(namespace: str, replicas: int = 5) -> JSON:
                 "metadata": {"labels": {"app": "web"}},
                 "spec": {
                     "terminationGracePeriodSeconds": 0,
-                    "containers": [{"name": "web", "image": V1, "ports": [{"containerPort": 8080}]}],
+                    "containers": [container(V1)],
                 },
             },
         },
@@ -54,7 +83,12 @@ def headless_service(namespace: str) -> JSON:
 
 
 def rollout(
-    namespace: str, steps: Sequence[Mapping[str, Any]], *, routing: bool = True, **canary: Any
+    namespace: str,
+    steps: Sequence[Mapping[str, Any]],
+    *,
+    routing: bool = True,
+    kind: Kind = NATIVE,
+    **canary: Any,
 ) -> JSON:
     strategy: JSON = {"steps": [dict(s) for s in steps], **canary}
     if routing:
@@ -63,16 +97,21 @@ def rollout(
         "apiVersion": "rollouts.kruise.io/v1beta1",
         "kind": "Rollout",
         "metadata": {"name": "web", "namespace": namespace},
-        "spec": {"workloadRef": dict(STATEFULSET_REF), "strategy": {"canary": strategy}},
+        "spec": {
+            "workloadRef": {"apiVersion": kind.api_version, "kind": "StatefulSet", "name": "web"},
+            "strategy": {"canary": strategy},
+        },
     }
 
 
-async def wait_settled(kube: KubeClient, namespace: str, replicas: int, timeout: float = 90) -> JSON:
+async def wait_settled(
+    kube: KubeClient, namespace: str, replicas: int, timeout: float = 90, *, kind: Kind = NATIVE
+) -> JSON:
     """Every pod updated and Ready, on a status that observed the spec (upstream's
     ``WaitNativeStatefulSetPodsReady``)."""
 
     async def probe() -> JSON | None:
-        sts = await kube.get(NATIVE_STATEFULSETS, "web", namespace)
+        sts = await get(kube, namespace, kind=kind)
         st = sts.get("status") or {}
         done = (
             st.get("observedGeneration") == sts["metadata"]["generation"]
@@ -86,15 +125,21 @@ async def wait_settled(kube: KubeClient, namespace: str, replicas: int, timeout:
 
 
 async def start(
-    kube: KubeClient, namespace: str, ro: JSON, *, replicas: int = 5, ingress: bool = True
+    kube: KubeClient,
+    namespace: str,
+    ro: JSON,
+    *,
+    replicas: int = 5,
+    ingress: bool = True,
+    kind: Kind = NATIVE,
 ) -> JSON:
     """Headless Service, Service (and Ingress), the settled StatefulSet and the Rollout, Healthy."""
     await kube.create(SERVICES, headless_service(namespace), namespace)
     await kube.create(SERVICES, h.service(namespace), namespace)
     if ingress:
         await kube.create(INGRESSES, h.nginx_ingress(namespace), namespace)
-    await kube.create(NATIVE_STATEFULSETS, statefulset(namespace, replicas), namespace)
-    await wait_settled(kube, namespace, replicas)
+    await kube.create(kind.resource, statefulset(namespace, replicas, kind=kind), namespace)
+    await wait_settled(kube, namespace, replicas, kind=kind)
     await kube.create(ROLLOUTS, ro, namespace)
 
     async def described() -> JSON | None:  # Healthy, and the settled release described
@@ -105,16 +150,17 @@ async def start(
     return await eventually(described, timeout=60, interval=0.3, what="Rollout Healthy")
 
 
-async def set_image(kube: KubeClient, namespace: str, image: str, **template_spec: Any) -> None:
-    """The user's release: a strategic merge of the container (by name) and other template fields."""
-    patch = {
-        "spec": {"template": {"spec": {"containers": [{"name": "web", "image": image}], **template_spec}}}
-    }
-    await kube.patch(NATIVE_STATEFULSETS, "web", patch, namespace, patch_type="strategic")
+async def set_image(
+    kube: KubeClient, namespace: str, image: str, *, kind: Kind = NATIVE, **template_spec: Any
+) -> None:
+    """The user's release: the container on ``image`` and other template fields (``None``
+    removes one)."""
+    patch = {"spec": {"template": {"spec": {"containers": [container(image)], **template_spec}}}}
+    await kube.patch(kind.resource, "web", patch, namespace, patch_type=kind.patch_type)
 
 
-async def get(kube: KubeClient, namespace: str) -> JSON:
-    return await kube.get(NATIVE_STATEFULSETS, "web", namespace)
+async def get(kube: KubeClient, namespace: str, *, kind: Kind = NATIVE) -> JSON:
+    return await kube.get(kind.resource, "web", namespace)
 
 
 def partition(sts: Mapping[str, Any]) -> int | None:

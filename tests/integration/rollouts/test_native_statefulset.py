@@ -1,6 +1,8 @@
 """StatefulSet canary rollout with Ingress > Native StatefulSet rollout canary with Ingress
 (``KR:test/e2e/rollout_v1beta1_test.go``), plus what issue 13 adds to that group: deleting the
-Rollout and scaling mid-release, ``failureThreshold`` and rolling back in batches.
+Rollout and scaling mid-release, ``failureThreshold`` and rolling back in batches. Its four
+upstream cases are also "Advanced StatefulSet rollout canary with Ingress" (``[advanced]``: the
+same StatefulSet as ``apps.kruise.io/v1beta1``, kruise's controller, upstream's defaults).
 
 A native ``apps/v1`` StatefulSet ``web`` of 5 pods (kube-controller-manager's statefulset
 controller; KWOK makes the pods Ready) behind a headless Service, the Service ``web`` and an nginx
@@ -19,7 +21,7 @@ from typing import Any
 import pytest
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import NATIVE_STATEFULSETS, PODS, SERVICES
+from kruise.core.kube.resources import PODS, SERVICES
 from kruise.rollouts.resources import BATCH_RELEASES, ROLLOUTS
 from kruise.traffic.resources import INGRESSES
 from tests.integration.rollouts import helpers as h
@@ -42,12 +44,16 @@ TRAFFIC_20_40_100: list[dict[str, Any]] = [
     {"replicas": "40%", "pause": {}},
     {"replicas": "100%", "pause": {}},
 ]
+KINDS = pytest.mark.parametrize("kind", [s.NATIVE, s.ADVANCED], ids=str)
+"""Upstream's four cases run for both kinds."""
 
 
-async def assert_restored(kube: KubeClient, namespace: str, image: str, revision: str) -> dict[str, Any]:
+async def assert_restored(
+    kube: KubeClient, namespace: str, image: str, revision: str, *, kind: s.Kind = s.NATIVE
+) -> dict[str, Any]:
     """Every pod on ``image`` at ``revision``, the StatefulSet and the traffic handed back."""
-    sts = await s.wait_settled(kube, namespace, (await s.get(kube, namespace))["spec"]["replicas"])
-    replicas = sts["spec"]["replicas"]
+    replicas = (await s.get(kube, namespace, kind=kind))["spec"]["replicas"]
+    sts = await s.wait_settled(kube, namespace, replicas, kind=kind)
     await s.wait_ordinals(kube, namespace, dict.fromkeys(range(replicas), image))
     assert sts["status"]["currentRevision"] == sts["status"]["updateRevision"] == revision
     assert s.partition(sts) in (None, 0)
@@ -60,35 +66,34 @@ async def assert_restored(kube: KubeClient, namespace: str, image: str, revision
     return sts
 
 
-async def wait_generation_followed(kube: KubeClient, namespace: str) -> None:
+async def wait_generation_followed(kube: KubeClient, namespace: str, *, kind: s.Kind = s.NATIVE) -> None:
     """``WaitRolloutWorkloadGeneration``: the sub-status follows the workload's generation."""
 
     async def probe() -> bool:
-        sts = await s.get(kube, namespace)
+        sts = await s.get(kube, namespace, kind=kind)
         got = h.canary_status(await h.get_rollout(kube, namespace))
         return bool(got.get("observedWorkloadGeneration") == sts["metadata"]["generation"])
 
     await eventually(probe, timeout=20, interval=0.3, what="observedWorkloadGeneration")
 
 
-async def scale(kube: KubeClient, namespace: str, replicas: int) -> None:
-    await kube.patch(
-        NATIVE_STATEFULSETS, "web", {"spec": {"replicas": replicas}}, namespace, patch_type="merge"
-    )
+async def scale(kube: KubeClient, namespace: str, replicas: int, *, kind: s.Kind = s.NATIVE) -> None:
+    await kube.patch(kind.resource, "web", {"spec": {"replicas": replicas}}, namespace, patch_type="merge")
 
 
+@KINDS
 async def test_v1_v2_percentage_20_60_succeeded_with_canary_service_check(
-    kube: KubeClient, namespace: str
+    kube: KubeClient, namespace: str, kind: s.Kind
 ) -> None:
-    ro = await s.start(kube, namespace, s.rollout(namespace, TRAFFIC_20_60_100))
-    sts = await s.get(kube, namespace)
+    ro = await s.start(kube, namespace, s.rollout(namespace, TRAFFIC_20_60_100, kind=kind), kind=kind)
+    sts = await s.get(kube, namespace, kind=kind)
     stable = h.canary_status(ro)["stableRevision"]
     assert stable == sts["status"]["currentRevision"]
     assert (sts["metadata"].get("labels") or {}).get("rollouts.kruise.io/workload-type") == "statefulset"
 
-    await s.set_image(kube, namespace, V2)
+    await s.set_image(kube, namespace, V2, kind=kind)
     ro = await h.wait_paused_at(kube, namespace, 1)
-    sts = await s.get(kube, namespace)
+    sts = await s.get(kube, namespace, kind=kind)
     assert (sts["status"]["updatedReplicas"], sts["status"]["readyReplicas"], s.partition(sts)) == (1, 5, 4)
     await s.wait_ordinals(kube, namespace, ordinals(4, 1))
     canary_svc = await kube.get(SERVICES, "web-canary", namespace)
@@ -110,7 +115,7 @@ async def test_v1_v2_percentage_20_60_succeeded_with_canary_service_check(
 
     await h.approve(kube, namespace)
     await h.wait_paused_at(kube, namespace, 2)
-    sts = await s.get(kube, namespace)
+    sts = await s.get(kube, namespace, kind=kind)
     assert (sts["status"]["updatedReplicas"], sts["status"]["readyReplicas"], s.partition(sts)) == (3, 5, 2)
     await s.wait_ordinals(kube, namespace, ordinals(2, 3))
     assert await kube.get_or_none(INGRESSES, "web-canary", namespace) is None  # a step without traffic
@@ -120,26 +125,29 @@ async def test_v1_v2_percentage_20_60_succeeded_with_canary_service_check(
     ro = await h.wait_completed(kube, namespace)
     assert h.condition(ro, "Succeeded")["status"] == "True"
     assert h.condition(ro, "Progressing")["status"] == "False"
-    await assert_restored(kube, namespace, V2, canary)
-    await wait_generation_followed(kube, namespace)
+    await assert_restored(kube, namespace, V2, canary, kind=kind)
+    await wait_generation_followed(kube, namespace, kind=kind)
 
-    await scale(kube, namespace, 6)  # a scale after the release is no release
-    await s.wait_settled(kube, namespace, 6)
-    await wait_generation_followed(kube, namespace)
+    await scale(kube, namespace, 6, kind=kind)  # a scale after the release is no release
+    await s.wait_settled(kube, namespace, 6, kind=kind)
+    await wait_generation_followed(kube, namespace, kind=kind)
     assert (await h.get_rollout(kube, namespace))["status"]["phase"] == "Healthy"
 
 
-async def test_v1_v2_percentage_20_40_and_continuous_release_v3(kube: KubeClient, namespace: str) -> None:
-    ro = await s.start(kube, namespace, s.rollout(namespace, TRAFFIC_20_40_100))
+@KINDS
+async def test_v1_v2_percentage_20_40_and_continuous_release_v3(
+    kube: KubeClient, namespace: str, kind: s.Kind
+) -> None:
+    ro = await s.start(kube, namespace, s.rollout(namespace, TRAFFIC_20_40_100, kind=kind), kind=kind)
     stable = h.canary_status(ro)["stableRevision"]
-    await s.set_image(kube, namespace, V2)
+    await s.set_image(kube, namespace, V2, kind=kind)
     ro = await h.wait_paused_at(kube, namespace, 1)
     v2 = h.canary_status(ro)["podTemplateHash"]
     await h.approve(kube, namespace)
     await h.wait_paused_at(kube, namespace, 2)
     await s.wait_ordinals(kube, namespace, ordinals(3, 2))
 
-    await s.set_image(kube, namespace, V3)  # v1 -> v2 -> v3: the release starts over
+    await s.set_image(kube, namespace, V3, kind=kind)  # v1 -> v2 -> v3: the release starts over
 
     async def restarted() -> dict[str, Any] | None:
         got = await h.get_rollout(kube, namespace)
@@ -148,7 +156,7 @@ async def test_v1_v2_percentage_20_40_and_continuous_release_v3(kube: KubeClient
         return got if at == (1, "StepPaused") and cs.get("canaryRevision") not in (None, "", v2) else None
 
     ro = await eventually(restarted, timeout=90, interval=0.3, what="step 1 paused on v3")
-    sts = await s.get(kube, namespace)
+    sts = await s.get(kube, namespace, kind=kind)
     v3 = sts["status"]["updateRevision"]
     cs = h.canary_status(ro)
     assert cs["stableRevision"] == stable and cs["canaryRevision"] == cs["podTemplateHash"] == v3 != v2
@@ -169,21 +177,22 @@ async def test_v1_v2_percentage_20_40_and_continuous_release_v3(kube: KubeClient
     await h.approve(kube, namespace)
     ro = await h.wait_completed(kube, namespace)
     assert h.condition(ro, "Succeeded")["status"] == "True"
-    await assert_restored(kube, namespace, V3, v3)
-    await wait_generation_followed(kube, namespace)
+    await assert_restored(kube, namespace, V3, v3, kind=kind)
+    await wait_generation_followed(kube, namespace, kind=kind)
 
 
-async def test_v1_v2_percentage_20_and_rollback_v1(kube: KubeClient, namespace: str) -> None:
+@KINDS
+async def test_v1_v2_percentage_20_and_rollback_v1(kube: KubeClient, namespace: str, kind: s.Kind) -> None:
     """v2's pods never become Ready (a readiness gate nobody sets, as upstream's failing image),
     so step 1 waits in StepUpgrade; reverting the template to v1 cancels the release. The
     StatefulSet controller waits on the broken pod forever, so the test deletes it (as upstream's
     e2e does) and the StatefulSet recreates it on v1."""
-    ro = await s.start(kube, namespace, s.rollout(namespace, TRAFFIC_20_40_100))
+    ro = await s.start(kube, namespace, s.rollout(namespace, TRAFFIC_20_40_100, kind=kind), kind=kind)
     stable = h.canary_status(ro)["stableRevision"]
-    await s.set_image(kube, namespace, V2, readinessGates=[{"conditionType": "example.com/never"}])
+    await s.set_image(kube, namespace, V2, readinessGates=[{"conditionType": "example.com/never"}], kind=kind)
 
     async def stuck() -> bool:
-        sts = await s.get(kube, namespace)
+        sts = await s.get(kube, namespace, kind=kind)
         cs = h.canary_status(await h.get_rollout(kube, namespace))
         at = (cs.get("currentStepIndex"), cs.get("currentStepState"))
         return at == (1, "StepUpgrade") and sts["status"].get("updatedReplicas") == 1
@@ -194,21 +203,22 @@ async def test_v1_v2_percentage_20_and_rollback_v1(kube: KubeClient, namespace: 
     cs = h.canary_status(await h.get_rollout(kube, namespace))
     assert (
         cs["stableRevision"] == stable
-        and cs["canaryRevision"] == (await s.get(kube, namespace))["status"]["updateRevision"]
+        and cs["canaryRevision"] == (await s.get(kube, namespace, kind=kind))["status"]["updateRevision"]
     )
 
-    await s.set_image(kube, namespace, V1, readinessGates=None)  # the user rolls the template back
+    await s.set_image(kube, namespace, V1, readinessGates=None, kind=kind)  # the user rolls the template back
     await asyncio.sleep(2)
     await kube.delete(PODS, "web-4", namespace)
     ro = await h.wait_completed(kube, namespace, timeout=90)
     assert h.condition(ro, "Progressing")["reason"] == "Completed"
     assert h.condition(ro, "Succeeded")["status"] == "False"
     assert h.canary_status(ro)["stableRevision"] == stable
-    await assert_restored(kube, namespace, V1, stable)
+    await assert_restored(kube, namespace, V1, stable, kind=kind)
 
 
+@KINDS
 async def test_v1_v2_percentage_20_40_60_80_100_no_traffic_succeeded(
-    kube: KubeClient, namespace: str
+    kube: KubeClient, namespace: str, kind: s.Kind
 ) -> None:
     steps = [
         {"replicas": "20%", "pause": {}},
@@ -217,11 +227,13 @@ async def test_v1_v2_percentage_20_40_60_80_100_no_traffic_succeeded(
         {"replicas": "80%", "pause": {"duration": 1}},
         {"replicas": "100%", "pause": {"duration": 0}},
     ]
-    ro = await s.start(kube, namespace, s.rollout(namespace, steps, routing=False), ingress=False)
+    ro = await s.start(
+        kube, namespace, s.rollout(namespace, steps, routing=False, kind=kind), ingress=False, kind=kind
+    )
     stable = h.canary_status(ro)["stableRevision"]
-    await s.set_image(kube, namespace, V2)
+    await s.set_image(kube, namespace, V2, kind=kind)
     ro = await h.wait_paused_at(kube, namespace, 1)
-    sts = await s.get(kube, namespace)
+    sts = await s.get(kube, namespace, kind=kind)
     assert sts["status"]["updatedReplicas"] == 1
     cs = h.canary_status(ro)
     assert cs["stableRevision"] == stable and cs["canaryRevision"] == sts["status"]["updateRevision"]
@@ -229,11 +241,11 @@ async def test_v1_v2_percentage_20_40_60_80_100_no_traffic_succeeded(
     await h.approve(kube, namespace)
     ro = await h.wait_completed(kube, namespace, timeout=120)
     assert h.condition(ro, "Succeeded")["status"] == "True"
-    await assert_restored(kube, namespace, V2, canary)
-    await wait_generation_followed(kube, namespace)
-    await scale(kube, namespace, 6)
-    await s.wait_settled(kube, namespace, 6)
-    await wait_generation_followed(kube, namespace)
+    await assert_restored(kube, namespace, V2, canary, kind=kind)
+    await wait_generation_followed(kube, namespace, kind=kind)
+    await scale(kube, namespace, 6, kind=kind)
+    await s.wait_settled(kube, namespace, 6, kind=kind)
+    await wait_generation_followed(kube, namespace, kind=kind)
 
 
 async def test_deleting_the_rollout_mid_release_restores_the_statefulset(

@@ -175,3 +175,33 @@ async def test_a_controller_name_is_added_once() -> None:
         with pytest.raises(ValueError, match="added twice"):
             runtime.add(ControllerSpec("twice", (primary(CLONESETS),)), reconcile)
         await runtime.informers.kube.close()
+
+
+async def test_a_predicate_keeps_rejected_events_out_of_the_queue_but_observers_see_them() -> None:
+    async with fake() as server:
+        await server.create("web", res=CLONESETS, metadata={"uid": "cs-1", "generation": 1})
+        runtime = runtime_for(server)
+        reconciled: list[str] = []
+        observed: list[str] = []
+
+        async def reconcile(key: str) -> Result:
+            reconciled.append(key)
+            return Result()
+
+        def generation_changed(delta: Delta) -> bool:
+            old = (delta.old or {}).get("metadata") or {}
+            return delta.old is None or old.get("generation") != delta.obj["metadata"].get("generation")
+
+        watch = primary(CLONESETS, accept=generation_changed)
+        runtime.add(ControllerSpec("picky", (watch,)), reconcile, runtime.cache("picky"))
+        runtime.controller("picky").spec.watches[0]
+        informer = runtime.informers.informer(CLONESETS)
+        informer.add_handler(lambda delta: observed.append(delta.type))
+        async with running(runtime):
+            await until(lambda: reconciled == ["ns/web"])
+            await server.update("web", res=CLONESETS, metadata={"labels": {"x": "1"}})
+            await until(lambda: observed.count("MODIFIED") == 1)
+            await asyncio.sleep(0.2)
+            assert reconciled == ["ns/web"]  # a label change: not accepted
+            await server.update("web", res=CLONESETS, metadata={"generation": 2})
+            await until(lambda: reconciled == ["ns/web", "ns/web"])

@@ -5,21 +5,20 @@ simulator of its own controller's partition rule:
   or a percentage of replicas rounded up, CloneSet's own ``calculate_partition``); which pods is
   the controller's choice (here: by name);
 - **StatefulSet** (``apps/v1``): ``updateStrategy.rollingUpdate.partition`` is an ordinal: pods at
-  or above it are updated, the ones below keep whatever revision they run.
-
+  or above it are updated, the ones below keep whatever revision they run;
+- **Advanced StatefulSet**: the native rule by ordinal; with ``unorderedUpdate`` the partition
+  counts the pods kept, as a CloneSet's;
 - **Advanced DaemonSet**: ``rollingUpdate.partition`` is how many pods (one per node) keep
   their revision; the status is the DaemonSet's (``desiredNumberScheduled``,
   ``updatedNumberScheduled``, ``daemonSetHash``, no ``currentRevision``).
-
-The Advanced StatefulSet joins by adding a case here.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from kruise.core.kube.resources import CLONESETS, DAEMONSETS, NATIVE_STATEFULSETS
-from kruise.rollouts.workloads import cloneset, daemonset, statefulset
+from kruise.core.kube.resources import CLONESETS, DAEMONSETS, NATIVE_STATEFULSETS, STATEFULSETS
+from kruise.rollouts.workloads import advancedstatefulset, cloneset, daemonset, statefulset
 from kruise.rollouts.workloads.podlabels import ordinal
 from kruise.rollouts.workloads.registry import KINDS
 from kruise.workloads.cloneset.arith import calculate_partition
@@ -46,6 +45,32 @@ class StatefulSetSim(SimulatedWorkload):
         rolling = (self.obj["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}
         partition = rolling.get("partition") or 0
         return {p["metadata"]["name"] for p in self.pods if ordinal(p) < partition}
+
+
+class AdvancedStatefulSetSim(StatefulSetSim):
+    """An Advanced StatefulSet updating by ordinal: the native rule."""
+
+
+class UnorderedAdvancedStatefulSetSim(StatefulSetSim):
+    """An Advanced StatefulSet with ``unorderedUpdate``: ``rollingUpdate.partition`` counts the
+    pods kept at their revision; which ones is the controller's choice (by priority; here the
+    stale pods by name, as the CloneSet simulator)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        rolling = {"unorderedUpdate": {}}
+        self.obj["spec"]["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": rolling}
+
+    def kept(self) -> set[str]:
+        rolling = (self.obj["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}
+        keep = min(int(rolling.get("partition") or 0), len(self.pods))
+        update = self.revision()
+        stale = sorted(
+            p["metadata"]["name"]
+            for p in self.pods
+            if p["metadata"]["labels"]["controller-revision-hash"] != update
+        )
+        return set(stale[len(stale) - min(keep, len(stale)) :])
 
 
 class DaemonSetSim(SimulatedWorkload):
@@ -90,6 +115,18 @@ CASES = [
         statefulset.PARTITION,
         NATIVE_STATEFULSETS,
         lambda n: StatefulSetSim("apps/v1", "StatefulSet", replicas=n),
+    ),
+    PartitionCase(
+        "AdvancedStatefulSet",
+        advancedstatefulset.PARTITION,
+        STATEFULSETS,
+        lambda n: AdvancedStatefulSetSim("apps.kruise.io/v1beta1", "StatefulSet", replicas=n),
+    ),
+    PartitionCase(
+        "AdvancedStatefulSet unorderedUpdate",
+        advancedstatefulset.PARTITION,
+        STATEFULSETS,
+        lambda n: UnorderedAdvancedStatefulSetSim("apps.kruise.io/v1beta1", "StatefulSet", replicas=n),
     ),
     PartitionCase(
         "Advanced DaemonSet",

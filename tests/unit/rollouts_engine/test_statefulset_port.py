@@ -133,9 +133,6 @@ def test_updated_ready_pods_are_counted_from_the_pods() -> None:
 
 def test_the_registry_serves_native_statefulsets_in_partition_style_only() -> None:
     assert kind_for({"apiVersion": "apps/v1", "kind": "StatefulSet"}) is statefulset.STATEFULSET
-    assert (
-        kind_for({"apiVersion": "apps.kruise.io/v1beta1", "kind": "StatefulSet"}) is None
-    )  # Advanced: not yet
     br = {
         "spec": {"workloadRef": rollout()["spec"]["workloadRef"], "releasePlan": {"rollingStyle": "Canary"}}
     }

@@ -1,13 +1,19 @@
-"""ControllerRevision writes a workload makes each round (``k8s.io/kubernetes/pkg/controller/history``).
+"""Writing a workload's ControllerRevisions (upstream ``pkg/controller/history``'s create and update).
 
-The decisions are :mod:`kruise.workloads.revisions` (pure); :class:`History` performs them for
-one workload kind, as the CloneSet's ``getActiveRevisions`` and the StatefulSet's
-``getStatefulSetRevisions``/``truncateHistory`` do:
+The pure choice (reuse / bump / create) is :func:`kruise.workloads.revisions.plan_revisions`; this
+module carries it out against the API server, for every workload kind (CloneSet, StatefulSet
+through :class:`History`; SidecarSet through the functions):
 
-- reuse the latest revision when it equals the template; *bump* an older equal one (a rollback:
-  its ``.revision`` becomes the newest number); else create one, and on a name clash with other
-  data raise ``status.collisionCount`` (written at once) and hash again;
-- delete revisions beyond ``revisionHistoryLimit`` that no pod and neither status revision uses.
+- **create** (``CreateControllerRevision``): on ``AlreadyExists`` the stored revision is reused
+  when it holds the same data and belongs to the owner; otherwise the collision count goes up
+  (the owner's status records it through ``on_collision``) and the name is hashed again, at most
+  five times;
+- **bump** (``UpdateControllerRevision``, a roll back): a PUT of the object as read with only
+  ``.revision`` raised (the API server compares ``data`` byte for byte, a PATCH would re-serialise
+  it); on conflict the fresh object is bumped unless it already is. The written resourceVersion is
+  handed to ``expect`` so the caller waits for its cache to show it;
+- **truncate** (``truncateHistory``): :meth:`History.truncate` deletes the revisions beyond
+  ``revisionHistoryLimit`` that no pod and neither status revision uses.
 """
 
 from __future__ import annotations
@@ -24,27 +30,91 @@ from kruise.core.kube.resources import CONTROLLER_REVISIONS
 from kruise.workloads.objects import KubeObject, metadata, name, namespace, uid
 from kruise.workloads.revisions import (
     ControllerKind,
+    RevisionPlan,
     equal_revisions,
     new_revision,
     plan_revisions,
     revisions_to_delete,
 )
 
-__all__ = ["History", "HistoryError"]
+__all__ = ["History", "RevisionWriteError", "bump_revision", "ensure_revision"]
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
+ATTEMPTS = 5
 StatusWriter = Callable[[KubeObject, JSON], Awaitable[None]]
 """Merge ``{field: value}`` into the owner's status (the workload controller's own write)."""
 
 
-class HistoryError(KruiseError):
+class RevisionWriteError(KruiseError):
     """A revision could not be bumped: conflicts persisted."""
+
+
+async def bump_revision(
+    kube: KubeClient, revision: KubeObject, number: int, expect: Callable[[KubeObject], None]
+) -> JSON:
+    """Make ``revision`` the newest by setting its ``.revision`` to ``number`` (see module doc)."""
+    current: JSON = dict(revision)
+    for _ in range(ATTEMPTS):
+        if int(current.get("revision") or 0) >= number:
+            return current
+        try:
+            result = await kube.replace(CONTROLLER_REVISIONS, {**current, "revision": number})
+        except ConflictError:
+            current = await kube.get(CONTROLLER_REVISIONS, name(revision), namespace(revision))
+            continue
+        expect(result)
+        return result
+    raise RevisionWriteError(f"could not bump revision {name(revision)}: conflicts persisted")
+
+
+def _owned_by(obj: KubeObject, owner_uid: str) -> bool:
+    return any(ref.get("uid") == owner_uid for ref in metadata(obj).get("ownerReferences") or [])
+
+
+async def ensure_revision(
+    kube: KubeClient,
+    plan: RevisionPlan,
+    *,
+    owner_uid: str,
+    rebuild: Callable[[int], KubeObject],
+    on_collision: Callable[[int], Awaitable[None]],
+    expect: Callable[[KubeObject], None],
+) -> tuple[JSON | None, int]:
+    """The update revision ``plan`` calls for, written if needed, and the collision count used.
+
+    ``rebuild(collision_count)`` is the candidate revision hashed with another collision count;
+    ``on_collision(count)`` records a raised count in the owner's status. Returns ``(None, count)``
+    when five names in a row were taken by other revisions (the caller retries later).
+    """
+    collision = plan.collision_count
+    if plan.action == "reuse":
+        return dict(plan.update_revision), collision
+    if plan.action == "bump":
+        return await bump_revision(kube, plan.update_revision, plan.revision_number, expect), collision
+    candidate = dict(plan.update_revision)
+    for _ in range(ATTEMPTS):
+        try:
+            created = await kube.create(CONTROLLER_REVISIONS, candidate, namespace(candidate))
+            return created, collision
+        except AlreadyExistsError:
+            existing = await kube.get_or_none(CONTROLLER_REVISIONS, name(candidate), namespace(candidate))
+            if (
+                existing is not None
+                and equal_revisions(existing, candidate)
+                and _owned_by(existing, owner_uid)
+            ):
+                return existing, collision
+            collision += 1  # a different revision holds the name: hash again
+            await on_collision(collision)
+            candidate = dict(rebuild(collision))
+    return None, collision
 
 
 @dataclass
 class History:
-    """Revision writes for workloads owned as ``controller``; ``write_status`` records a raised
+    """Revision writes for workloads owned as ``controller`` (``getActiveRevisions``,
+    ``getStatefulSetRevisions``, ``truncateHistory``); ``write_status`` records a raised
     ``collisionCount``."""
 
     kube: KubeClient
@@ -58,50 +128,23 @@ class History:
         """The update revision (created or bumped if needed) and the collision count used;
         ``None`` when five name clashes in a row left no revision (try again later)."""
         plan = plan_revisions(owner, revisions, controller=self.controller)
-        collision = plan.collision_count
-        if plan.action == "reuse":
-            return dict(plan.update_revision), collision
-        if plan.action == "bump":
-            return await self._bump(plan.update_revision, plan.revision_number), collision
-        candidate = dict(plan.update_revision)
-        for _ in range(5):
-            try:
-                created = await self.kube.create(CONTROLLER_REVISIONS, candidate, namespace(owner))
-                return created, collision
-            except AlreadyExistsError:
-                existing = await self.kube.get_or_none(
-                    CONTROLLER_REVISIONS, name(candidate), namespace(owner)
-                )
-                if (
-                    existing is not None
-                    and equal_revisions(existing, candidate)
-                    and _owned_by(existing, owner)
-                ):
-                    return existing, collision
-                collision += 1  # a different revision holds the name: hash again
-                await self.write_status(owner, {"collisionCount": collision})
-                candidate = new_revision(owner, plan.revision_number, collision, controller=self.controller)
-        return None, collision
 
-    async def _bump(self, revision: KubeObject, number: int) -> JSON:
-        """Make an older revision the newest (a rollback): ``UpdateControllerRevision``.
+        async def record(collision: int) -> None:
+            await self.write_status(owner, {"collisionCount": collision})
 
-        A PUT of the object as read, only ``.revision`` changed: the API server compares a
-        revision's ``data`` byte for byte, and a PATCH re-serialises it (then "field is
-        immutable"). On conflict the fresh object is bumped, unless it already is.
-        """
-        current: JSON = dict(revision)
-        for _ in range(5):
-            if int(current.get("revision") or 0) >= number:
-                return current
-            try:
-                result = await self.kube.replace(CONTROLLER_REVISIONS, {**current, "revision": number})
-            except ConflictError:
-                current = await self.kube.get(CONTROLLER_REVISIONS, name(revision), namespace(revision))
-                continue
-            self.rv_expectations.expect(uid(result), str(metadata(result).get("resourceVersion")))
-            return result
-        raise HistoryError(f"could not bump revision {name(revision)}: conflicts persisted")
+        return await ensure_revision(
+            self.kube,
+            plan,
+            owner_uid=uid(owner),
+            rebuild=lambda collision: new_revision(
+                owner, plan.revision_number, collision, controller=self.controller
+            ),
+            on_collision=record,
+            expect=self._expect_written,
+        )
+
+    def _expect_written(self, obj: KubeObject) -> None:
+        self.rv_expectations.expect(uid(obj), str(metadata(obj).get("resourceVersion")))
 
     async def truncate(
         self,
@@ -117,7 +160,3 @@ class History:
                 await self.kube.delete(CONTROLLER_REVISIONS, name(rev), namespace(rev), missing_ok=True)
             except KruiseError as err:
                 log.warning("delete revision %s: %s", name(rev), err)
-
-
-def _owned_by(obj: KubeObject, owner: KubeObject) -> bool:
-    return any(ref.get("uid") == uid(owner) for ref in metadata(obj).get("ownerReferences") or [])

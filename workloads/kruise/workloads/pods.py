@@ -17,6 +17,7 @@ from kruise.workloads.objects import (
     KubeObject,
     annotations_of,
     as_utc,
+    creation_time,
     is_being_deleted,
     labels,
     mapping,
@@ -198,3 +199,58 @@ def container_status(pod: KubeObject, container: str) -> dict[str, Any] | None:
         if isinstance(entry, dict) and entry.get("name") == container:
             return entry
     return None
+
+
+# --- kubecontroller.ActivePods ordering ------------------------------------------------------
+
+_PHASE_ORDINAL = {PHASE_PENDING: 0, PHASE_UNKNOWN: 1, PHASE_RUNNING: 2}
+
+
+def _after_or_zero(t1: datetime | None, t2: datetime | None) -> bool:
+    """Go ``afterOrZero``: a zero time counts as after any non-zero time."""
+    if t1 is None or t2 is None:
+        return t1 is None
+    return t1 > t2
+
+
+def _cmp(first: bool) -> int:
+    return -1 if first else 1
+
+
+def compare_pods_head(a: KubeObject, b: KubeObject) -> int:
+    """First keys of ``ActivePods.Less``: unassigned < assigned, Pending < Unknown < Running
+    (``cmp``-style: negative when ``a`` comes first, 0 when these keys tie)."""
+    na, nb = node_name(a), node_name(b)
+    if na != nb and (not na or not nb):
+        return _cmp(not na)
+    pa, pb = _PHASE_ORDINAL.get(phase(a), 0), _PHASE_ORDINAL.get(phase(b), 0)
+    if pa != pb:
+        return _cmp(pa < pb)
+    return 0
+
+
+def compare_pods_tail(a: KubeObject, b: KubeObject) -> int:
+    """Last keys of ``ActivePods.Less``: shorter ready time, more restarts, newer creation first
+    (a missing timestamp counts as newest)."""
+    if is_ready(a) and is_ready(b):
+        ra, rb = ready_time(a), ready_time(b)
+        if ra != rb:
+            return _cmp(_after_or_zero(ra, rb))
+    restarts_a, restarts_b = max_container_restarts(a), max_container_restarts(b)
+    if restarts_a != restarts_b:
+        return _cmp(restarts_a > restarts_b)
+    ca, cb = creation_time(a), creation_time(b)
+    if ca != cb:
+        return _cmp(_after_or_zero(ca, cb))
+    return 0
+
+
+def compare_active_pods(a: KubeObject, b: KubeObject) -> int:
+    """``cmp``-style comparison of ``kubecontroller.ActivePods.Less`` (negative: ``a`` first):
+    :func:`compare_pods_head`, then not ready < ready, then :func:`compare_pods_tail`."""
+    head = compare_pods_head(a, b)
+    if head:
+        return head
+    if is_ready(a) != is_ready(b):
+        return _cmp(not is_ready(a))
+    return compare_pods_tail(a, b)

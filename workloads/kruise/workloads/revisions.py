@@ -22,7 +22,7 @@ The CloneSet's ``kruise.io/cloneset-volumeclaimtemplate-hash`` annotation is not
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,15 +217,31 @@ class RevisionPlan:
     collision_count: int
 
 
+RevisionBuilder = Callable[[int, int], KubeObject]
+"""``(revision number, collision count) -> ControllerRevision`` for an owner whose revision data
+is not a pod template (SidecarSet)."""
+
+
 def plan_revisions(
-    owner: KubeObject, revisions: Sequence[KubeObject], *, controller: ControllerKind
+    owner: KubeObject,
+    revisions: Sequence[KubeObject],
+    *,
+    controller: ControllerKind,
+    build: RevisionBuilder | None = None,
 ) -> RevisionPlan:
     """Choose the update and current revisions from ``revisions`` (CloneSet ``getActiveRevisions``,
-    StatefulSet ``getStatefulSetRevisions``)."""
+    StatefulSet ``getStatefulSetRevisions``, SidecarSet ``registerLatestRevision``).
+
+    The candidate revision is :func:`new_revision` of ``owner``'s template, or ``build(number,
+    collision count)`` when given.
+    """
     ordered = sort_revisions(revisions)
     collision = int(status(owner).get("collisionCount") or 0)
     number = next_revision_number(ordered)
-    candidate = new_revision(owner, number, collision, controller=controller)
+    if build is not None:
+        candidate = build(number, collision)
+    else:
+        candidate = new_revision(owner, number, collision, controller=controller)
     equal = [r for r in ordered if equal_revisions(r, candidate)]
     if equal and equal_revisions(ordered[-1], equal[-1]):
         action, update = "reuse", ordered[-1]

@@ -1,17 +1,21 @@
-"""Label selectors as dicts: matching a label map, and the ``labelSelector`` status string.
+"""Matching a ``metav1.LabelSelector`` dict against a label map.
 
-Needed by ``priorityStrategy.weightPriority[].matchSelector``, pod adoption, every
-workload's ``status.labelSelector`` and the Advanced DaemonSet's ``rollingUpdate.selector``
-(matched against node labels). Mirrors
+:func:`compile_selector` parses a selector once for many label maps.
+
+Used by the workloads' ``updateStrategy.priorityStrategy.weightPriority[].matchSelector``, by
+SidecarSet selectors (pods, namespaces, ``updateStrategy.selector``), by the Advanced DaemonSet's
+``rollingUpdate.selector`` (matched against node labels), pod adoption, and every workload's
+``status.labelSelector`` (:func:`format_label_selector`). Mirrors
 ``metav1.LabelSelectorAsSelector`` semantics: ``matchLabels`` are equality requirements,
 ``matchExpressions`` support ``In``/``NotIn``/``Exists``/``DoesNotExist``, an empty selector
 matches everything and a ``None`` selector matches nothing. Label key/value syntax is not
-validated here (the API server validates the CloneSet); structurally invalid requirements raise.
+validated here (the webhooks validate the objects); structurally invalid requirements raise.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kruise.workloads.objects import mapping, sequence
@@ -21,22 +25,57 @@ class SelectorError(ValueError):
     """A label selector requirement is malformed (unknown operator, missing/extra values)."""
 
 
-def _requirement_matches(expression: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+@dataclass(frozen=True)
+class CompiledSelector:
+    """A LabelSelector parsed once (:func:`compile_selector`); call it with a label map."""
+
+    match_labels: tuple[tuple[str, str], ...]
+    requirements: tuple[tuple[str, str, frozenset[str]], ...]  # (key, operator, values)
+
+    def __call__(self, labels: Mapping[str, str]) -> bool:
+        for key, value in self.match_labels:
+            if labels.get(key) != value:
+                return False
+        for key, operator, values in self.requirements:
+            present = key in labels
+            if operator == "In":
+                ok = present and labels[key] in values
+            elif operator == "NotIn":
+                ok = not present or labels[key] not in values
+            elif operator == "Exists":
+                ok = present
+            else:
+                ok = not present
+            if not ok:
+                return False
+        return True
+
+
+def _requirement(expression: Mapping[str, Any]) -> tuple[str, str, frozenset[str]]:
     key = str(expression.get("key") or "")
     operator = expression.get("operator")
     values = [str(v) for v in sequence(expression.get("values"))]
     if operator in ("In", "NotIn"):
         if not values:
             raise SelectorError(f"for 'in', 'notin' operators, values set can't be empty (key {key!r})")
-        if operator == "In":
-            return key in labels and labels[key] in values
-        return key not in labels or labels[key] not in values
-    if operator in ("Exists", "DoesNotExist"):
+    elif operator in ("Exists", "DoesNotExist"):
         if values:
             raise SelectorError(f"values set must be empty for exists and does not exist (key {key!r})")
-        exists = key in labels
-        return exists if operator == "Exists" else not exists
-    raise SelectorError(f"{operator!r} is not a valid label selector operator")
+    else:
+        raise SelectorError(f"{operator!r} is not a valid label selector operator")
+    return key, str(operator), frozenset(values)
+
+
+def compile_selector(selector: Mapping[str, Any]) -> CompiledSelector:
+    """``selector`` (``{"matchLabels": ..., "matchExpressions": [...]}``) parsed for repeated matching.
+
+    Raises:
+        SelectorError: a malformed ``matchExpressions`` entry.
+    """
+    return CompiledSelector(
+        tuple((str(k), str(v)) for k, v in mapping(selector.get("matchLabels")).items()),
+        tuple(_requirement(mapping(e)) for e in sequence(selector.get("matchExpressions"))),
+    )
 
 
 def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
@@ -47,10 +86,7 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, st
     """
     if selector is None:
         return False
-    match_labels = mapping(selector.get("matchLabels"))
-    expressions = [mapping(e) for e in sequence(selector.get("matchExpressions"))]
-    results = [_requirement_matches(e, labels) for e in expressions]
-    return all(k in labels and labels[k] == str(v) for k, v in match_labels.items()) and all(results)
+    return compile_selector(selector)(labels)
 
 
 def format_label_selector(selector: Mapping[str, Any] | None) -> str:

@@ -75,3 +75,4 @@ STATEFULSETS = Resource("apps.kruise.io", "v1beta1", "statefulsets", "StatefulSe
 """Advanced StatefulSets, read and written at their stored version."""
 DAEMONSETS = Resource("apps.kruise.io", "v1alpha1", "daemonsets", "DaemonSet")
 """Advanced DaemonSets (``daemon``/``ads``)."""
+SIDECARSETS = Resource("apps.kruise.io", "v1alpha1", "sidecarsets", "SidecarSet", namespaced=False)

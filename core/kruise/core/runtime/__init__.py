@@ -11,6 +11,7 @@ from kruise.core.runtime.controller import Controller, Runtime
 from kruise.core.runtime.spec import (
     OWNER_UID,
     ControllerSpec,
+    Predicate,
     Read,
     Watch,
     controller_ref,
@@ -27,6 +28,7 @@ __all__ = [
     "ControllerSpec",
     "Informers",
     "NotRegisteredError",
+    "Predicate",
     "Read",
     "Runtime",
     "ScopedCache",

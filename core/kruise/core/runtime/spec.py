@@ -61,6 +61,9 @@ DeltaKeyMap = Callable[[Delta], Iterable[str]]
 Observer = Callable[[Delta], None]
 """Called with every event of a watched kind before its keys are enqueued (e.g. to satisfy
 create/delete expectations as upstream's pod event handler does). Must not block."""
+Predicate = Callable[[Delta], bool]
+"""controller-runtime's predicate: False leaves the event's keys out of the queue (``observe``
+still sees it). Must be cheap: it runs for every event of the kind."""
 
 
 @dataclass(frozen=True)
@@ -73,22 +76,26 @@ class Read:
 
 @dataclass(frozen=True)
 class Watch:
-    """Events of ``resource`` wake ``keys(obj)`` (on an update also ``keys(old)``), or, with
-    ``delta_keys``, ``delta_keys(delta)`` instead; ``observe`` sees each event first."""
+    """Events of ``resource`` that pass ``accept(delta)`` (default: all) wake ``keys(obj)`` (on an
+    update also ``keys(old)``), or, with ``delta_keys``, ``delta_keys(delta)`` instead; ``observe``
+    sees each event first, before ``accept``."""
 
     resource: Resource
     keys: KeyMap
     indexers: Mapping[str, Indexer] = field(default_factory=dict)
     observe: Observer | None = None
+    accept: Predicate | None = None
     delta_keys: DeltaKeyMap | None = None
 
     def read(self) -> Read:
         return Read(self.resource, self.indexers)
 
 
-def primary(resource: Resource, *, indexers: Mapping[str, Indexer] | None = None) -> Watch:
-    """The controller's own kind: each event enqueues the object's key."""
-    return Watch(resource, lambda obj: (object_key(obj),), dict(indexers or {}))
+def primary(
+    resource: Resource, *, indexers: Mapping[str, Indexer] | None = None, accept: Predicate | None = None
+) -> Watch:
+    r"""The controller's own kind: each event (``accept``\ ed) enqueues the object's key."""
+    return Watch(resource, lambda obj: (object_key(obj),), dict(indexers or {}), accept=accept)
 
 
 def owned(resource: Resource, owner: Resource, *, observe: Observer | None = None) -> Watch:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kruise.core.errors import NotFoundError
+from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CRDS, MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS
 
@@ -61,11 +61,19 @@ class WebhookSettings:
     ``excluded_namespaces`` is what :func:`excluded_namespaces_selector` keeps out of the
     webhooks that watch objects the manager does not own (native Deployments, and CloneSets
     only as Rollout workloads): ``kube-system`` and the manager's own namespace.
+    ``pod_failure_policy`` is the mutating pod webhook's own (upstream's chart value
+    ``webhookConfiguration.failurePolicy.pods``); ``None`` means ``failure_policy``.
     """
 
     failure_policy: str = "Fail"
     timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS
     excluded_namespaces: tuple[str, ...] = ("kube-system",)
+    pod_failure_policy: str | None = None
+
+    @property
+    def pods_failure_policy(self) -> str:
+        """``failurePolicy`` of the mutating pod webhook (``mpod.kb.io``)."""
+        return self.pod_failure_policy or self.failure_policy
 
 
 @dataclass(frozen=True)
@@ -221,3 +229,42 @@ async def ensure_crd_conversion(
         if crd["spec"].get("conversion") == conversion:
             continue
         await kube.patch(CRDS, name, {"spec": {"conversion": conversion}}, patch_type="merge")
+
+
+async def set_match_conditions(
+    kube: KubeClient,
+    webhook: str,
+    conditions: tuple[MatchCondition, ...],
+    *,
+    mutating: bool = True,
+    attempts: int = 5,
+) -> bool | None:
+    """Make ``webhook``'s ``matchConditions`` in our configuration equal ``conditions``.
+
+    Returns True when written, False when already so, ``None`` when the configuration or the
+    webhook does not exist (a manager with the webhook's gate off). The configuration is replaced
+    with the resourceVersion read, again on conflict.
+
+    Raises:
+        ConflictError: still conflicting after ``attempts`` tries.
+    """
+    res, config = (MUTATING_WEBHOOKS, MUTATING_NAME) if mutating else (VALIDATING_WEBHOOKS, VALIDATING_NAME)
+    wanted = [c.to_dict() for c in conditions]
+    for attempt in range(attempts):
+        current = await kube.get_or_none(res, config)
+        entry = next((h for h in (current or {}).get("webhooks") or [] if h.get("name") == webhook), None)
+        if current is None or entry is None:
+            return None
+        if (entry.get("matchConditions") or []) == wanted:
+            return False
+        if wanted:
+            entry["matchConditions"] = wanted
+        else:
+            entry.pop("matchConditions", None)
+        try:
+            await kube.replace(res, current)
+            return True
+        except ConflictError:
+            if attempt == attempts - 1:
+                raise
+    return False

@@ -41,7 +41,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from kruise.core.webhook.conversion import answer_conversion
+from kruise.core.api.conversion import answer_conversion
 from kruise.rollouts.api.batchrelease import BatchRelease, BatchReleaseV1alpha1
 from kruise.rollouts.api.batchrelease_conversion import batchrelease_to_v1alpha1, batchrelease_to_v1beta1
 from kruise.rollouts.api.common import (

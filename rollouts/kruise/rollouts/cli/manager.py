@@ -35,6 +35,9 @@ def manager(
             help="DaemonSet pods are placed by kube-scheduler through node affinity (else nodeName).",
         ),
     ] = True,
+    sidecarset_workers: Annotated[
+        int, typer.Option("--sidecarset-workers", help="Concurrent SidecarSet reconciles.")
+    ] = 3,
     rollout_workers: Annotated[
         int, typer.Option("--rollout-workers", help="Concurrent Rollout reconciles.")
     ] = 3,
@@ -70,6 +73,14 @@ def manager(
     webhook_failure_policy: Annotated[
         str, typer.Option("--webhook-failure-policy", help="failurePolicy of the webhooks: Fail or Ignore.")
     ] = "Fail",
+    pod_webhook_failure_policy: Annotated[
+        str | None,
+        typer.Option(
+            "--pod-webhook-failure-policy",
+            help="failurePolicy of the mutating pod webhook (mpod.kb.io): Fail or Ignore. "
+            "Default: --webhook-failure-policy.",
+        ),
+    ] = None,
     webhook_timeout_seconds: Annotated[
         int,
         typer.Option(
@@ -135,6 +146,12 @@ def manager(
         raise typer.BadParameter(str(err), param_hint="--feature-gates") from err
     if webhook_cert_writer not in ("", "secret", "external", "fs"):
         raise typer.BadParameter("want secret, external or fs", param_hint="--webhook-cert-writer")
+    for hint, policy in (
+        ("--webhook-failure-policy", webhook_failure_policy),
+        ("--pod-webhook-failure-policy", pod_webhook_failure_policy),
+    ):
+        if policy not in (None, "Fail", "Ignore"):
+            raise typer.BadParameter("want Fail or Ignore", param_hint=hint)
     if logging_format not in ("text", "json"):
         raise typer.BadParameter("want text or json", param_hint="--logging-format")
     options = ManagerOptions(
@@ -145,6 +162,7 @@ def manager(
         statefulset_workers=statefulset_workers,
         daemonset_workers=daemonset_workers,
         assign_pods_by_scheduler=assign_pods_by_scheduler,
+        sidecarset_workers=sidecarset_workers,
         rollout_workers=rollout_workers,
         batchrelease_workers=batchrelease_workers,
         analysisrun_workers=analysisrun_workers,
@@ -154,6 +172,7 @@ def manager(
         webhook_cert_dir=webhook_cert_dir,
         webhook_url_base=webhook_url_base,
         webhook_failure_policy=webhook_failure_policy,
+        pod_webhook_failure_policy=pod_webhook_failure_policy,
         webhook_timeout_seconds=webhook_timeout_seconds,
         metrics_addr=metrics_addr,
         health_probe_addr=health_probe_addr,

@@ -23,18 +23,25 @@ from aiohttp import web
 from kruise.core.backoff import retry_transient
 from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
 from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import SIDECARSETS
 from kruise.core.leader import LeaderElectionConfig, LeaderElector
 from kruise.core.metrics import LEADER_ELECTION_STATUS
 from kruise.core.runtime import Runtime
 from kruise.core.webhook import WebhookServer
-from kruise.core.webhook.configuration import ClientTarget, ensure_configurations, ensure_crd_conversion
+from kruise.core.webhook.configuration import (
+    ClientTarget,
+    WebhookSpec,
+    ensure_configurations,
+    ensure_crd_conversion,
+)
 from kruise.rollouts.manager import metrics
 from kruise.rollouts.manager.certsecret import webhook_certificates
 from kruise.rollouts.manager.controllers import build_runtime
 from kruise.rollouts.manager.logformat import configure_logging
 from kruise.rollouts.manager.options import ManagerOptions
-from kruise.rollouts.manager.webhooks import CONVERTED_CRDS, register_webhooks, webhook_specs
+from kruise.rollouts.manager.webhooks import CONVERTED_CRDS, register_webhooks, webhook_cache, webhook_specs
 from kruise.rollouts.rollout.rollout_webhooks import CONVERT_PATH
+from kruise.workloads.sidecarset.webhooks import webhook_reads
 
 log = logging.getLogger("kruise.manager")
 
@@ -92,7 +99,13 @@ class Manager:
         webhook = None
         collectors = self.metric_sources.collectors()
         metrics.register(collectors)
+        elector = self._elector()
+        writer = KubeClient(self.kube.config, write_guard=elector.fence.check if elector else None)
+        runtime = build_runtime(writer, opts, runtime=Runtime(self.kube))
+        cache = webhook_cache(runtime)
         try:
+            runtime.start_informers()  # a standby keeps warm caches; the webhooks answer from them
+            await runtime.informers.wait_synced(r.resource for r in webhook_reads())
             kube = self.kube
             cert, key, ca = await retry_transient(
                 lambda: webhook_certificates(kube, opts, ensure_webhook_certs), "webhook certificates"
@@ -100,60 +113,67 @@ class Manager:
             webhook = WebhookServer(
                 host=opts.webhook_host, port=opts.webhook_port, cert_file=cert, key_file=key
             )
-            register_webhooks(webhook, self.kube, opts)
+            register_webhooks(webhook, self.kube, opts, cache)
             await webhook.start()
             if opts.manage_webhook_configurations:
-                target = (
-                    ClientTarget(url_base=opts.webhook_url_base)
-                    if opts.webhook_url_base
-                    else ClientTarget(
-                        service_namespace=opts.webhook_service_namespace,
-                        service_name=opts.webhook_service_name,
-                    )
-                )
-                bundle = base64.b64encode(ca).decode()
-                await retry_transient(
-                    lambda: ensure_configurations(kube, webhook_specs(opts), target=target, ca_bundle=bundle),
-                    "webhook configurations",
-                )
-                await retry_transient(
-                    lambda: ensure_crd_conversion(
-                        kube, CONVERTED_CRDS, target=target, path=CONVERT_PATH, ca_bundle=bundle
-                    ),
-                    "CRD conversion webhooks",
-                )
+                await self._register_configurations(ca, webhook_specs(opts, cache.list(SIDECARSETS)))
             runners.append(await self._serve_probes())
             runners.append(await self._serve_metrics())
-            return await self._lead_and_run()
+            return await self._lead_and_run(runtime, elector)
         finally:
             for runner in runners:
                 await runner.cleanup()
             if webhook is not None:
                 await webhook.stop()
             metrics.unregister(collectors)
+            await runtime.stop()
+            await writer.close()
             await self.kube.close()
 
-    async def _lead_and_run(self) -> int:
-        """Warm the caches, wait for the lease, run the controllers while it is held.
+    def _elector(self) -> LeaderElector | None:
+        opts = self.options
+        if not opts.enable_leader_election:
+            return None
+        assert self.kube is not None
+        return LeaderElector(
+            self.kube,
+            LeaderElectionConfig(opts.leader_election_namespace, opts.leader_election_name, self.identity),
+        )
+
+    async def _register_configurations(self, ca: bytes, specs: list[WebhookSpec]) -> None:
+        """Write both webhook configurations and the CRD conversion stanzas with our CA."""
+        assert self.kube is not None
+        opts = self.options
+        target = (
+            ClientTarget(url_base=opts.webhook_url_base)
+            if opts.webhook_url_base
+            else ClientTarget(
+                service_namespace=opts.webhook_service_namespace,
+                service_name=opts.webhook_service_name,
+            )
+        )
+        bundle = base64.b64encode(ca).decode()
+        kube = self.kube
+        await retry_transient(
+            lambda: ensure_configurations(kube, specs, target=target, ca_bundle=bundle),
+            "webhook configurations",
+        )
+        await retry_transient(
+            lambda: ensure_crd_conversion(
+                kube, CONVERTED_CRDS, target=target, path=CONVERT_PATH, ca_bundle=bundle
+            ),
+            "CRD conversion webhooks",
+        )
+
+    async def _lead_and_run(self, runtime: Runtime, elector: LeaderElector | None) -> int:
+        """Wait for the lease, run the controllers while it is held.
 
         The controllers write through their own client, fenced by the lease
         (:class:`~kruise.core.leader.LeaseFence`): once this replica cannot prove it holds the
         lease, no write leaves it. On losing it the controllers are cancelled first (in-flight
         reconciles stop), and only then is the loss reported and the process exits 1.
         """
-        assert self.kube is not None
         opts = self.options
-        elector: LeaderElector | None = None
-        if opts.enable_leader_election:
-            elector = LeaderElector(
-                self.kube,
-                LeaderElectionConfig(
-                    opts.leader_election_namespace, opts.leader_election_name, self.identity
-                ),
-            )
-        writer = KubeClient(self.kube.config, write_guard=elector.fence.check if elector else None)
-        runtime = build_runtime(writer, opts, runtime=Runtime(self.kube))
-        runtime.start_informers()
         leader = LEADER_ELECTION_STATUS.labels(opts.leader_election_name) if elector is not None else None
         try:
             if leader is not None:
@@ -170,8 +190,6 @@ class Manager:
             if leader is not None:
                 leader.set(0)
             self.metric_sources.clear()
-            await runtime.stop()
-            await writer.close()
 
     async def _acquire(self, elector: LeaderElector) -> bool:
         """Block until leader (True) or asked to stop (False)."""

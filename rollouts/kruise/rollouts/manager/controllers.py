@@ -11,6 +11,7 @@ from __future__ import annotations
 from kruise.analysis.controller import AnalysisRunController, CachedRunSource
 from kruise.core.events import EventRecorder
 from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import SIDECARSETS
 from kruise.core.runtime import Runtime
 from kruise.rollouts.advanceddeployment.controller import AdvancedDeploymentController
 from kruise.rollouts.batchrelease.controller import BatchReleaseController
@@ -20,6 +21,9 @@ from kruise.rollouts.rollout.controller import RolloutController
 from kruise.rollouts.rollout.traffic import KubeTraffic
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
 from kruise.workloads.daemonset.controller import DaemonSetController, DaemonSetOptions
+from kruise.workloads.sidecarset.controller import SidecarSetController, SidecarSetOptions
+from kruise.workloads.sidecarset.podscope import KEY as SCOPE_KEY
+from kruise.workloads.sidecarset.podscope import PodWebhookScope
 from kruise.workloads.statefulset.controller import StatefulSetController, StatefulSetOptions
 from kruise.workloads.statefulset.round import Options
 
@@ -45,6 +49,7 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
         ),
     )
     runtime.add(cloneset.spec(), cloneset.reconcile, view)
+    _add_sidecarset(runtime, kube, opts)
 
     view = runtime.cache(StatefulSetController.name)
     statefulset = StatefulSetController(
@@ -113,3 +118,26 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
     )
     runtime.add(analysis.spec(), analysis.reconcile, view)
     return runtime
+
+
+def _add_sidecarset(runtime: Runtime, kube: KubeClient, opts: ManagerOptions) -> None:
+    """The SidecarSet upgrade controller and, with gate ``PodWebhook``, the keeper of the pod
+    webhook's match condition (checked at once and then periodically)."""
+    scope = None
+    if opts.feature_gates.get("PodWebhook", True):
+        view = runtime.cache(PodWebhookScope.name)
+        scope = PodWebhookScope(kube, lambda: view.list(SIDECARSETS))
+        runtime.add(scope.spec(), scope.reconcile, view).enqueue(SCOPE_KEY)
+    view = runtime.cache(SidecarSetController.name)
+    sidecarset = SidecarSetController(
+        kube,
+        EventRecorder(kube, SidecarSetController.name),
+        view,
+        SidecarSetOptions(
+            workers=opts.sidecarset_workers,
+            namespace=opts.leader_election_namespace,
+            expectation_timeout=opts.expectation_timeout,
+        ),
+        scope,
+    )
+    runtime.add(sidecarset.spec(), sidecarset.reconcile, view)

@@ -25,7 +25,7 @@ from prometheus_client.registry import Collector
 
 from kruise.analysis.metrics import AnalysisRunCollector
 from kruise.analysis.resources import ANALYSIS_RUNS
-from kruise.core.kube.resources import CLONESETS, DAEMONSETS, STATEFULSETS, Resource
+from kruise.core.kube.resources import CLONESETS, DAEMONSETS, SIDECARSETS, STATEFULSETS, Resource
 from kruise.core.metrics import ObjectProvider, object_key, read_objects
 from kruise.core.runtime import Informers
 from kruise.rollouts.resources import ROLLOUTS
@@ -33,6 +33,7 @@ from kruise.rollouts.rollout.metrics import RolloutCollector, WorkloadLookup
 from kruise.rollouts.workloads.registry import kind_for
 from kruise.workloads.cloneset.metrics import CloneSetStateCollector
 from kruise.workloads.daemonset.metrics import DaemonSetStateCollector
+from kruise.workloads.sidecarset.metrics import SidecarSetStateCollector
 from kruise.workloads.statefulset.metrics import StatefulSetStateCollector
 
 JSON = dict[str, Any]
@@ -49,6 +50,7 @@ class _Snapshot:
     clonesets: list[Mapping[str, Any]]
     statefulsets: list[Mapping[str, Any]]
     daemonsets: list[Mapping[str, Any]]
+    sidecarsets: list[Mapping[str, Any]]
     rollouts: list[Mapping[str, Any]]
     analysis_runs: list[Mapping[str, Any]]
     workloads: dict[WorkloadKey, Mapping[str, Any] | None]
@@ -70,6 +72,7 @@ class StateSources:
     clonesets: ObjectProvider = _nothing
     statefulsets: ObjectProvider = _nothing
     daemonsets: ObjectProvider = _nothing
+    sidecarsets: ObjectProvider = _nothing
     rollouts: ObjectProvider = _nothing
     analysis_runs: ObjectProvider = _nothing
     workload: WorkloadLookup | None = None
@@ -81,6 +84,7 @@ class StateSources:
             CloneSetStateCollector(lambda: self._read("clonesets")),
             StatefulSetStateCollector(lambda: self._read("statefulsets")),
             DaemonSetStateCollector(lambda: self._read("daemonsets")),
+            SidecarSetStateCollector(lambda: self._read("sidecarsets")),
             RolloutCollector(lambda: self._read("rollouts"), self._workload),
             AnalysisRunCollector(lambda: self._read("analysis_runs")),
         ]
@@ -97,6 +101,7 @@ class StateSources:
             read_objects(self.clonesets, "CloneSets"),
             read_objects(self.statefulsets, "StatefulSets"),
             read_objects(self.daemonsets, "DaemonSets"),
+            read_objects(self.sidecarsets, "SidecarSets"),
             rollouts,
             read_objects(self.analysis_runs, "AnalysisRuns"),
             workloads,
@@ -107,7 +112,8 @@ class StateSources:
 
     def clear(self) -> None:
         """Read nothing again (the caches are going away)."""
-        self.clonesets = self.statefulsets = self.daemonsets = self.rollouts = self.analysis_runs = _nothing
+        self.clonesets = self.statefulsets = self.daemonsets = self.sidecarsets = _nothing
+        self.rollouts = self.analysis_runs = _nothing
         self.workload = None
 
     def _read(self, kind: str) -> list[Mapping[str, Any]]:
@@ -133,8 +139,8 @@ class StateSources:
 
 def read_informers(sources: StateSources, informers: Informers) -> None:
     """Point ``sources`` at the runtime's shared informers (CloneSets, StatefulSets, DaemonSets,
-    Rollouts, AnalysisRuns; a Rollout's CloneSet or Deployment). A kind no informer serves reads as
-    none."""
+    SidecarSets, Rollouts, AnalysisRuns; a Rollout's workload, of any registered kind). A kind no
+    informer serves reads as none."""
 
     def listing(resource: Resource) -> ObjectProvider:
         return lambda: informers.list(resource) if resource in informers else []
@@ -142,6 +148,7 @@ def read_informers(sources: StateSources, informers: Informers) -> None:
     sources.clonesets = listing(CLONESETS)
     sources.statefulsets = listing(STATEFULSETS)
     sources.daemonsets = listing(DAEMONSETS)
+    sources.sidecarsets = listing(SIDECARSETS)
     sources.rollouts = listing(ROLLOUTS)
     sources.analysis_runs = listing(ANALYSIS_RUNS)
 

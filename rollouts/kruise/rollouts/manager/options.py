@@ -24,6 +24,10 @@ FEATURE_GATES: dict[str, bool] = {
     "StatefulSetStartOrdinal": False,
     "PodIndexLabel": True,
     "StatefulSetAutoResizePVCGate": False,
+    # the pod webhooks (SidecarSet injection); off: no mpod/vpod entries are registered
+    "PodWebhook": True,
+    # SidecarSet patchPodMetadata allowed without the kruise-configuration whitelist
+    "SidecarSetPatchPodMetadataDefaultsAllowed": False,
     # The webhook certificate comes from a Secret someone else fills (cert-manager): the manager
     # reads it and never writes it (manager/certsecret.py), as kruise-manager.
     "EnableExternalCerts": False,
@@ -55,6 +59,7 @@ class ManagerOptions:
     kube_client_qps: float = 50.0
     kube_client_burst: int = 100
     cloneset_workers: int = 3
+    sidecarset_workers: int = 3
     cloneset_scaling_exclude_preparing_delete: bool = False
     statefulset_workers: int = 3
     daemonset_workers: int = 3
@@ -71,6 +76,7 @@ class ManagerOptions:
     webhook_service_name: str = "kruise-webhook-service"
     webhook_service_namespace: str = "kruise-system"
     webhook_failure_policy: str = "Fail"
+    pod_webhook_failure_policy: str | None = None  # mpod.kb.io's; None: webhook_failure_policy
     webhook_timeout_seconds: int = 30  # timeoutSeconds of every webhook (1-30, the API's range)
     webhook_cert_writer: str = ""  # secret | external | fs; "" = chosen (manager/certsecret.py)
     webhook_secret_name: str = "kruise-webhook-certs"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from kruise.core.api.conversion import answer_conversion, desired_group
 from kruise.core.kube import KubeClient
+from kruise.core.runtime import CacheReader, ControllerSpec, Runtime
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
-from kruise.core.webhook.conversion import answer_conversion, desired_group
 from kruise.rollouts.api.conversion import convert_review
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.rollout.rollout_webhooks import (
@@ -29,9 +31,23 @@ from kruise.workloads.cloneset.webhooks import (
 from kruise.workloads.daemonset.webhooks import MUTATE_PATH as MUTATE_DAEMONSET_PATH
 from kruise.workloads.daemonset.webhooks import VALIDATE_PATH as VALIDATE_DAEMONSET_PATH
 from kruise.workloads.daemonset.webhooks import DaemonSetWebhooks, daemonset_webhook_specs
+from kruise.workloads.objects import KubeObject
+from kruise.workloads.podwebhook import MUTATE_POD_PATH, VALIDATE_POD_PATH, PodWebhook, pod_webhook_specs
+from kruise.workloads.sidecarset.scope import pod_match_condition
+from kruise.workloads.sidecarset.webhooks import (
+    MUTATE_SIDECARSET_PATH,
+    VALIDATE_SIDECARSET_PATH,
+    SidecarSetPodMutator,
+    SidecarSetWebhooks,
+    sidecarset_webhook_specs,
+    webhook_reads,
+)
 from kruise.workloads.statefulset.webhooks import MUTATE_PATH as MUTATE_STATEFULSET_PATH
 from kruise.workloads.statefulset.webhooks import VALIDATE_PATH as VALIDATE_STATEFULSET_PATH
 from kruise.workloads.statefulset.webhooks import StatefulSetWebhooks, statefulset_webhook_specs
+
+WEBHOOK_CACHE = "webhooks"
+"""The read view the webhooks answer from (the shared informers; every replica keeps them warm)."""
 
 CONVERTED_CRDS = [*ROLLOUT_CONVERTED_CRDS, "statefulsets.apps.kruise.io"]
 """Multi-version CRDs whose conversion stanza the manager points at ``/convert``."""
@@ -45,29 +61,48 @@ def convert(review: dict[str, Any]) -> dict[str, Any]:
 
 
 def webhook_settings(options: ManagerOptions) -> WebhookSettings:
-    """Failure policy and timeout from the flags; ``kube-system`` and the manager's namespace
+    """Failure policies and timeout from the flags; ``kube-system`` and the manager's namespace
     (that of its Lease, the chart's install namespace) are left out of the workload webhooks."""
     return WebhookSettings(
         failure_policy=options.webhook_failure_policy,
         timeout_seconds=options.webhook_timeout_seconds,
         excluded_namespaces=("kube-system", options.leader_election_namespace),
+        pod_failure_policy=options.pod_webhook_failure_policy,
     )
 
 
-def webhook_specs(options: ManagerOptions) -> list[WebhookSpec]:
-    """Every webhook for the configurations (in registration order)."""
+def webhook_specs(options: ManagerOptions, sidecarsets: Iterable[KubeObject] = ()) -> list[WebhookSpec]:
+    """Every webhook for the configurations (in registration order); ``sidecarsets`` scope the pod
+    webhook (:mod:`kruise.workloads.sidecarset.scope`), which gate ``PodWebhook`` removes."""
     settings = webhook_settings(options)
     protection = options.feature_gates.get("ResourcesDeletionProtection", False)
+    pods = (
+        pod_webhook_specs(settings, condition=pod_match_condition(sidecarsets))
+        if options.feature_gates.get("PodWebhook", True)
+        else []
+    )
     return [
+        *pods,
         *cloneset_webhook_specs(settings, deletion_protection=protection),
         *statefulset_webhook_specs(settings, deletion_protection=protection),
         *daemonset_webhook_specs(settings),
+        *sidecarset_webhook_specs(settings),
         *hold_webhook_specs(settings),
         *rollout_webhook_specs(settings),
     ]
 
 
-def register_webhooks(server: WebhookServer, kube: KubeClient, options: ManagerOptions) -> None:
+def webhook_cache(runtime: Runtime) -> CacheReader:
+    """The webhooks' read view, its kinds and indices declared on ``runtime``'s informers."""
+    view = runtime.cache(WEBHOOK_CACHE)
+    view.declare(ControllerSpec(name=WEBHOOK_CACHE, watches=(), reads=webhook_reads()))
+    return view
+
+
+def register_webhooks(
+    server: WebhookServer, kube: KubeClient, options: ManagerOptions, cache: CacheReader
+) -> None:
+    """Serve every webhook path; ``cache`` is :func:`webhook_cache`'s view."""
     gates = options.feature_gates
     cloneset = CloneSetWebhooks(
         kube,
@@ -94,3 +129,16 @@ def register_webhooks(server: WebhookServer, kube: KubeClient, options: ManagerO
     server.register(MUTATE_ROLLOUT_PATH, rollout.mutate)
     server.register(VALIDATE_ROLLOUT_PATH, rollout.validate)
     server.register_conversion(CONVERT_PATH, convert)
+    namespace = options.leader_election_namespace
+    sidecarset = SidecarSetWebhooks(
+        kube,
+        cache,
+        namespace=namespace,
+        patch_defaults_allowed=gates.get("SidecarSetPatchPodMetadataDefaultsAllowed", False),
+    )
+    server.register(MUTATE_SIDECARSET_PATH, sidecarset.mutate)
+    server.register(VALIDATE_SIDECARSET_PATH, sidecarset.validate)
+    if gates.get("PodWebhook", True):
+        pods = PodWebhook([SidecarSetPodMutator(cache, namespace=namespace)])
+        server.register(MUTATE_POD_PATH, pods.mutate)
+        server.register(VALIDATE_POD_PATH, pods.validate)

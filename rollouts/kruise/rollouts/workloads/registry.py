@@ -22,6 +22,7 @@ from kruise.core.kube.resources import PODS, Resource
 from kruise.core.runtime.spec import OWNER_UID
 from kruise.rollouts.api.common import RollingStyle
 from kruise.rollouts.release.objects import meta
+from kruise.rollouts.workloads.advancedstatefulset import ADVANCED_STATEFULSET
 from kruise.rollouts.workloads.cloneset import CLONESET
 from kruise.rollouts.workloads.daemonset import DAEMONSET
 from kruise.rollouts.workloads.deployment.kind import DEPLOYMENT
@@ -36,7 +37,7 @@ from kruise.rollouts.workloads.port import (
 )
 from kruise.rollouts.workloads.statefulset import STATEFULSET
 
-KINDS: tuple[WorkloadKind, ...] = (CLONESET, DEPLOYMENT, STATEFULSET, DAEMONSET)
+KINDS: tuple[WorkloadKind, ...] = (CLONESET, DEPLOYMENT, STATEFULSET, ADVANCED_STATEFULSET, DAEMONSET)
 """Every workload kind a Rollout can release, in registration order."""
 
 

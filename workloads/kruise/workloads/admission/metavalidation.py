@@ -13,7 +13,7 @@ sorted key order, so the text is deterministic (upstream's order is not).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kruise.workloads.admission.fielderrors import (
@@ -29,11 +29,14 @@ from kruise.workloads.admission.fielderrors import (
 
 __all__ = [
     "LabelSelectorError",
+    "NameValidator",
     "is_dns1123_label",
     "is_dns1123_subdomain",
     "is_qualified_name",
     "is_valid_label_value",
+    "max_len_error",
     "name_is_dns_subdomain",
+    "regex_error",
     "selector_matches",
     "selector_requirements",
     "validate_annotations",
@@ -68,6 +71,16 @@ _QNAME_RE = re.compile(_QNAME_FMT)
 _LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
 TOTAL_ANNOTATION_SIZE_LIMIT_B = 256 * (1 << 10)
 IS_NEGATIVE_ERROR_MSG = "must be greater than or equal to 0"
+
+
+def max_len_error(length: int) -> str:
+    """``validation.MaxLenError``."""
+    return _max_len_error(length)
+
+
+def regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """``validation.RegexError``: ``msg (e.g. 'a',  or 'b', regex used for validation is 'fmt')``."""
+    return _regex_error(msg, fmt, *examples)
 
 
 def _max_len_error(length: int) -> str:
@@ -176,23 +189,33 @@ def validate_annotations(annotations: Any, path: str) -> list[FieldError]:
     return errs
 
 
-def validate_object_meta(meta: Any, *, requires_namespace: bool, path: str = "metadata") -> list[FieldError]:
-    """``ValidateObjectMeta`` with ``NameIsDNSSubdomain``: generateName, name, namespace, generation,
-    labels and annotations (ownerReferences, finalizers and managedFields are not checked here).
+NameValidator = Callable[[str, bool], list[str]]
+"""``(name, is_prefix) -> messages``, as apimachinery's ``ValidateNameFunc``."""
+
+
+def validate_object_meta(
+    meta: Any,
+    *,
+    requires_namespace: bool,
+    path: str = "metadata",
+    name_validator: NameValidator = name_is_dns_subdomain,
+) -> list[FieldError]:
+    """``ValidateObjectMeta`` (names checked by ``name_validator``, default ``NameIsDNSSubdomain``):
+    generateName, name, namespace, generation, labels and annotations (ownerReferences,
+    finalizers and managedFields are not checked here).
     """
     meta = meta if isinstance(meta, Mapping) else {}
     errs: list[FieldError] = []
     generate_name = str(meta.get("generateName") or "")
     if generate_name:
         errs.extend(
-            invalid(f"{path}.generateName", generate_name, m)
-            for m in name_is_dns_subdomain(generate_name, True)
+            invalid(f"{path}.generateName", generate_name, m) for m in name_validator(generate_name, True)
         )
     name = str(meta.get("name") or "")
     if not name:
         errs.append(required(f"{path}.name", "name or generateName is required"))
     else:
-        errs.extend(invalid(f"{path}.name", name, m) for m in name_is_dns_subdomain(name, False))
+        errs.extend(invalid(f"{path}.name", name, m) for m in name_validator(name, False))
     namespace = str(meta.get("namespace") or "")
     if requires_namespace:
         if not namespace:

@@ -39,8 +39,10 @@ __all__ = [
     "add_marshal_artifacts",
     "claim_marshal_artifacts",
     "default_claim_template",
+    "default_container",
     "default_pod_spec",
     "default_pod_template",
+    "default_volumes",
     "image_tag",
 ]
 
@@ -272,3 +274,19 @@ def claim_marshal_artifacts(claim: Any) -> Any:
         spec["resources"] = {}
     claim["spec"] = spec
     return claim
+
+
+def default_container(container: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of one container with Kubernetes' ``SetDefaults_Container`` and friends applied
+    (``imagePullPolicy`` by tag, termination message, ports, env fieldRefs, resources, probes,
+    lifecycle handlers), as SidecarSet's ``setDefaultContainer``."""
+    out = copy.deepcopy(dict(container))
+    _container_common(out, full=True)
+    return out
+
+
+def default_volumes(volumes: Any) -> list[Any]:
+    """A copy of a volume list with ``SetDefaultPodVolumes`` applied."""
+    out = copy.deepcopy(list(volumes)) if isinstance(volumes, list) else []
+    _each_dict(out, _volume)
+    return out

@@ -94,7 +94,10 @@ def dry_run_pod(
 
 def template_path(pod_field: str, base: str) -> str:
     """A Pod field path as the template's: ``spec.x`` -> ``<base>.spec.x``, ``metadata.labels``
-    -> ``<base>.labels`` (and annotations), other ``metadata.x`` -> ``<base>.metadata.x``."""
+    -> ``<base>.labels`` (and annotations), other ``metadata.x`` -> ``<base>.metadata.x``. An
+    empty ``base`` keeps the Pod's own paths (SidecarSet reports its fake pod's as they are)."""
+    if not base:
+        return pod_field
     for key in ("labels", "annotations"):
         prefix = f"metadata.{key}"
         if pod_field == prefix or pod_field.startswith((f"{prefix}.", f"{prefix}[")):

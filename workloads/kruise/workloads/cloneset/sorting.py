@@ -26,7 +26,6 @@ from kruise.workloads.cloneset.podstate import (
 )
 from kruise.workloads.objects import (
     KubeObject,
-    creation_time,
     mapping,
     name,
     namespace,
@@ -34,68 +33,19 @@ from kruise.workloads.objects import (
     uid,
 )
 from kruise.workloads.pods import (
-    PHASE_PENDING,
-    PHASE_RUNNING,
-    PHASE_UNKNOWN,
     LifecycleState,
+    compare_active_pods,
+    compare_pods_head,
+    compare_pods_tail,
     deletion_cost,
     equal_to_revision_hash,
     is_ready,
     lifecycle_state,
-    max_container_restarts,
     node_name,
-    phase,
-    ready_time,
 )
 from kruise.workloads.updatesort import priority_sort, scatter_sort
 
-_PHASE_ORDINAL = {PHASE_PENDING: 0, PHASE_UNKNOWN: 1, PHASE_RUNNING: 2}
 Ranker = Callable[[KubeObject], float]
-
-
-def _after_or_zero(t1: datetime | None, t2: datetime | None) -> bool:
-    """Go ``afterOrZero``: a zero time counts as after any non-zero time."""
-    if t1 is None or t2 is None:
-        return t1 is None
-    return t1 > t2
-
-
-def _cmp(first: bool) -> int:
-    return -1 if first else 1
-
-
-def _compare_head(a: KubeObject, b: KubeObject) -> int:
-    na, nb = node_name(a), node_name(b)
-    if na != nb and (not na or not nb):
-        return _cmp(not na)
-    pa, pb = _PHASE_ORDINAL.get(phase(a), 0), _PHASE_ORDINAL.get(phase(b), 0)
-    if pa != pb:
-        return _cmp(pa < pb)
-    return 0
-
-
-def _compare_tail(a: KubeObject, b: KubeObject) -> int:
-    if is_ready(a) and is_ready(b):
-        ra, rb = ready_time(a), ready_time(b)
-        if ra != rb:
-            return _cmp(_after_or_zero(ra, rb))
-    restarts_a, restarts_b = max_container_restarts(a), max_container_restarts(b)
-    if restarts_a != restarts_b:
-        return _cmp(restarts_a > restarts_b)
-    ca, cb = creation_time(a), creation_time(b)
-    if ca != cb:
-        return _cmp(_after_or_zero(ca, cb))
-    return 0
-
-
-def compare_active_pods(a: KubeObject, b: KubeObject) -> int:
-    """``cmp``-style comparison of ``kubecontroller.ActivePods.Less`` (negative: ``a`` first)."""
-    head = _compare_head(a, b)
-    if head:
-        return head
-    if is_ready(a) != is_ready(b):
-        return _cmp(not is_ready(a))
-    return _compare_tail(a, b)
 
 
 def compare_ranked(
@@ -106,21 +56,21 @@ def compare_ranked(
     available: Callable[[KubeObject], bool] | None = None,
 ) -> int:
     """``cmp``-style ``clonesetutils.ActivePodsWithRanks.Less`` (negative: delete ``a`` first)."""
-    head = _compare_head(a, b)
+    head = compare_pods_head(a, b)
     if head:
         return head
     if available is not None and available(a) != available(b):
-        return _cmp(not available(a))
+        return -1 if not available(a) else 1
     if is_ready(a) != is_ready(b):
-        return _cmp(not is_ready(a))
+        return -1 if not is_ready(a) else 1
     cost_a, cost_b = deletion_cost(a), deletion_cost(b)
     if cost_a != cost_b:
-        return _cmp(cost_a < cost_b)
+        return -1 if cost_a < cost_b else 1
     rank_a = ranker(a) if ranker else 0.0
     rank_b = ranker(b) if ranker else 0.0
     if rank_a != rank_b:
-        return _cmp(rank_a > rank_b)
-    return _compare_tail(a, b)
+        return -1 if rank_a > rank_b else 1
+    return compare_pods_tail(a, b)
 
 
 def _pod_key(pod: KubeObject) -> str:

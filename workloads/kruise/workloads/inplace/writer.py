@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from kruise.core.concurrency import bounded_gather
 from kruise.core.errors import ConflictError, KruiseError, NotFoundError
 from kruise.core.expectations import ResourceVersionExpectations
 from kruise.core.kube.client import KubeClient
@@ -167,13 +168,7 @@ async def apply_not_ready_policy(
 
 async def bounded(jobs: Iterable[Coroutine[Any, Any, None]], limit: int = ROUND_CONCURRENCY) -> None:
     """Run ``jobs`` concurrently, at most ``limit`` at once."""
-    semaphore = asyncio.Semaphore(limit)
-
-    async def run(job: Coroutine[Any, Any, None]) -> None:
-        async with semaphore:
-            await job
-
-    await asyncio.gather(*(run(job) for job in jobs))
+    await bounded_gather(jobs, limit)
 
 
 @dataclass

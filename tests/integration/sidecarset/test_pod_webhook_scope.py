@@ -1,0 +1,126 @@
+"""The pod webhook sees only the pods a SidecarSet could inject (its CEL match condition, judged
+by the real API server), so a stopped manager blocks nothing else.
+
+With the session manager stopped (``failurePolicy: Fail``, nothing listening): a pod some
+SidecarSet selects is refused ("failed calling webhook"), as upstream refuses every pod then;
+every other pod, here and in other namespaces, is created at once. Each selector operator is
+checked on pods whose labels sit on either side of it. Once the SidecarSets are gone the
+condition is ``false`` and no pod waits for the manager at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from kruise.core.errors import KruiseError
+from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import MUTATING_WEBHOOKS, NAMESPACES, PODS, SIDECARSETS
+from kruise.core.webhook.configuration import MUTATING_NAME
+from kruise.rollouts.manager.process import ManagerProcess
+from tests.integration.sidecarset.helpers import base_sidecarset, create_sidecarset
+from tests.support.wait import eventually
+
+JSON = dict[str, Any]
+PROMPT_SECONDS = 5.0
+
+
+def bare_pod(name: str, labels: dict[str, str]) -> JSON:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"terminationGracePeriodSeconds": 0, "containers": [{"name": "main", "image": "busybox:1"}]},
+    }
+
+
+async def condition(kube: KubeClient) -> str | None:
+    config = await kube.get(MUTATING_WEBHOOKS, MUTATING_NAME)
+    hook = next(h for h in config["webhooks"] if h["name"] == "mpod.kb.io")
+    found = hook.get("matchConditions") or []
+    return found[0]["expression"] if found else None
+
+
+async def admitted(kube: KubeClient, namespace: str, labels: dict[str, str]) -> bool:
+    """Create a pod; True when admitted (quickly), False when the webhook call failed."""
+    name = f"p-{uuid.uuid4().hex[:6]}"
+    started = time.monotonic()
+    try:
+        await kube.create(PODS, bare_pod(name, labels), namespace)
+    except KruiseError as err:
+        assert "failed calling webhook" in str(err), err
+        return False
+    assert time.monotonic() - started < PROMPT_SECONDS
+    return True
+
+
+@pytest.fixture
+async def other_namespace(kube: KubeClient) -> AsyncIterator[str]:
+    name = f"scope-other-{uuid.uuid4().hex[:5]}"
+    await kube.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    yield name
+    await kube.delete(NAMESPACES, name, missing_ok=True)
+
+
+async def test_a_stopped_manager_blocks_only_pods_a_sidecarset_selects(
+    kube: KubeClient, sidecarsets: str, other_namespace: str, manager: ManagerProcess
+) -> None:
+    ns = sidecarsets
+    plain = base_sidecarset(ns, "-1")
+    plain["spec"]["containers"] = plain["spec"]["containers"][:1]
+    plain["spec"]["initContainers"] = []
+    expressions = base_sidecarset(ns, "-2")
+    expressions["spec"]["initContainers"] = []
+    expressions["spec"]["containers"] = [{"name": "other-sidecar", "image": "busybox:1"}]
+    expressions["spec"]["selector"] = {
+        "matchExpressions": [
+            {"key": "tier", "operator": "In", "values": ["a", "b"]},
+            {"key": "zone", "operator": "NotIn", "values": ["z9"]},
+            {"key": "team", "operator": "Exists"},
+            {"key": "skip", "operator": "DoesNotExist"},
+        ]
+    }
+    await create_sidecarset(kube, plain)
+    await create_sidecarset(kube, expressions)
+    live = await condition(kube)
+    assert live is not None and f"request.namespace == '{ns}'" in live
+    await asyncio.to_thread(manager.stop)
+    try:
+        selected = {"app": "sidecarset"}
+        chosen = {"tier": "a", "team": "t"}
+        cases = [
+            (ns, selected, False),
+            (ns, {"app": "web"}, True),
+            (other_namespace, selected, True),  # the SidecarSets are scoped to ns
+            (ns, chosen, False),
+            (ns, {**chosen, "zone": "z1"}, False),
+            (ns, {**chosen, "zone": "z9"}, True),  # NotIn
+            (ns, {"tier": "c", "team": "t"}, True),  # In
+            (ns, {"tier": "b"}, True),  # Exists
+            (ns, {**chosen, "skip": "1"}, True),  # DoesNotExist
+            ("default", {**chosen}, True),
+        ]
+        results = [await admitted(kube, where, labels) for where, labels, _ in cases]
+        assert results == [expected for _, _, expected in cases]
+    finally:
+        await asyncio.to_thread(manager.start)
+    for item in (await kube.list(SIDECARSETS))["items"]:
+        if item["metadata"]["name"].startswith(plain["metadata"]["name"][:-2]):
+            await kube.delete(SIDECARSETS, item["metadata"]["name"])
+
+    async def unscoped() -> bool:
+        return await condition(kube) == "false"
+
+    await eventually(unscoped, timeout=60, what="the pod webhook's condition back to false")
+    await asyncio.to_thread(manager.stop)
+    try:
+        assert await admitted(kube, ns, {"app": "sidecarset"})
+    finally:
+        await asyncio.to_thread(manager.start)
+    for pod in (await kube.list(PODS, "default", label_selector="tier=a"))["items"]:
+        await kube.delete(PODS, pod["metadata"]["name"], "default", missing_ok=True)
