@@ -152,21 +152,23 @@ class FakeApiServer:
     def _list(self, q: Any, objects: dict[str, JSON]) -> web.Response:
         limit = int(q.get("limit") or 0) or len(objects) or 1
         cont = q.get("continue")
-        offset, snapshot = 0, self.rv
+        after, snapshot = "", self.rv
         if cont:
-            off, _, snap = cont.partition(":")
-            offset, snapshot = int(off), int(snap)
+            snap, _, after = cont.partition(":")
+            snapshot = int(snap)
             if self.expire_continue_once or (snapshot <= self.compacted and self.compacted):
                 self.expire_continue_once = False
                 return self._gone("continue token expired")
-        items = [objects[k] for k in sorted(objects)]
+        # a continue token names the last key sent, as etcd's does (an offset would skip an
+        # object when an earlier one is deleted between two pages)
+        keys = [k for k in sorted(objects) if k > after]
         page = [
-            {k: v for k, v in copy.deepcopy(o).items() if k not in ("apiVersion", "kind")}
-            for o in items[offset : offset + limit]
+            {k: v for k, v in copy.deepcopy(objects[key]).items() if k not in ("apiVersion", "kind")}
+            for key in keys[:limit]
         ]
         meta: JSON = {"resourceVersion": str(snapshot)}
-        if offset + limit < len(items):
-            meta["continue"] = f"{offset + limit}:{snapshot}"
+        if len(keys) > limit:
+            meta["continue"] = f"{snapshot}:{keys[limit - 1]}"
         return web.json_response({"kind": "List", "apiVersion": "v1", "metadata": meta, "items": page})
 
     async def _watch(self, request: web.Request, plural: str) -> web.StreamResponse:
@@ -194,7 +196,9 @@ class FakeApiServer:
                 await resp.write(orjson.dumps({"type": event.type, "object": event.obj}) + b"\n")
                 sent += 1
                 if bookmarks and self.bookmark_every and sent % self.bookmark_every == 0:
-                    mark = {"metadata": {"resourceVersion": str(self.rv)}}
+                    # what the API server promises with a bookmark: every event up to this
+                    # resourceVersion was sent (self.rv may already be ahead of this stream)
+                    mark = {"metadata": {"resourceVersion": str(event.rv)}}
                     await resp.write(orjson.dumps({"type": "BOOKMARK", "object": mark}) + b"\n")
             if self.abort_on_drop and generation != self._generation and request.transport is not None:
                 request.transport.abort()  # a reset connection, not a clean end of the stream

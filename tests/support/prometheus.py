@@ -6,7 +6,10 @@
   that grow every 100 ms by ``per_tick`` requests per revision, ``round(per_tick * error_rate)``
   of them with ``code="500"``, plus an ``app_error_ratio{revision}`` gauge holding the configured
   rate. ``POST /control?revision=r&error_rate=0.5[&per_tick=10]`` changes a revision live.
-- Debian's ``prometheus`` with a throw-away TSDB, scraping the exporter every second.
+- Debian's ``prometheus`` with a throw-away TSDB, scraping the exporter every second, plus any
+  ``extra_scrape_configs`` (YAML list items; ``{exporter}`` in them is the exporter's
+  ``host:port``), e.g. :func:`pod_scrape_config`: one target per pod of a namespace, each
+  scraping the exporter and labelled by the pod's labels.
 
 ``start()`` returns once the exporter's series are queryable (about 5 s); ``stop()`` ends both
 processes and removes the TSDB. Run the exporter alone with
@@ -40,6 +43,19 @@ REVISIONS = {"good": 0.0, "bad": 0.5, "idle": None, "flip": 0.0}
 """The exporter's revisions: error rate, or None for a revision that serves no requests at all."""
 
 
+def prometheus_binary() -> str:
+    """Debian's ``prometheus`` for a test: skipped when it is not installed (failed under CI)."""
+    import pytest  # the module also runs as a script, without pytest
+
+    binary = shutil.which("prometheus")
+    if binary is None:
+        message = "Debian's prometheus is not installed (hack/install-system-deps.sh installs it)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return binary
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     with socket.socket() as sock:
@@ -66,6 +82,7 @@ class PrometheusStack:
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="kruise-prometheus-")))
     exporter_port: int = 0
     port: int = 0
+    extra_scrape_configs: str = ""
     _procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
 
     @property
@@ -89,6 +106,7 @@ class PrometheusStack:
             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
             "scrape_configs:\n  - job_name: app\n    static_configs:\n"
             f"      - targets: ['127.0.0.1:{self.exporter_port}']\n"
+            + self.extra_scrape_configs.replace("{exporter}", f"127.0.0.1:{self.exporter_port}")
         )
         self._spawn(
             [
@@ -160,6 +178,50 @@ class PrometheusStack:
                 proc.wait(timeout=5)
         self._procs.clear()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _meta_name(label: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in label)
+
+
+def pod_scrape_config(job: str, sd_url: str, labels: dict[str, str]) -> str:
+    """A scrape job over pod discovery, relabelled as a cluster's Prometheus relabels its
+    ``kubernetes_sd_configs`` (role pod) targets: ``pod`` from ``__meta_kubernetes_pod_name`` and
+    ``labels`` (target label -> pod label name) from ``__meta_kubernetes_pod_label_*``; every target
+    is scraped at the exporter (KWOK pods serve nothing). Debian's Prometheus is built without the
+    Kubernetes discovery, so the targets come from ``sd_url`` (``http_sd_configs``, refreshed every
+    second), which serves :func:`pod_targets` of the pods the API server lists."""
+    relabel = [
+        "      - source_labels: [__meta_kubernetes_pod_name]\n        target_label: pod\n",
+        "      - target_label: __address__\n        replacement: '{exporter}'\n",
+    ]
+    for target, pod_label in labels.items():
+        meta = "__meta_kubernetes_pod_label_" + _meta_name(pod_label)
+        relabel.append(f"      - source_labels: [{meta}]\n        target_label: {target}\n")
+    return (
+        f"  - job_name: {job}\n    http_sd_configs:\n      - url: '{sd_url}'\n        refresh_interval: 1s\n"
+        "    relabel_configs:\n" + "".join(relabel)
+    )
+
+
+def pod_targets(pods: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """HTTP service-discovery target groups for ``pods``, one per live pod, with the meta labels
+    Kubernetes discovery gives (``__meta_kubernetes_namespace``, ``_pod_name``, ``_pod_ip``,
+    ``_pod_label_<label>``)."""
+    groups = []
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        if meta.get("deletionTimestamp"):
+            continue
+        labels = {
+            "__meta_kubernetes_namespace": str(meta.get("namespace") or ""),
+            "__meta_kubernetes_pod_name": str(meta.get("name") or ""),
+            "__meta_kubernetes_pod_ip": str((pod.get("status") or {}).get("podIP") or ""),
+        }
+        for key, value in (meta.get("labels") or {}).items():
+            labels["__meta_kubernetes_pod_label_" + _meta_name(key)] = str(value)
+        groups.append({"targets": [labels["__meta_kubernetes_pod_ip"] or "pending"], "labels": labels})
+    return groups
 
 
 # --- the exporter process -----------------------------------------------------------------

@@ -15,6 +15,7 @@ from kruise.analysis.api import ANALYSISRUN_CRD, ANALYSISTEMPLATE_CRD, CLUSTERAN
 from kruise.core.crdgen import CRDSpec, render_crd_yaml
 from kruise.rollouts.api.batchrelease import BATCHRELEASE_CRD
 from kruise.rollouts.api.rollout import ROLLOUT_CRD
+from kruise.rollouts.api.rollouthistory import ROLLOUTHISTORY_CRD
 from kruise.rollouts.api.trafficrouting import TRAFFICROUTING_CRD
 from kruise.workloads.api.cloneset import CLONESET_CRD
 from kruise.workloads.api.daemonset import DAEMONSET_CRD
@@ -31,6 +32,7 @@ ALL_CRDS: list[CRDSpec] = [
     ROLLOUT_CRD,
     BATCHRELEASE_CRD,
     TRAFFICROUTING_CRD,
+    ROLLOUTHISTORY_CRD,
     ANALYSISTEMPLATE_CRD,
     CLUSTERANALYSISTEMPLATE_CRD,
     ANALYSISRUN_CRD,

@@ -18,26 +18,19 @@ scrape interval, scraping the exporter of :mod:`tests.support.prometheus` (revis
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
 import pytest
 from aiohttp import web
 
-from tests.support.prometheus import PrometheusStack, free_port
+from tests.support.prometheus import PrometheusStack, free_port, prometheus_binary
 
 
 @pytest.fixture(scope="session")
 def prometheus() -> Iterator[PrometheusStack]:
     """A running Prometheus whose exporter data is already queryable."""
-    binary = shutil.which("prometheus")
-    if binary is None:
-        message = "Debian's prometheus is not installed (hack/install-system-deps.sh installs it)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    binary = prometheus_binary()
     stack = PrometheusStack(prometheus_bin=binary).start()
     try:
         yield stack

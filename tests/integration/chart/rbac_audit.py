@@ -69,6 +69,10 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     ("rollouts/kruise/rollouts/rollout/analysis_effects.py", "ensure_run", "res"): {
         "get": ("ANALYSIS_TEMPLATES", "CLUSTER_ANALYSIS_TEMPLATES")
     },
+    ("rollouts/kruise/rollouts/rollouthistory/controller.py", "_snapshot", "res"): {
+        "get": ("SERVICES", "INGRESSES", "HTTPROUTES")  # a release's snapshots
+    },
+    ("rollouts/kruise/rollouts/trafficrouting/routes.py", "check", "res"): None,  # Service, routed kinds
     ("traffic/kruise/traffic/custom_router.py", "_ensure", "res"): None,
     ("traffic/kruise/traffic/custom_router.py", "_restore", "res"): None,
 }

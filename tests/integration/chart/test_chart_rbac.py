@@ -62,9 +62,10 @@ EXTRAS: dict[tuple[str, str, str], str] = {
         "deployments/finalizers",
         "update",
     ): "blockOwnerDeletion on the advanced Deployment's ReplicaSets",
+    ("rollouts.kruise.io", "trafficroutings/finalizers", "update"): "blockOwnerDeletion on canary Ingresses",
     **{
         ("rollouts.kruise.io", kind, verb): "read-only until its controller lands"
-        for kind in ("trafficroutings", "analysistemplates", "clusteranalysistemplates")
+        for kind in ("analysistemplates", "clusteranalysistemplates")
         for verb in ("get", "list", "watch")
     },
     **{

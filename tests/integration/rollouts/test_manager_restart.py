@@ -15,11 +15,8 @@ wait out (15 s).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
-
-import pytest
 
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import SERVICES
@@ -27,18 +24,8 @@ from kruise.rollouts.manager.process import ManagerProcess
 from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.traffic.resources import HTTPROUTES
 from tests.integration.rollouts import helpers as h
-from tests.support.cluster import TestCluster
-from tests.support.managers import kill_and_restart, own_replica
+from tests.support.managers import kill_and_restart
 from tests.support.wait import eventually
-
-
-@pytest.fixture
-async def replica(
-    manager: ManagerProcess, cluster: TestCluster, tmp_path: Path
-) -> AsyncIterator[ManagerProcess]:
-    """This module's manager, leading in place of the session one (restored afterwards)."""
-    async with own_replica(manager, cluster, tmp_path / "replica") as own:
-        yield own
 
 
 async def catch(

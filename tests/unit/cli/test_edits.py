@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import jsonpatch
@@ -10,6 +11,7 @@ import pytest
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, SERVICES
 from kruise.rollouts.cli.edits import (
     EditError,
+    abort_retry_patch,
     approve_patch,
     cloneset_undo_patch,
     deployment_undo_patch,
@@ -170,3 +172,51 @@ def test_cloneset_undo_replaces_the_whole_template() -> None:
     patch = cloneset_undo_patch(cs, template("v1"))
     assert patch == [{"op": "replace", "path": "/spec/template", "value": template("v1")}]
     assert cloneset_undo_patch({"spec": {"template": template("v1")}}, template("v1")) is None
+
+
+def test_abort_and_retry_patch_the_aborted_condition_under_the_read_version() -> None:
+    now = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    rolling = {
+        "metadata": {"resourceVersion": "7"},
+        "status": {
+            "phase": "Progressing",
+            "conditions": [{"type": "Progressing", "status": "True", "reason": "InRolling"}],
+        },
+    }
+    patch = abort_retry_patch(RO, rolling, retry=False, now=now)
+    assert patch["metadata"] == {"resourceVersion": "7"}
+    progressing, aborted = patch["status"]["conditions"]
+    assert progressing == rolling["status"]["conditions"][0]
+    assert (aborted["type"], aborted["status"], aborted["reason"]) == ("Aborted", "True", "AbortedByUser")
+    with pytest.raises(EditError, match="not aborted"):
+        abort_retry_patch(RO, rolling, retry=True, now=now)
+    held = {
+        "metadata": {"resourceVersion": "9"},
+        "status": {
+            "phase": "Progressing",
+            "conditions": [
+                {"type": "Progressing", "status": "True", "reason": "Cancelling"},
+                {"type": "Aborted", "status": "True", "reason": "ProgressDeadlineExceeded"},
+            ],
+        },
+    }
+    retried = abort_retry_patch(RO, held, retry=True, now=now)["status"]["conditions"][1]
+    assert (retried["status"], retried["reason"]) == ("False", "RetryRequested")
+    with pytest.raises(EditError, match="already aborted"):
+        abort_retry_patch(
+            RO,
+            {
+                **held,
+                "status": {
+                    **held["status"],
+                    "conditions": [
+                        {"type": "Progressing", "status": "True", "reason": "InRolling"},
+                        {"type": "Aborted", "status": "True", "reason": "AbortedByUser"},
+                    ],
+                },
+            },
+            retry=False,
+            now=now,
+        )
+    with pytest.raises(EditError, match="aborting is not supported"):
+        abort_retry_patch(CS, rolling, retry=False, now=now)

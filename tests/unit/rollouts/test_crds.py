@@ -197,7 +197,14 @@ def test_no_required_at_the_root_or_in_optional_objects() -> None:
 
 def test_field_sets_per_version() -> None:
     beta, alpha = schema(ROLLOUT_CRD, "v1beta1"), schema(ROLLOUT_CRD, "v1alpha1")
-    assert set(at(beta, "spec")["properties"]) == {"workloadRef", "strategy", "disabled"}
+    assert set(at(beta, "spec")["properties"]) == {
+        "workloadRef",
+        "strategy",
+        "disabled",
+        "progressDeadlineSeconds",  # kruise's additive progress deadline (Argo Rollouts' fields)
+        "progressDeadlineAbort",
+    }
+    assert at(beta, "spec.progressDeadlineSeconds")["minimum"] == 1
     assert set(at(alpha, "spec")["properties"]) == {"objectRef", "strategy", "disabled", "rolloutID"}
     assert set(at(beta, "spec.strategy.canary")["properties"]) == {
         "steps",

@@ -47,6 +47,21 @@ def rollout(
 
 
 IN_ROLLING = cond("Progressing", "True", "InRolling")
+
+
+def held(reason: str, step: str = "Held") -> dict[str, Any]:
+    """A held abort (rollout/deadline.py): phase Progressing, Cancelling, the template held."""
+    obj = rollout(
+        "Progressing",
+        cond("Progressing", "True", "Cancelling"),
+        cond("Aborted", "True", reason),
+        step=2,
+        state="StepUpgrade",
+    )
+    obj["status"]["canaryStatus"]["finalisingStep"] = step
+    return obj
+
+
 COMPLETED = cond("Progressing", "False", "Completed", "Rollout progressing has been completed")
 
 CASES = [
@@ -118,6 +133,26 @@ CASES = [
         CURRENT,
         "Healthy",
     ),
+    (
+        rollout(
+            "Progressing",
+            IN_ROLLING,
+            cond("ProgressDeadline", "True", "ProgressDeadlineExceeded"),
+            step=2,
+            state="StepUpgrade",
+        ),
+        Outcome.STALLED,
+        FAILED,
+        "Progressing",
+    ),
+    (
+        held("ProgressDeadlineExceeded", "RouteTrafficToStable"),
+        Outcome.ROLLING_BACK,
+        IN_PROGRESS,
+        "Progressing",
+    ),
+    (held("ProgressDeadlineExceeded"), Outcome.FAILED, FAILED, "Progressing"),
+    (held("AbortedByUser"), Outcome.FAILED, FAILED, "Progressing"),
     (rollout("Disabled"), Outcome.DISABLED, CURRENT, "Unknown"),
     (rollout("Terminating"), Outcome.TERMINATING, IN_PROGRESS, "Unknown"),
 ]
@@ -132,6 +167,10 @@ def test_outcome_kstatus_and_argocd(obj: dict[str, Any], outcome: Outcome, kstat
     assert compute(written) == kstatus
     assert argocd_health(written)[0] == argocd
     assert release_outcome(written) is outcome, "the kstatus conditions do not change the reading"
+    deadline = "ProgressDeadlineExceeded" in str(obj["status"]["conditions"])
+    if deadline and outcome in (Outcome.STALLED, Outcome.FAILED):
+        stalled = next(c for c in written["status"]["conditions"] if c["type"] == "Stalled")
+        assert (stalled["status"], stalled["reason"]) == ("True", "ProgressDeadlineExceeded")
 
 
 def test_exit_codes_for_pipelines() -> None:
@@ -142,6 +181,7 @@ def test_exit_codes_for_pipelines() -> None:
     }
     assert {o for o in Outcome if o.exit_code == 1} == {
         Outcome.FAILED,
+        Outcome.STALLED,
         Outcome.CANCELLED,
         Outcome.TERMINATING,
     }
@@ -166,6 +206,7 @@ DOC_HEALTH = {
     Outcome.AWAITING_APPROVAL: "Suspended",
     Outcome.PAUSED: "Suspended",
     Outcome.FAILED: "Degraded",
+    Outcome.STALLED: "Degraded",
     Outcome.SUCCEEDED: "Healthy",
     Outcome.IDLE: "Healthy",
     Outcome.CANCELLED: "Healthy",

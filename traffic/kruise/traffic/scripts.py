@@ -9,7 +9,7 @@ ConfigMap of the controller's namespace under
 - ``lua.traffic.routing.<Kind>.<group>`` for ``customNetworkRefs[]``,
 
 and falls back to the scripts built into the binary (``lua_configuration/``). We ship our own
-scripts with the same contract: ``trafficrouting_ingress/nginx.lua`` and
+scripts with the same contract: ``trafficrouting_ingress/{nginx,mse}.lua`` and
 ``networking.istio.io/{VirtualService,DestinationRule}/trafficRouting.lua``. The ConfigMap is
 always asked first, so a user can replace a built-in script (upstream's custom provider prefers
 its built-in; the reference documents ConfigMap first, and one rule for both kinds is simpler).
@@ -73,8 +73,8 @@ def _builtin(*parts: str) -> str | None:
 
 
 def builtin_ingress_script(class_type: str) -> str | None:
-    """Our built-in script for an Ingress class (only ``nginx`` ships; upstream also has
-    ``aliyun-alb``, ``mse``, ``higress``, which users can paste into the ConfigMap)."""
+    """Our built-in script for an Ingress class (``nginx`` and ``mse`` ship; upstream also has
+    ``aliyun-alb`` and ``higress``, which users can paste into the ConfigMap)."""
     name = class_type or DEFAULT_INGRESS_CLASS
     if "/" in name or name.startswith("."):
         return None

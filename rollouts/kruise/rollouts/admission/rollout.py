@@ -9,8 +9,9 @@ the webhook answers (HTTP 422).
 
 Behaviour mirrored, in upstream's order:
 
-1. spec errors (workload kind, strategy, steps, traffic routings) plus the one-Rollout-per-workload
-   conflict check; any error ends validation;
+1. spec errors (workload kind, kruise's ``spec.progressDeadlineAbort`` without
+   ``spec.progressDeadlineSeconds``, strategy, steps, traffic routings) plus the
+   one-Rollout-per-workload conflict check; any error ends validation;
 2. on update, while the stored Rollout's phase is Progressing or Terminating: ``workloadRef``,
    the traffic routings, the rolling style and the number of steps are immutable (first hit only).
 
@@ -224,6 +225,11 @@ def validate_rollout_spec(
                 render(OBJECT_REF, ref.to_dict()),
                 "WorkloadRef kind is not supported for bluegreen style",
             )
+        )
+    if rollout.spec.progress_deadline_abort and rollout.spec.progress_deadline_seconds is None:
+        # kruise's additive fields (rollout/deadline.py): an abort needs a deadline to abort at
+        errors.append(
+            invalid("spec.progressDeadlineAbort", "true", "requires spec.progressDeadlineSeconds to be set")
         )
     return errors + _strategy_errors(style, rollout.spec.strategy, partition_percent_limit)
 

@@ -4,9 +4,16 @@ Shaped like Argo Rollouts' ``RolloutAnalysis`` so an Argo step's ``analysis`` bl
 ``templates[{templateName, clusterScope}]`` and ``args[{name, value, valueFrom{fieldRef}}]``.
 A step's ``analysis`` gates that step (``StepMetricsAnalysis``); ``canary.analysis`` runs in the
 background from ``startingStep`` (1-based) until the release ends.
+
+``valueFrom.releaseValue`` (kruise's, additive) scopes a query to one batch of the release: the
+pods a step upgrades carry ``rollouts.kruise.io/rollout-id`` and ``rollouts.kruise.io/rollout-batch-id``,
+so ``{rollout_id="{{args.rollout-id}}", batch_id="{{args.batch-id}}"}`` (after relabelling) selects
+exactly that step's pods.
 """
 
 from __future__ import annotations
+
+from enum import StrEnum
 
 from pydantic import Field
 
@@ -24,10 +31,31 @@ class FieldRefSource(KubeModel):
     field_path: str = Field(description="JSONPath-like field of the Rollout, e.g. metadata.name.")
 
 
+class ReleaseValue(StrEnum):
+    """What ``valueFrom.releaseValue`` reads from the release when the AnalysisRun is created."""
+
+    ROLLOUT_ID = "RolloutID"
+    """The release's rollout-id (the pods' ``rollouts.kruise.io/rollout-id``): the workload's label
+    or annotation, else the canary revision (``status.canaryStatus.observedRolloutID``)."""
+    BATCH_ID = "BatchID"
+    """The current step, 1-based (the pods' ``rollouts.kruise.io/rollout-batch-id``)."""
+    CANARY_REVISION = "CanaryRevision"
+    """``status.canaryStatus.canaryRevision``."""
+    STABLE_REVISION = "StableRevision"
+    """``status.canaryStatus.stableRevision``."""
+
+
 class AnalysisArgValueFrom(KubeModel):
     field_ref: FieldRefSource | None = Field(default=None, description="A field of the Rollout.")
     pod_template_hash_value: str | None = Field(
         default=None, description="Stable or Latest: the stable or canary revision's pod-template-hash."
+    )
+    release_value: ReleaseValue | None = Field(
+        default=None,
+        description="A value of the current release, read when the step's AnalysisRun is created: "
+        "RolloutID (the pods' rollouts.kruise.io/rollout-id label), BatchID (the current step, the "
+        "pods' rollouts.kruise.io/rollout-batch-id label), CanaryRevision or StableRevision "
+        "(kruise extension).",
     )
 
 

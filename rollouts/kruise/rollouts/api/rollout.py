@@ -205,6 +205,8 @@ class RolloutSpec(KubeModel):
     """RolloutSpec defines the desired state of Rollout
 
     Mirrors v1beta1 ``RolloutSpec``: ``workloadRef`` and ``strategy`` are required in the CRD.
+    ``progressDeadlineSeconds`` (at least 1) and ``progressDeadlineAbort`` are kruise's additive
+    fields (:mod:`kruise.rollouts.rollout.deadline`); v1alpha1 has neither.
     """
 
     workload_ref: Annotated[ObjectRef, SchemaRequired()] = Field(
@@ -218,6 +220,17 @@ class RolloutSpec(KubeModel):
     disabled: Bool = Field(
         default=False,
         description="if a rollout disabled, then the rollout would not watch changes of workload",
+    )
+    progress_deadline_seconds: Annotated[Int32, SchemaExtra({"minimum": 1})] | None = Field(
+        default=None,
+        description="kruise (Argo Rollouts' field): seconds a release may go without progress "
+        "(pauses excluded) before it is reported ProgressDeadlineExceeded; unset: no deadline",
+    )
+    progress_deadline_abort: bool | None = Field(
+        default=None,
+        description="kruise (Argo Rollouts' field): abort the release when progressDeadlineSeconds "
+        "passes (traffic and pods back to stable, the new template held); needs "
+        "progressDeadlineSeconds",
     )
 
 

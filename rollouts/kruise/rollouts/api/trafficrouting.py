@@ -38,6 +38,21 @@ PROGRESSING_ROLLOUT_FINALIZER_PREFIX = "progressing.rollouts.kruise.io"
 """A Rollout using a TrafficRouting adds the finalizer ``progressing.rollouts.kruise.io/<rollout>``."""
 
 _REQUIRED = SchemaRequired()
+ROUTED_ENTRY = SchemaExtra(
+    {
+        "x-kubernetes-validations": [
+            {"rule": "size(self.service) > 0", "message": "TrafficRouting.Service cannot be empty"},
+            {
+                "rule": "has(self.ingress) || has(self.gateway) || "
+                "(has(self.customNetworkRefs) && size(self.customNetworkRefs) > 0)",
+                "message": "TrafficRoutings are not set: set ingress, gateway or customNetworkRefs",
+            },
+        ]
+    }
+)
+"""kruise: an ``objectRef`` entry must name its Service and at least one routed object (the
+Rollout webhook's rule for ``trafficRoutings``, upstream's messages); the API server refuses it
+at ``spec.objectRef[i]`` otherwise. Upstream's CRD accepts such an entry and its controller fails."""
 
 
 class TrafficRoutingPhase(StrEnum):
@@ -128,12 +143,13 @@ class TrafficRoutingRefV1alpha1(KubeModel):
 class TrafficRoutingSpec(KubeModel):
     """TrafficRoutingSpec names the routed objects and the strategy applied to all of them.
 
-    Mirrors ``TrafficRoutingSpec``: ``objectRef`` and ``strategy`` are required in the CRD.
+    Mirrors ``TrafficRoutingSpec``: ``objectRef`` and ``strategy`` are required in the CRD; kruise
+    also requires at least one ``objectRef`` entry, each routing something (:data:`ROUTED_ENTRY`).
     """
 
-    object_ref: Annotated[list[TrafficRoutingRefV1alpha1], _REQUIRED] = Field(
-        default_factory=list, description="ObjectRef indicates trafficRouting ref"
-    )
+    object_ref: Annotated[
+        list[Annotated[TrafficRoutingRefV1alpha1, ROUTED_ENTRY]], _REQUIRED, SchemaExtra({"minItems": 1})
+    ] = Field(default_factory=list, description="ObjectRef indicates trafficRouting ref")
     strategy: Annotated[TrafficRoutingStrategyV1alpha1, _REQUIRED] = Field(
         default_factory=TrafficRoutingStrategyV1alpha1, description="trafficrouting strategy"
     )

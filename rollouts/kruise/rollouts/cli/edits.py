@@ -7,12 +7,14 @@ a refusal is an :class:`EditError` whose text follows ``<resource> "<name>"`` in
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
 from kruise.rollouts.cli.refs import Ref
 from kruise.rollouts.resources import ROLLOUTS
+from kruise.rollouts.rollout.deadline import abort_request, retry_request
 
 JSON = dict[str, Any]
 RESTARTED_AT_ANNOTATION = "kubectl.kubernetes.io/restartedAt"
@@ -85,6 +87,25 @@ def approve_patch(ref: Ref, rollout: Mapping[str, Any]) -> JSON:
                 )
             return {"status": {field: {"currentStepState": "StepReady"}}}
     raise EditError("no need to approve: not in canary or blue-green progress")
+
+
+def abort_retry_patch(ref: Ref, rollout: Mapping[str, Any], *, retry: bool, now: datetime.datetime) -> JSON:
+    """Status merge patch of kruise's ``rollout abort`` / ``rollout retry``: the Rollout's
+    conditions with ``Aborted`` requested (True, ``AbortedByUser``) or a retry requested (False,
+    ``RetryRequested``), under the read ``resourceVersion`` (:mod:`kruise.rollouts.rollout.deadline`
+    says what the controller does with them)."""
+    if ref.res is not ROLLOUTS:
+        raise EditError(f"{'retrying' if retry else 'aborting'} is not supported")
+    status = rollout.get("status") or {}
+    try:
+        conditions = (retry_request if retry else abort_request)(status, now)
+    except ValueError as err:
+        raise EditError(str(err)) from None
+    meta = rollout.get("metadata") or {}
+    return {
+        "metadata": {"resourceVersion": meta.get("resourceVersion")},
+        "status": {"conditions": conditions},
+    }
 
 
 def restart_edit(ref: Ref, obj: Mapping[str, Any], now: str) -> tuple[str, JSON]:

@@ -47,6 +47,12 @@ def manager(
     analysisrun_workers: Annotated[
         int, typer.Option("--analysisrun-workers", help="Concurrent AnalysisRun reconciles.")
     ] = 2,
+    trafficrouting_workers: Annotated[
+        int, typer.Option("--trafficrouting-workers", help="Concurrent TrafficRouting reconciles.")
+    ] = 3,
+    rollouthistory_workers: Annotated[
+        int, typer.Option("--rollouthistory-workers", help="Concurrent RolloutHistory reconciles.")
+    ] = 3,
     cloneset_scaling_exclude_preparing_delete: Annotated[
         bool,
         typer.Option(
@@ -166,6 +172,8 @@ def manager(
         rollout_workers=rollout_workers,
         batchrelease_workers=batchrelease_workers,
         analysisrun_workers=analysisrun_workers,
+        trafficrouting_workers=trafficrouting_workers,
+        rollouthistory_workers=rollouthistory_workers,
         cloneset_scaling_exclude_preparing_delete=cloneset_scaling_exclude_preparing_delete,
         webhook_port=webhook_port,
         webhook_host=webhook_host,

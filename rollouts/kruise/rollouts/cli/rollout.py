@@ -2,6 +2,9 @@
 
 - ``approve``: ``StepPaused`` -> ``StepReady`` on the status of each Rollout (``canaryStatus`` or
   ``blueGreenStatus``), refused in any other state;
+- kruise's ``abort`` / ``retry`` (Argo Rollouts' commands): a status patch, as ``approve``, asking
+  the controller to abort a release in progress (traffic and pods back to stable, the new
+  template held) or to restart an aborted one at step 1 (:mod:`kruise.rollouts.rollout.deadline`);
 - ``pause`` / ``resume``: ``spec.strategy.paused`` of a Rollout, ``updateStrategy.paused`` of a
   CloneSet, ``spec.paused`` of a Deployment; refused when already so;
 - ``restart``: a Deployment's ``kubectl.kubernetes.io/restartedAt``, a CloneSet's ``RESTARTED_AT``;
@@ -15,12 +18,14 @@ and context come from the kubeconfig unless ``-n``/``--context`` say otherwise.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable
+from typing import Any
 
 import typer
 
 from kruise.core.kube import KubeClient
 from kruise.rollouts.cli import rollout_history, rollout_plan, rollout_status
-from kruise.rollouts.cli.edits import approve_patch, pause_patch, restart_edit
+from kruise.rollouts.cli.edits import abort_retry_patch, approve_patch, pause_patch, restart_edit
 from kruise.rollouts.cli.kubectx import run_kube, target_of
 from kruise.rollouts.cli.output import (
     FilenameOpt,
@@ -34,10 +39,33 @@ from kruise.rollouts.cli.output import (
 )
 from kruise.rollouts.cli.refs import Ref
 
+JSON = dict[str, Any]
+
 app = typer.Typer(
     help="Manage the rollout of a resource (deployments, clonesets, rollouts.rollouts.kruise.io).",
     no_args_is_help=True,
 )
+
+
+def _patch_each(
+    ctx: typer.Context,
+    targets: list[str] | None,
+    filenames: list[str] | None,
+    output: str,
+    verb: str,
+    make_patch: Callable[[Ref, JSON], JSON],
+    subresource: str | None = None,
+) -> None:
+    """Read each object, patch it (merge) with ``make_patch(ref, obj)``, report ``verb``."""
+    refs, output = resolve(ctx, targets, filenames), check_output(output)
+
+    async def one(kube: KubeClient, ref: Ref) -> None:
+        obj = await kube.get(ref.res, ref.name, ref.namespace)
+        patch = make_patch(ref, obj)
+        done = await kube.patch(ref.res, ref.name, patch, ref.namespace, subresource=subresource)
+        emit(ref, verb, done, output)
+
+    finish(run_kube(target_of(ctx), lambda kube, _ns: for_each(kube, refs, one)))
 
 
 @app.command()
@@ -48,28 +76,47 @@ def approve(
     output: OutputOpt = "",
 ) -> None:
     """Approve the paused step of each Rollout so it enters the next step."""
-    refs, output = resolve(ctx, targets, filename), check_output(output)
+    _patch_each(ctx, targets, filename, output, "approved", approve_patch, "status")
 
-    async def one(kube: KubeClient, ref: Ref) -> None:
-        obj = await kube.get(ref.res, ref.name, ref.namespace)
-        patch = approve_patch(ref, obj)
-        done = await kube.patch(ref.res, ref.name, patch, ref.namespace, subresource="status")
-        emit(ref, "approved", done, output)
 
-    finish(run_kube(target_of(ctx), lambda kube, _ns: for_each(kube, refs, one)))
+def _abort_retry(
+    ctx: typer.Context, targets: list[str] | None, filenames: list[str] | None, output: str, retry: bool
+) -> None:
+    def make(ref: Ref, obj: JSON) -> JSON:
+        return abort_retry_patch(ref, obj, retry=retry, now=datetime.datetime.now(datetime.UTC))
+
+    _patch_each(ctx, targets, filenames, output, "retried" if retry else "aborted", make, "status")
+
+
+@app.command()
+def abort(
+    ctx: typer.Context,
+    targets: Targets = None,
+    filename: FilenameOpt = None,
+    output: OutputOpt = "",
+) -> None:
+    """Abort each Rollout's release: traffic and pods back to stable, the new template held."""
+    _abort_retry(ctx, targets, filename, output, False)
+
+
+@app.command()
+def retry(
+    ctx: typer.Context,
+    targets: Targets = None,
+    filename: FilenameOpt = None,
+    output: OutputOpt = "",
+) -> None:
+    """Restart each aborted Rollout's release at step 1."""
+    _abort_retry(ctx, targets, filename, output, True)
 
 
 def _pause(
     ctx: typer.Context, targets: list[str] | None, filenames: list[str] | None, output: str, paused: bool
 ) -> None:
-    refs, output = resolve(ctx, targets, filenames), check_output(output)
+    def make(ref: Ref, obj: JSON) -> JSON:
+        return pause_patch(ref, obj, paused)
 
-    async def one(kube: KubeClient, ref: Ref) -> None:
-        obj = await kube.get(ref.res, ref.name, ref.namespace)
-        done = await kube.patch(ref.res, ref.name, pause_patch(ref, obj, paused), ref.namespace)
-        emit(ref, "paused" if paused else "resumed", done, output)
-
-    finish(run_kube(target_of(ctx), lambda kube, _ns: for_each(kube, refs, one)))
+    _patch_each(ctx, targets, filenames, output, "paused" if paused else "resumed", make)
 
 
 @app.command()

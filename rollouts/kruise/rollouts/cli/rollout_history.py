@@ -2,23 +2,28 @@
 
 The history of a CloneSet is its ControllerRevisions (``.revision``), of a Deployment its
 ReplicaSets (``deployment.kubernetes.io/revision``); a Rollout stands for its workload (as
-kruise-tools' ``undo rollout/NAME``; kruise also lets ``history`` take it). ``undo`` restores
-``--to-revision`` (0: the one before the newest) unless the template already matches it
-("skipped rollback"); ``undo rollout/NAME --fast`` jumps a release back to the latest earlier step
-without traffic (kruise-tools' fast rollback). ``--dry-run=client`` prints the template it
-would restore, ``--dry-run=server`` has the API server check the change.
+kruise-tools' ``undo rollout/NAME``; kruise also lets ``history`` take it), followed by its
+recorded releases (RolloutHistories, feature gate ``RolloutHistory``) when there are any;
+``--rollout-id`` shows the pods of each step of one release instead (``-o yaml``: the object).
+``undo`` restores ``--to-revision`` (0: the one before the newest) unless the template already
+matches it ("skipped rollback"); ``undo rollout/NAME --fast`` jumps a release back to the latest
+earlier step without traffic (kruise-tools' fast rollback). ``--dry-run=client`` prints the
+template it would restore, ``--dry-run=server`` has the API server check the change.
 """
 
 from __future__ import annotations
 
+import datetime
 import sys
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
 
+from kruise.core.errors import NotFoundError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, DEPLOYMENTS, REPLICASETS
+from kruise.rollouts.api.rollouthistory import ROLLOUT_NAME_LABEL
 from kruise.rollouts.cli.edits import (
     EditError,
     cloneset_undo_patch,
@@ -41,9 +46,10 @@ from kruise.rollouts.cli.output import (
     for_each,
     resolve,
 )
-from kruise.rollouts.cli.refs import BY_KIND, Ref, qualified
+from kruise.rollouts.cli.refs import BY_KIND, Ref, group_resource, qualified
+from kruise.rollouts.cli.release_views import history_id, release_steps, releases_table
 from kruise.rollouts.cli.views import CHANGE_CAUSE, history_table, pod_template
-from kruise.rollouts.resources import ROLLOUTS
+from kruise.rollouts.resources import ROLLOUT_HISTORIES, ROLLOUTS
 from kruise.workloads.revisions import template_of_revision
 
 JSON = dict[str, Any]
@@ -118,6 +124,27 @@ def _print_history(ref: Ref, hist: History, revision: int, output: str) -> None:
         sys.stdout.write(f"{ref} \n{history_table(causes)}")
 
 
+async def _releases(kube: KubeClient, ref: Ref) -> list[JSON]:
+    """The RolloutHistories of a Rollout (none when the kind is not installed)."""
+    selector = f"{ROLLOUT_NAME_LABEL}={ref.name}"
+    try:
+        return list((await kube.list(ROLLOUT_HISTORIES, ref.namespace, label_selector=selector))["items"])
+    except NotFoundError:
+        return []
+
+
+def _print_release(ref: Ref, releases: list[JSON], rollout_id: str, output: str) -> None:
+    chosen = [h for h in releases if history_id(h) == rollout_id]
+    if not chosen:
+        raise EditError(f"no {group_resource(ROLLOUT_HISTORIES)} of {ref} with rollout-id {rollout_id!r}")
+    if output in ("json", "yaml"):
+        dump(chosen[0], output)
+    elif output == "name":
+        sys.stdout.write(f"{qualified(ROLLOUT_HISTORIES)}/{chosen[0]['metadata']['name']}\n")
+    else:
+        sys.stdout.write(f"{ref}\n{release_steps(chosen[0])}")
+
+
 def history(
     ctx: typer.Context,
     targets: Targets = None,
@@ -126,16 +153,30 @@ def history(
         int,
         typer.Option("--revision", help="See the details, including podTemplate of the revision specified"),
     ] = 0,
+    rollout_id: Annotated[
+        str,
+        typer.Option("--rollout-id", help="A Rollout's release: the pods of each step (its RolloutHistory)"),
+    ] = "",
     output: OutputOpt = "",
 ) -> None:
-    """View rollout history: revisions of CloneSets and Deployments (a Rollout shows its workload's)."""
+    """View rollout history: revisions of CloneSets and Deployments (a Rollout shows its workload's
+    and its recorded releases)."""
     refs, output = resolve(ctx, targets, filename), check_output(output)
     if revision < 0:
         raise typer.BadParameter(f"revision must be a positive integer: {revision}", param_hint="--revision")
 
     async def one(kube: KubeClient, ref: Ref) -> None:
+        releases = await _releases(kube, ref) if ref.res is ROLLOUTS else []
+        if rollout_id:
+            if ref.res is not ROLLOUTS:
+                raise EditError("--rollout-id applies to rollouts only")
+            _print_release(ref, releases, rollout_id, output)
+            return
         workload = await workload_of(kube, ref)
         _print_history(workload, await load_history(kube, workload), revision, output)
+        if releases and not revision and not output:
+            now = datetime.datetime.now(datetime.UTC)
+            sys.stdout.write(f"\nreleases of {ref}:\n{releases_table(releases, now)}")
 
     finish(run_kube(target_of(ctx), lambda kube, _ns: for_each(kube, refs, one)))
 

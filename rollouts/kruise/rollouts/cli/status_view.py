@@ -147,6 +147,7 @@ def final_line(p: Progress) -> str:
         Outcome.IDLE: f'rollout "{p.name}" is healthy: no release in progress',
         Outcome.DISABLED: f'rollout "{p.name}" is disabled',
         Outcome.FAILED: f'rollout "{p.name}" failed: {p.message}',
+        Outcome.STALLED: f'rollout "{p.name}" is stalled: {p.message}',
         Outcome.CANCELLED: f'rollout "{p.name}" was cancelled: {p.message}',
         Outcome.TERMINATING: f'rollout "{p.name}" is being deleted',
     }.get(p.outcome, f'rollout "{p.name}": {p.outcome}')

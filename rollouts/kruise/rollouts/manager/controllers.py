@@ -18,7 +18,11 @@ from kruise.rollouts.batchrelease.controller import BatchReleaseController
 from kruise.rollouts.cache import RolloutsCache
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.rollout.controller import RolloutController
-from kruise.rollouts.rollout.traffic import KubeTraffic
+from kruise.rollouts.rollout.traffic import CONFIGMAP_NAME, KubeTraffic
+from kruise.rollouts.rollouthistory.controller import RolloutHistoryController
+from kruise.rollouts.trafficrouting.controller import TrafficRoutingController
+from kruise.rollouts.trafficrouting.routes import TrafficRoutingRoutes
+from kruise.traffic.configmap_source import ConfigMapLuaSource
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
 from kruise.workloads.daemonset.controller import DaemonSetController, DaemonSetOptions
 from kruise.workloads.sidecarset.controller import SidecarSetController, SidecarSetOptions
@@ -108,6 +112,27 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
             kube, RolloutsCache(view), EventRecorder(kube, AdvancedDeploymentController.name)
         )
         runtime.add(advanced.spec(), advanced.reconcile, view)
+
+    view = runtime.cache(TrafficRoutingController.name)
+    lua = ConfigMapLuaSource(kube, opts.rollout_configuration_namespace, CONFIGMAP_NAME)
+    traffic_routings = TrafficRoutingController(
+        kube,
+        EventRecorder(kube, TrafficRoutingController.name),
+        view,
+        TrafficRoutingRoutes(kube, lua),
+        workers=opts.trafficrouting_workers,
+    )
+    runtime.add(traffic_routings.spec(), traffic_routings.reconcile, view)
+
+    if gates.get("RolloutHistory", False):
+        view = runtime.cache(RolloutHistoryController.name)
+        histories = RolloutHistoryController(
+            kube,
+            EventRecorder(kube, RolloutHistoryController.name),
+            view,
+            workers=opts.rollouthistory_workers,
+        )
+        runtime.add(histories.spec(), histories.reconcile, view)
 
     view = runtime.cache(AnalysisRunController.name)
     analysis = AnalysisRunController(

@@ -37,6 +37,9 @@ FEATURE_GATES: dict[str, bool] = {
     # Kruise Rollouts' gate (default false): a release finalized without WaitResume (the Rollout
     # deleted mid-release) leaves the workload where it was (partition kept / Deployment paused).
     "KeepWorkloadPausedOnRolloutDeletion": False,
+    # Kruise Rollouts' gate (default false): record each release that has a rollout-id as a
+    # RolloutHistory (rollouts.kruise.io/v1alpha1).
+    "RolloutHistory": False,
 }
 
 
@@ -67,6 +70,8 @@ class ManagerOptions:
     rollout_workers: int = 3
     batchrelease_workers: int = 3
     analysisrun_workers: int = 2
+    trafficrouting_workers: int = 3  # Kruise Rollouts' --trafficrouting-workers
+    rollouthistory_workers: int = 3  # Kruise Rollouts' --rollouthistory-workers
     rollout_configuration_namespace: str = "kruise-system"
     partition_percent_limit: int = 50  # kruise-rollout's --partition-percent-limit
     webhook_port: int = 9876

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kruise.rollouts.api.analysis_ref import ReleaseValue
 from kruise.rollouts.release.constants import ROLLOUT_LABEL
 from kruise.rollouts.rollout.model import Action, ActionKind, Observed
 from kruise.rollouts.rollout.steps import steps_of, strategy_of
@@ -29,6 +30,13 @@ FAILED_PHASES = ("Failed", "Error")
 INCONCLUSIVE = "Inconclusive"
 ABORTED_CONDITION = "Aborted"
 STEP_LABEL = "rollouts.kruise.io/analysis-step"
+_RELEASE_FIELDS = {
+    ReleaseValue.ROLLOUT_ID.value: "observedRolloutID",
+    ReleaseValue.BATCH_ID.value: "currentStepIndex",
+    ReleaseValue.CANARY_REVISION.value: "canaryRevision",
+    ReleaseValue.STABLE_REVISION.value: "stableRevision",
+}
+"""``valueFrom.releaseValue`` -> the ``status.canaryStatus`` field it reads."""
 
 
 def step_analysis(rollout: Mapping[str, Any], index: int) -> Mapping[str, Any] | None:
@@ -57,7 +65,8 @@ def run_name(rollout: Mapping[str, Any], canary_revision: str, which: str) -> st
 def run_request(
     rollout: Mapping[str, Any], status: Mapping[str, Any], gate: Mapping[str, Any], which: str
 ) -> dict[str, Any]:
-    """Payload of an ``EnsureAnalysisRun`` action: name, templates, args (resolved where known)."""
+    """Payload of an ``EnsureAnalysisRun`` action: name, templates, args (resolved where known;
+    a ``releaseValue`` the status does not know yet stays None: the run reports it unresolved)."""
     cs = status.get("canaryStatus") or {}
     canary = str(cs.get("podTemplateHash") or cs.get("canaryRevision") or "")
     stable = str(cs.get("stableRevision") or "")
@@ -67,6 +76,8 @@ def run_request(
         source = arg.get("valueFrom") or {}
         if value is None and source.get("podTemplateHashValue"):
             value = stable if source["podTemplateHashValue"] == "Stable" else canary
+        if value is None and source.get("releaseValue"):
+            value = release_value(cs, str(source["releaseValue"])) or None
         if value is None and (source.get("fieldRef") or {}).get("fieldPath"):
             value = _field(rollout, str(source["fieldRef"]["fieldPath"]))
         args.append({"name": arg.get("name"), "value": None if value is None else str(value)})
@@ -77,6 +88,14 @@ def run_request(
         "args": args,
         "labels": {ROLLOUT_LABEL: str((rollout.get("metadata") or {}).get("name")), STEP_LABEL: which},
     }
+
+
+def release_value(canary_status: Mapping[str, Any], which: str) -> str:
+    """``valueFrom.releaseValue`` (kruise's): the release's ``RolloutID`` (the id its pods are
+    labelled with, ``observedRolloutID``), ``BatchID`` (the current step, 1-based: the pods' batch
+    label), ``CanaryRevision`` or ``StableRevision``; "" when the status does not know it yet."""
+    field = _RELEASE_FIELDS.get(which)
+    return str(canary_status.get(field) or "") if field else ""
 
 
 def _field(obj: Mapping[str, Any], path: str) -> Any:

@@ -14,10 +14,11 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from kruise.core.errors import AlreadyExistsError, NotFoundError
+from kruise.core.errors import AlreadyExistsError, ConflictError, NotFoundError
 from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import CLONESETS, PODS
 from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION
-from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION
+from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION, POD_TEMPLATE_HASH_LABEL
 from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.rollouts.rollout import analysis_effects
 from kruise.rollouts.rollout.model import Action, ActionKind
@@ -87,6 +88,8 @@ class Effects:
             return await analysis_effects.revert_workload(
                 self.kube, found, str(payload.get("stableRevision"))
             )
+        if kind == ActionKind.HOLD_STABLE_PODS:
+            return await self._hold_stable_pods(found, str(payload.get("stableRevision") or ""))
         if kind == ActionKind.PIN_STABLE_SERVICE:
             return await self.traffic.pin_stable(intent)
         if kind == ActionKind.RESTORE_STABLE_SERVICE:
@@ -163,6 +166,46 @@ class Effects:
         resource = found.kind.resource
         await self.kube.patch(resource, meta["name"], body, meta["namespace"], patch_type="merge")
         return True
+
+    async def _hold_stable_pods(self, found: Found | None, stable_revision: str) -> bool:
+        """A held abort (:mod:`.deadline`): the CloneSet's partition at every replica (its template
+        untouched), then its pods of another revision deleted: the CloneSet recreates them at the
+        stable revision, as partition asks. Other workload kinds: nothing (not supported yet)."""
+        if found is None or found.kind.resource is not CLONESETS or not stable_revision:
+            return False
+        meta, spec = found.workload["metadata"], found.workload.get("spec") or {}
+        replicas = int(spec.get("replicas", 1))
+        strategy = spec.get("updateStrategy") or {}
+        if strategy.get("partition") != replicas or strategy.get("paused"):
+            patch = {
+                "metadata": {"resourceVersion": meta["resourceVersion"]},
+                "spec": {"updateStrategy": {"partition": replicas, "paused": False}},
+            }
+            with contextlib.suppress(ConflictError):  # a stale copy: the next round looks again
+                await self.kube.patch(CLONESETS, meta["name"], patch, meta["namespace"], patch_type="merge")
+            return True
+        selector = ",".join(
+            f"{k}={v}" for k, v in ((spec.get("selector") or {}).get("matchLabels") or {}).items()
+        )
+        pods = (await self.kube.list(PODS, meta["namespace"], label_selector=selector or None))["items"]
+        canary = [
+            p
+            for p in pods
+            if any(o.get("uid") == meta.get("uid") for o in p["metadata"].get("ownerReferences") or ())
+            and (p["metadata"].get("labels") or {}).get(POD_TEMPLATE_HASH_LABEL) != stable_revision
+        ]
+        for pod in canary:
+            if not pod["metadata"].get("deletionTimestamp"):
+                await self.kube.delete(PODS, pod["metadata"]["name"], meta["namespace"], missing_ok=True)
+        if canary:
+            log.info(
+                "held abort: %d pods of %s/%s back to %s",
+                len(canary),
+                meta["namespace"],
+                meta["name"],
+                stable_revision,
+            )
+        return bool(canary)
 
     async def _release_workload(self, found: Found | None) -> bool:
         """Drop ``rollouts.kruise.io/in-progressing`` so the next template change starts a new release."""

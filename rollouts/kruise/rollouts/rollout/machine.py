@@ -44,6 +44,7 @@ from kruise.rollouts.release.timefmt import fmt_time, parse_time
 from kruise.rollouts.release.views import RolloutStatusView
 from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION
 from kruise.rollouts.rollout.conditions import drop_condition, mirror, set_condition
+from kruise.rollouts.rollout.deadline import DEADLINE_CONDITION
 from kruise.rollouts.rollout.finalise import conclude
 from kruise.rollouts.rollout.model import Decision, Event, Observed, Outcomes, Round
 from kruise.rollouts.rollout.progressing import IN_PROGRESS_MESSAGE, progressing
@@ -134,6 +135,7 @@ def healthy(rnd: Round) -> Decision:
         status["message"] = IN_PROGRESS_MESSAGE
         drop_condition(status, RolloutConditionType.SUCCEEDED)
         drop_condition(status, ABORTED_CONDITION)  # the previous release's abort, if any
+        drop_condition(status, DEADLINE_CONDITION)
         return Decision(
             status, requeue_after=0.0, events=(Event("Normal", "Progressing", "upgrade workload"),)
         )

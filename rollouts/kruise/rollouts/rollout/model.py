@@ -74,6 +74,7 @@ class ActionKind(StrEnum):
     TERMINATE_ANALYSIS_RUNS = "TerminateAnalysisRuns"
     REVERT_WORKLOAD = "RevertWorkload"
     SYNC_BATCH_RELEASE_ID = "SyncBatchReleaseID"  # releasePlan.rolloutID := payload["rolloutID"]
+    HOLD_STABLE_PODS = "HoldStablePods"  # a held abort: partition at every replica, canary pods recreated
 
 
 @dataclass(frozen=True)

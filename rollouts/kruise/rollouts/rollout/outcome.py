@@ -9,9 +9,11 @@ disagree. The rules, in order:
 - phase ``Initial``/empty, or ``status.observedGeneration`` behind ``metadata.generation``:
   PENDING (the controller has not looked at this generation yet);
 - phase ``Progressing``: PAUSED when ``spec.strategy.paused`` or the Progressing reason is
-  ``Paused``; ROLLING_BACK while the reason is ``Cancelling``; AWAITING_APPROVAL when the
-  current step is ``StepPaused`` with no ``pause.duration`` (kubectl-kruise ``approve`` moves
-  it on); otherwise PROGRESSING;
+  ``Paused``; FAILED once a held abort is done (:mod:`.deadline`: the deadline passed with
+  ``progressDeadlineAbort``, or ``kruise rollout abort``); STALLED when the ``ProgressDeadline``
+  condition is True (the deadline passed, no abort); ROLLING_BACK while the reason is
+  ``Cancelling``; AWAITING_APPROVAL when the current step is ``StepPaused`` with no
+  ``pause.duration`` (kubectl-kruise ``approve`` moves it on); otherwise PROGRESSING;
 - phase ``Healthy`` after a release: FAILED when the ``Aborted`` condition is True (an analysis
   failed and the release was rolled back); CANCELLED when ``Succeeded`` is False or the
   Progressing condition is ``Completed`` with upstream's message "Rollout progressing has been
@@ -26,6 +28,7 @@ from enum import StrEnum
 from typing import Any
 
 from kruise.rollouts.api.common import CanaryStepState, ProgressingReason, RolloutConditionType, RolloutPhase
+from kruise.rollouts.rollout import deadline
 from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION
 from kruise.rollouts.rollout.finalise import CANCELED_MESSAGE  # Progressing's message once cancelled
 from kruise.rollouts.rollout.steps import steps_of
@@ -42,6 +45,7 @@ class Outcome(StrEnum):
     SUCCEEDED = "Succeeded"
     IDLE = "Idle"
     FAILED = "Failed"
+    STALLED = "Stalled"
     CANCELLED = "Cancelled"
     DISABLED = "Disabled"
     TERMINATING = "Terminating"
@@ -54,7 +58,7 @@ class Outcome(StrEnum):
     @property
     def exit_code(self) -> int:
         """``kruise rollout status``: 0 succeeded (or nothing to release), 1 failed/cancelled."""
-        return 1 if self in (Outcome.FAILED, Outcome.CANCELLED, Outcome.TERMINATING) else 0
+        return 1 if self in (Outcome.FAILED, Outcome.STALLED, Outcome.CANCELLED, Outcome.TERMINATING) else 0
 
 
 _DONE = frozenset(
@@ -62,6 +66,7 @@ _DONE = frozenset(
         Outcome.SUCCEEDED,
         Outcome.IDLE,
         Outcome.FAILED,
+        Outcome.STALLED,
         Outcome.CANCELLED,
         Outcome.DISABLED,
         Outcome.TERMINATING,
@@ -112,6 +117,10 @@ def release_outcome(rollout: Mapping[str, Any]) -> Outcome:
         paused = bool(((rollout.get("spec") or {}).get("strategy") or {}).get("paused"))
         if paused or progressing.get("reason") == ProgressingReason.PAUSED:
             return Outcome.PAUSED
+        if deadline.is_held(status):
+            return Outcome.FAILED
+        if deadline.deadline_exceeded(status):
+            return Outcome.STALLED
         if progressing.get("reason") == ProgressingReason.CANCELLING:
             return Outcome.ROLLING_BACK
         if _awaiting_approval(rollout):

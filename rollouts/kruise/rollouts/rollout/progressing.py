@@ -31,6 +31,7 @@ from kruise.rollouts.api.common import (
 from kruise.rollouts.release import constants as c
 from kruise.rollouts.release.hashing import rollout_hash
 from kruise.rollouts.release.timefmt import fmt_time, seconds_since
+from kruise.rollouts.rollout import deadline
 from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION, background_actions, failed_analysis
 from kruise.rollouts.rollout.canary import canary_step
 from kruise.rollouts.rollout.conditions import condition, mirror, set_condition
@@ -236,8 +237,11 @@ def progressing(rnd: Round) -> Decision:
     reason = condition(rnd.status, RolloutConditionType.PROGRESSING).get("reason", "")
     if reason != ProgressingReason.INITIALIZING:
         rnd.status.setdefault("canaryStatus", {})  # (Initializing writes a fresh one)
-    handler = REASONS.get(reason)
-    return handler(rnd) if handler is not None else Decision(rnd.status)
+    decision = deadline.intercept(rnd, reason)  # an abort, a held abort, a retry (rollout/deadline.py)
+    if decision is None:
+        handler = REASONS.get(reason)
+        decision = handler(rnd) if handler is not None else Decision(rnd.status)
+    return deadline.watch(rnd.rollout, decision, rnd.now)
 
 
 # ------------------------------------------------------------------------------------ reset

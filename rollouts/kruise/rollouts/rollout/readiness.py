@@ -8,7 +8,8 @@ Kruise Rollouts writes no such conditions, so kstatus (Flux) calls every Rollout
 |---|---|---|---|---|
 | Pending, Progressing, RollingBack, Terminating | False | True | - | InProgress |
 | AwaitingApproval, Paused | False | - | - | InProgress (a person must act) |
-| Failed (an analysis aborted the release) | False | - | True | Failed |
+| Failed (an analysis or an abort ended the release) | False | - | True | Failed |
+| Stalled (``progressDeadlineSeconds`` passed, no abort) | False | - | True | Failed |
 | Succeeded, Idle, Cancelled, Disabled | True | - | - | Current |
 
 A cancelled release (the workload was rolled back, for instance by reverting it in Git) is
@@ -22,7 +23,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.core.kstatus import Health, with_kstatus
-from kruise.rollouts.rollout.outcome import Outcome, release_outcome, sub_status
+from kruise.rollouts.rollout import deadline
+from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION
+from kruise.rollouts.rollout.outcome import Outcome, condition, release_outcome, sub_status
 
 _READY_REASONS = {
     Outcome.SUCCEEDED: "Succeeded",
@@ -39,6 +42,11 @@ def rollout_health(rollout: Mapping[str, Any]) -> Health:
     message = str(status.get("message") or "")
     if outcome in _READY_REASONS:
         return Health(ready=True, reason=_READY_REASONS[outcome], message=message)
+    if outcome is Outcome.STALLED or (
+        outcome is Outcome.FAILED
+        and condition(rollout, ABORTED_CONDITION).get("reason") == deadline.DEADLINE_REASON
+    ):
+        return Health(ready=False, reason=deadline.DEADLINE_REASON, message=message, stalled=True)
     if outcome is Outcome.FAILED:
         return Health(ready=False, reason="ReleaseFailed", message=message, stalled=True)
     if outcome is Outcome.AWAITING_APPROVAL:
