@@ -14,7 +14,8 @@ unchanged:
   one of its opt-in histograms, on here).
 - ``leader_election_master_status{name}``: client-go's leader-election gauge (1 on the replica
   holding the Lease ``name``, 0 on the standbys), as controller-runtime registers it.
-- ``kruise_cloneset_*`` counters and histogram: ours (pods updated in place vs recreated).
+- ``kruise_cloneset_*``, ``kruise_statefulset_*`` and ``kruise_daemonset_*`` counters and histograms:
+  ours (pods updated in place vs recreated, in-place update durations).
 
 Everything lives in prometheus_client's default registry, which ``kruise manager`` serves on
 ``--metrics-addr``; no ``*_created`` series are exported (the Go client has none). Per-object
@@ -208,6 +209,31 @@ STATEFULSET_IN_PLACE_UPDATE_DURATION = Histogram(
     "Seconds from the start of a pod's in-place update to its InPlaceUpdateReady condition turning True.",
     buckets=IN_PLACE_BUCKETS,
 )
+
+
+# ----------------------------------------------------------------- ours: Advanced DaemonSet updates
+DAEMONSET_PODS_UPDATED_IN_PLACE = Counter(
+    "kruise_daemonset_pods_updated_in_place_total",
+    "Pods an Advanced DaemonSet moved to its update revision by updating them in place.",
+    ["namespace", "daemonset"],
+)
+DAEMONSET_PODS_RECREATED = Counter(
+    "kruise_daemonset_pods_recreated_total",
+    "Pods an Advanced DaemonSet deleted to replace them with pods of its update revision.",
+    ["namespace", "daemonset"],
+)
+DAEMONSET_IN_PLACE_UPDATE_DURATION = Histogram(
+    "kruise_daemonset_in_place_update_duration_seconds",
+    "Seconds from the start of a pod's in-place update to its InPlaceUpdateReady condition turning True.",
+    buckets=IN_PLACE_BUCKETS,
+)
+
+
+def forget_daemonset(namespace: str, name: str) -> None:
+    """Drop a deleted Advanced DaemonSet's counter series (no-op for one never counted)."""
+    for counter in (DAEMONSET_PODS_UPDATED_IN_PLACE, DAEMONSET_PODS_RECREATED):
+        with contextlib.suppress(KeyError):
+            counter.remove(namespace, name)
 
 
 def forget_statefulset(namespace: str, name: str) -> None:

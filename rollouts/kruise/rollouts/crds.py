@@ -18,6 +18,7 @@ from kruise.rollouts.api.rollout import ROLLOUT_CRD
 from kruise.rollouts.api.rollouthistory import ROLLOUTHISTORY_CRD
 from kruise.rollouts.api.trafficrouting import TRAFFICROUTING_CRD
 from kruise.workloads.api.cloneset import CLONESET_CRD
+from kruise.workloads.api.daemonset import DAEMONSET_CRD
 from kruise.workloads.api.sidecarset import SIDECARSET_CRD
 from kruise.workloads.api.statefulset import STATEFULSET_CRD
 
@@ -26,6 +27,7 @@ __all__ = ["ALL_CRDS", "generated_crds", "write_crds"]
 ALL_CRDS: list[CRDSpec] = [
     CLONESET_CRD,
     STATEFULSET_CRD,
+    DAEMONSET_CRD,
     SIDECARSET_CRD,
     ROLLOUT_CRD,
     BATCHRELEASE_CRD,

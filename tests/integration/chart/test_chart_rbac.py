@@ -6,8 +6,9 @@ configuration namespace as in the chart; the chart's own manager pods are KWOK's
 nothing) and carries whole scenarios: a CloneSet scaled, updated in place and released by a
 canary Rollout over an HTTPRoute, and a Deployment released by a canary Rollout over an nginx
 Ingress, in canary style (extra canary Deployment) and in partition style (the advanced Deployment
-controller). The manager logs at DEBUG (failed event posts are reported only there); a single 403
-in its log fails the test that caused it.
+controller), and an Advanced DaemonSet placed on every node and updated in place. The manager
+logs at DEBUG (failed event posts are reported only there); a single 403 in its log fails the
+test that caused it.
 
 The scenarios cannot walk every code path, so the rules are also checked against the code
 itself (:mod:`tests.integration.chart.rbac_audit`): every request the source makes is granted,
@@ -25,7 +26,17 @@ from typing import Any
 import pytest
 
 from kruise.core.kube import KubeClient, Resource
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, INGRESSES, LEASES, NAMESPACES, PODS, SERVICES
+from kruise.core.kube.resources import (
+    CLONESETS,
+    DAEMONSETS,
+    DEPLOYMENTS,
+    INGRESSES,
+    LEASES,
+    NAMESPACES,
+    NODES,
+    PODS,
+    SERVICES,
+)
 from kruise.rollouts.manager.process import ManagerProcess
 from kruise.rollouts.resources import BATCH_RELEASES, ROLLOUTS
 from tests.integration.chart.rbac_audit import allowed, code_requests, granted
@@ -41,6 +52,7 @@ LOG_COPY = Path("/tmp/kruise-chart-rbac-manager.log")
 # Granted although no call site shows it: (group, resource, verb) -> why.
 EXTRAS: dict[tuple[str, str, str], str] = {
     ("apps.kruise.io", "clonesets/finalizers", "update"): "blockOwnerDeletion on owned pods",
+    ("apps.kruise.io", "daemonsets/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("apps.kruise.io", "statefulsets/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("apps.kruise.io", "sidecarsets/finalizers", "update"): "blockOwnerDeletion on ControllerRevisions",
     ("rollouts.kruise.io", "rollouts/finalizers", "update"): "blockOwnerDeletion on BatchReleases",
@@ -381,4 +393,52 @@ async def test_deployment_canary_rollout_over_ingress_with_the_charts_rbac(
     assert await kube.get_or_none(SERVICES, "web-canary", ns) is None
     stable = await kube.get(DEPLOYMENTS, "web", ns)
     assert not stable["spec"].get("paused")
+    assert_not_denied(sa_manager)
+
+
+async def test_daemonset_placement_and_in_place_update_with_the_charts_rbac(
+    sa_manager: ManagerProcess, admin: KubeClient, chart_cluster: TestCluster
+) -> None:
+    """An Advanced DaemonSet: the Node informer, one pod per node (kube-scheduler binds through
+    the metadata.name affinity), revisions, status, an in-place image update."""
+    kube = admin
+    ns = await new_namespace(kube, "chart-rbac-daemonset")
+    nodes = [n["metadata"]["name"] for n in (await kube.list(NODES))["items"]]
+    daemonset = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "web", "namespace": ns},
+        "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": pod_template(V1),
+            "updateStrategy": {"rollingUpdate": {"rollingUpdateType": "InPlaceIfPossible"}},
+        },
+    }
+    await kube.create(DAEMONSETS, daemonset, ns)
+
+    async def status(**want: int) -> JSON | None:
+        ds = await kube.get(DAEMONSETS, "web", ns)
+        st = ds.get("status") or {}
+        settled = st.get("observedGeneration") == ds["metadata"]["generation"]
+        return st if settled and all(st.get(k) == v for k, v in want.items()) else None
+
+    count = len(nodes)
+    await eventually(
+        lambda: status(desiredNumberScheduled=count, numberReady=count), timeout=60, what="a pod per node"
+    )
+    before = await images(kube, ns)
+    patch = {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": V2}]}}}}
+    await kube.patch(DAEMONSETS, "web", patch, ns, patch_type="merge")
+    await eventually(
+        lambda: status(updatedNumberScheduled=count, numberReady=count, numberAvailable=count),
+        timeout=90,
+        what="every daemon pod updated",
+    )
+
+    async def restarted() -> dict[str, tuple[str, int]] | None:
+        now = await images(kube, ns)
+        return now if all(img == V2 and n >= 1 for img, n in now.values()) else None
+
+    after = await eventually(restarted, timeout=30, what="containers restarted on the new image")
+    assert set(after) == set(before), "in-place update keeps the pods"
     assert_not_denied(sa_manager)

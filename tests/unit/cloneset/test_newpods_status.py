@@ -17,13 +17,13 @@ from kruise.workloads.cloneset.newpods import (
     new_pvcs,
     plan_pvc_cleanup,
     pvc_reown_patch,
-    slow_start_batches,
 )
 from kruise.workloads.cloneset.status import (
     calculate_status,
     seconds_until_available,
     status_to_write,
 )
+from kruise.workloads.inplace.writer import slow_start_batches
 from kruise.workloads.revisions import new_revision
 from kruise.workloads.selector import format_label_selector
 

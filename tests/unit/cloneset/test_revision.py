@@ -7,6 +7,7 @@ from cloneset_builders import NEW, OLD, cloneset, pod, revision, template
 from kruise.workloads.cloneset.newpods import CLONESET_KIND
 from kruise.workloads.revisions import (
     HASH_LABEL,
+    ControllerKind,
     equal_revisions,
     fnv1_32,
     go_json,
@@ -126,6 +127,23 @@ def test_history_keeps_live_revisions_and_the_newest_within_the_limit() -> None:
     pods = [pod("cs-r2")]
     doomed = revisions_to_delete(cs, pods, revs, current_revision="cs-r5", update_revision="cs-r6")
     assert [r["metadata"]["name"] for r in doomed] == ["cs-r1", "cs-r3"]
+
+
+def test_history_keeps_a_revision_its_pods_name_by_hash_only() -> None:
+    """CloneSetShortHash pods, and every DaemonSet pod, carry only the hash of their revision."""
+    cs = cloneset(3)
+    cs["spec"]["revisionHistoryLimit"] = 0
+    revs = [revision(f"cs-r{i}", template(f"nginx:{i}"), i) for i in range(1, 5)]
+    doomed = revisions_to_delete(cs, [pod("r2")], revs, current_revision="cs-r3", update_revision="cs-r4")
+    assert [r["metadata"]["name"] for r in doomed] == ["cs-r1"]
+
+
+def test_a_daemonset_revision_carries_its_hash_as_controller_revision_hash() -> None:
+    kind = ControllerKind("apps.kruise.io/v1alpha1", "DaemonSet", hash_label="controller-revision-hash")
+    rev = new_revision(cloneset(3), 1, None, controller=kind)
+    hash_value = rev["metadata"]["name"].rsplit("-", 1)[1]
+    assert rev["metadata"]["labels"]["controller-revision-hash"] == hash_value
+    assert "controller.kubernetes.io/hash" not in rev["metadata"]["labels"]
 
 
 def test_history_default_limit_is_ten() -> None:

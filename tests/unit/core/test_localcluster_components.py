@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kruise.core.localcluster.cluster import _node
-from kruise.core.localcluster.components import FAKE_NODE_ANNOTATION, apiserver_args, kwok_args
+from kruise.core.localcluster.components import FAKE_NODE_ANNOTATION, apiserver_args, fake_node, kwok_args
 
 
 def test_kwok_manages_only_the_nodes_the_cluster_creates_for_it() -> None:
@@ -13,7 +12,9 @@ def test_kwok_manages_only_the_nodes_the_cluster_creates_for_it() -> None:
     assert "--manage-all-nodes=true" not in args
     (selector,) = [a for a in args if a.startswith("--manage-nodes-with-annotation-selector=")]
     key, _, value = selector.partition("=")[2].partition("=")
-    assert _node("kwok-node-0")["metadata"]["annotations"][key] == value
+    assert fake_node("kwok-node-0")["metadata"]["annotations"][key] == value
+    labelled = fake_node("n", {"pool": "a"}, [{"key": "k", "effect": "NoSchedule"}])
+    assert labelled["metadata"]["labels"]["pool"] == "a" and labelled["spec"]["taints"][0]["key"] == "k"
     assert (key, value) == FAKE_NODE_ANNOTATION
 
 

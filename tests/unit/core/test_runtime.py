@@ -18,6 +18,7 @@ from kruise.core.runtime import (
     Read,
     Runtime,
     UndeclaredReadError,
+    Watch,
     owned,
     primary,
 )
@@ -97,6 +98,34 @@ async def test_owned_pods_wake_their_owner_and_an_owner_change_wakes_both() -> N
             )
             await asyncio.sleep(0.2)
             assert reconciled == []
+
+
+async def test_a_watch_with_delta_keys_wakes_what_the_whole_event_names() -> None:
+    """A node-style route: only an update that changes ``color`` wakes, and it wakes by color."""
+    async with fake() as server:
+        await server.create("a", res=CLONESETS)
+        runtime = runtime_for(server)
+        reconciled: list[str] = []
+
+        async def reconcile(key: str) -> Result:
+            reconciled.append(key)
+            return Result()
+
+        def colors(delta: Delta) -> list[str]:
+            new = (delta.obj["metadata"].get("labels") or {}).get("color")
+            old = None if delta.old is None else (delta.old["metadata"].get("labels") or {}).get("color")
+            return [] if new == old else [f"ns/{new}"]
+
+        watch = Watch(PODS, lambda _: ["ns/never"], delta_keys=colors)
+        runtime.add(ControllerSpec("colors", (primary(CLONESETS), watch)), reconcile)
+        async with running(runtime):
+            await until(lambda: reconciled == ["ns/a"])
+            await server.create("p", metadata={"labels": {"color": "blue"}})
+            await until(lambda: "ns/blue" in reconciled)
+            await server.update("p", metadata={"labels": {"color": "blue"}, "annotations": {"x": "y"}})
+            await server.update("p", metadata={"labels": {"color": "red"}})
+            await until(lambda: "ns/red" in reconciled)
+            assert reconciled == ["ns/a", "ns/blue", "ns/red"]
 
 
 async def test_a_read_the_spec_does_not_declare_is_refused_by_name() -> None:

@@ -5,20 +5,20 @@ simulator of its own controller's partition rule:
   or a percentage of replicas rounded up, CloneSet's own ``calculate_partition``); which pods is
   the controller's choice (here: by name);
 - **StatefulSet** (``apps/v1``): ``updateStrategy.rollingUpdate.partition`` is an ordinal: pods at
-  or above it are updated, the ones below keep whatever revision they run.
-
+  or above it are updated, the ones below keep whatever revision they run;
 - **Advanced StatefulSet**: the native rule by ordinal; with ``unorderedUpdate`` the partition
-  counts the pods kept, as a CloneSet's.
-
-Advanced DaemonSet joins by adding a case here.
+  counts the pods kept, as a CloneSet's;
+- **Advanced DaemonSet**: ``rollingUpdate.partition`` is how many pods (one per node) keep
+  their revision; the status is the DaemonSet's (``desiredNumberScheduled``,
+  ``updatedNumberScheduled``, ``daemonSetHash``, no ``currentRevision``).
 """
 
 from __future__ import annotations
 
 import pytest
 
-from kruise.core.kube.resources import CLONESETS, NATIVE_STATEFULSETS, STATEFULSETS
-from kruise.rollouts.workloads import advancedstatefulset, cloneset, statefulset
+from kruise.core.kube.resources import CLONESETS, DAEMONSETS, NATIVE_STATEFULSETS, STATEFULSETS
+from kruise.rollouts.workloads import advancedstatefulset, cloneset, daemonset, statefulset
 from kruise.rollouts.workloads.podlabels import ordinal
 from kruise.rollouts.workloads.registry import KINDS
 from kruise.workloads.cloneset.arith import calculate_partition
@@ -73,6 +73,36 @@ class UnorderedAdvancedStatefulSetSim(StatefulSetSim):
         return set(stale[len(stale) - min(keep, len(stale)) :])
 
 
+class DaemonSetSim(SimulatedWorkload):
+    """Nodes' pods; the partition keeps that many old (the controller picks which: by name)."""
+
+    def kept(self) -> set[str]:
+        rolling = (self.obj["spec"].get("updateStrategy") or {}).get("rollingUpdate") or {}
+        keep = daemonset.PARTITION.kept(rolling.get("partition"), len(self.pods))
+        update = self.revision()
+        stale = sorted(
+            p["metadata"]["name"]
+            for p in self.pods
+            if p["metadata"]["labels"]["controller-revision-hash"] != update
+        )
+        to_update = max(0, len(self.pods) - keep - (len(self.pods) - len(stale)))
+        return set(stale[to_update:])
+
+    def reconcile(self) -> None:
+        super().reconcile()
+        status = self.obj["status"]
+        nodes = status.pop("replicas")
+        status.update(
+            desiredNumberScheduled=nodes,
+            currentNumberScheduled=nodes,
+            numberReady=nodes,
+            updatedNumberScheduled=status.pop("updatedReplicas"),
+            daemonSetHash=status.pop("updateRevision").rsplit("-", 1)[1],
+        )
+        for key in ("readyReplicas", "updatedReadyReplicas", "currentRevision"):
+            status.pop(key, None)
+
+
 CASES = [
     PartitionCase(
         "CloneSet",
@@ -97,6 +127,12 @@ CASES = [
         advancedstatefulset.PARTITION,
         STATEFULSETS,
         lambda n: UnorderedAdvancedStatefulSetSim("apps.kruise.io/v1beta1", "StatefulSet", replicas=n),
+    ),
+    PartitionCase(
+        "Advanced DaemonSet",
+        daemonset.PARTITION,
+        DAEMONSETS,
+        lambda n: DaemonSetSim("apps.kruise.io/v1alpha1", "DaemonSet", replicas=n),
     ),
 ]
 

@@ -38,7 +38,7 @@ from kruise.workloads.objects import (
     status,
     uid,
 )
-from kruise.workloads.pods import revision_hash
+from kruise.workloads.pods import revision_hash, short_hash
 
 SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 HASH_LABEL = "controller.kubernetes.io/hash"
@@ -104,10 +104,16 @@ def revision_name(parent_name: str, hash_value: str) -> str:
 @dataclass(frozen=True)
 class ControllerKind:
     """The kind that owns pods and revisions (upstream's ``controllerKind``), e.g.
-    ``ControllerKind("apps.kruise.io/v1beta1", "StatefulSet")``."""
+    ``ControllerKind("apps.kruise.io/v1beta1", "StatefulSet")``.
+
+    ``hash_label`` is the revision label holding the hash: ``controller.kubernetes.io/hash``
+    (``history.ControllerRevisionHashLabel``) for CloneSets and StatefulSets,
+    ``controller-revision-hash`` (``DefaultDaemonSetUniqueLabelKey``) for DaemonSets.
+    """
 
     api_version: str
     kind: str
+    hash_label: str = HASH_LABEL
 
     def reference(self, owner: KubeObject) -> dict[str, Any]:
         """The controller ``ownerReference`` to ``owner`` (``metav1.NewControllerRef``)."""
@@ -126,8 +132,8 @@ def new_revision(
 ) -> dict[str, Any]:
     """The ControllerRevision dict for ``owner``'s current template (``NewRevision``).
 
-    Labels are the template labels plus ``controller.kubernetes.io/hash``; annotations are
-    the owner's; the owner reference is ``owner`` as ``controller``.
+    Labels are the template labels plus the kind's ``hash_label``; annotations are the owner's;
+    the owner reference is ``owner`` as ``controller``.
     """
     template = mapping(spec(owner).get("template"))
     data = revision_data(template)
@@ -138,7 +144,10 @@ def new_revision(
         "metadata": {
             "name": revision_name(name(owner), hash_value),
             "namespace": namespace(owner),
-            "labels": {**mapping(mapping(template.get("metadata")).get("labels")), HASH_LABEL: hash_value},
+            "labels": {
+                **mapping(mapping(template.get("metadata")).get("labels")),
+                controller.hash_label: hash_value,
+            },
             "annotations": dict(annotations_of(owner)),
             "ownerReferences": [controller.reference(owner)],
         },
@@ -251,6 +260,11 @@ def pods_revisions(pods: Iterable[KubeObject]) -> set[str]:
     return {revision_hash(p) for p in pods if revision_hash(p)}
 
 
+def _live(revision_name: str, live: set[str]) -> bool:
+    """Named by ``live`` in full, or by its hash alone (``CloneSetShortHash``; DaemonSet pods)."""
+    return revision_name in live or short_hash(revision_name) in live
+
+
 def revisions_to_delete(
     owner: KubeObject,
     pods: Iterable[KubeObject],
@@ -262,10 +276,11 @@ def revisions_to_delete(
 
     Mirrors ``truncateHistory``.
 
-    Live means the current or update revision, or named by any pod's revision label.
+    Live means the current or update revision, or named by any pod's revision label (the full
+    name, or only the hash as with gate ``CloneSetShortHash`` and on DaemonSet pods).
     """
     live = pods_revisions(pods) | {current_revision, update_revision}
-    history = [r for r in sorted_revisions if name(r) not in live]
+    history = [r for r in sorted_revisions if not _live(name(r), live)]
     raw_limit = spec(owner).get("revisionHistoryLimit")
     limit = DEFAULT_HISTORY_LIMIT if raw_limit is None else int(raw_limit)
     if len(history) <= limit:

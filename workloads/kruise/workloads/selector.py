@@ -2,9 +2,10 @@
 
 :func:`compile_selector` parses a selector once for many label maps.
 
-Used by the workloads' ``updateStrategy.priorityStrategy.weightPriority[].matchSelector`` and by
-SidecarSet selectors (pods, namespaces, ``updateStrategy.selector``), pod adoption, and every
-workload's ``status.labelSelector`` (:func:`format_label_selector`). Mirrors
+Used by the workloads' ``updateStrategy.priorityStrategy.weightPriority[].matchSelector``, by
+SidecarSet selectors (pods, namespaces, ``updateStrategy.selector``), by the Advanced DaemonSet's
+``rollingUpdate.selector`` (matched against node labels), pod adoption, and every workload's
+``status.labelSelector`` (:func:`format_label_selector`). Mirrors
 ``metav1.LabelSelectorAsSelector`` semantics: ``matchLabels`` are equality requirements,
 ``matchExpressions`` support ``In``/``NotIn``/``Exists``/``DoesNotExist``, an empty selector
 matches everything and a ``None`` selector matches nothing. Label key/value syntax is not

@@ -33,10 +33,10 @@ import yaml
 from kruise.core.localcluster.binaries import find_bin_dir
 from kruise.core.localcluster.components import (
     DEFAULT_STORAGE_CLASS,
-    FAKE_NODE_ANNOTATION,
     apiserver_args,
     controller_manager_args,
     etcd_args,
+    fake_node,
     kwok_args,
     scheduler_args,
 )
@@ -281,7 +281,7 @@ class LocalCluster:
     def create_nodes(self, count: int, start: int = 0) -> list[str]:
         """Create ``count`` fake nodes ``kwok-node-<i>`` that KWOK manages."""
         names = [f"{NODE_PREFIX}{i}" for i in range(start, start + count)]
-        docs = [_node(name) for name in names]
+        docs = [fake_node(name) for name in names]
         self.kubectl("create", "-f", "-", input=yaml.safe_dump_all(docs))
         return names
 
@@ -428,32 +428,3 @@ def _kinds(manifest: Path) -> set[str]:
             if isinstance(doc, dict) and "kind" in doc:
                 kinds.add(str(doc["kind"]))
     return kinds
-
-
-def _node(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "annotations": {
-                "node.alpha.kubernetes.io/ttl": "0",
-                FAKE_NODE_ANNOTATION[0]: FAKE_NODE_ANNOTATION[1],
-            },
-            "labels": {
-                "beta.kubernetes.io/arch": "amd64",
-                "beta.kubernetes.io/os": "linux",
-                "kubernetes.io/arch": "amd64",
-                "kubernetes.io/hostname": name,
-                "kubernetes.io/os": "linux",
-                "kubernetes.io/role": "agent",
-                "node-role.kubernetes.io/agent": "",
-                "type": "kwok",
-            },
-        },
-        "spec": {},
-        "status": {
-            "allocatable": {"cpu": "1000", "memory": "1Ti", "pods": "1000000"},
-            "capacity": {"cpu": "1000", "memory": "1Ti", "pods": "1000000"},
-        },
-    }

@@ -7,6 +7,7 @@ choices, admission webhooks left on, and no client-side throttling of our own te
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 SERVICE_CIDR = "10.96.0.0/16"
 POD_CIDR = "10.244.0.0/16"
@@ -26,6 +27,10 @@ KCM_CONTROLLERS = (
     "persistentvolume-binder-controller",
     "persistentvolumeclaim-protection-controller",
     "persistentvolume-protection-controller",
+    # pods bound to a deleted node go away (after its 40 s quarantine), as in a real cluster
+    "pod-garbage-collector-controller",
+    # native DaemonSets (the Advanced DaemonSet benchmark's baseline)
+    "daemonset-controller",
 )
 DEFAULT_STORAGE_CLASS = {
     "apiVersion": "storage.k8s.io/v1",
@@ -40,6 +45,42 @@ DEFAULT_STORAGE_CLASS = {
 }
 """The cluster's default StorageClass: kube-controller-manager's hostPath provisioner makes a
 volume under ``/tmp/hostpath_pv/`` for each claim and deletes it with the claim."""
+
+
+def fake_node(
+    name: str, labels: dict[str, str] | None = None, taints: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
+    """A Node that KWOK manages (``kwok.x-k8s.io/node: fake``), with kwokctl's labels, huge
+    capacity, and the extra ``labels`` and ``taints`` given."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                FAKE_NODE_ANNOTATION[0]: FAKE_NODE_ANNOTATION[1],
+            },
+            "labels": {
+                "beta.kubernetes.io/arch": "amd64",
+                "beta.kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/role": "agent",
+                "node-role.kubernetes.io/agent": "",
+                "type": "kwok",
+                **(labels or {}),
+            },
+        },
+        "spec": {"taints": list(taints)} if taints else {},
+        "status": {
+            "allocatable": {"cpu": "1000", "memory": "1Ti", "pods": "1000000"},
+            "capacity": {"cpu": "1000", "memory": "1Ti", "pods": "1000000"},
+        },
+    }
+
+
 _LOOPBACK_SERVING = (
     "--bind-address=127.0.0.1",
     "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",

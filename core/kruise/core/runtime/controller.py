@@ -51,11 +51,16 @@ class Controller:
 
     def _handler(self, watch: Watch) -> Callable[[Delta], None]:
         keys, observe, accept, add = watch.keys, watch.observe, watch.accept, self.queue.add
+        delta_keys = watch.delta_keys
 
         def handle(delta: Delta) -> None:
             if observe is not None:
                 observe(delta)
             if accept is not None and not accept(delta):
+                return
+            if delta_keys is not None:
+                for key in delta_keys(delta):
+                    add(key)
                 return
             for key in keys(delta.obj):
                 add(key)

@@ -8,7 +8,9 @@ start/stop, the same way for every controller:
 - :func:`primary` -- the controller's own kind: an event enqueues the object's key;
 - :func:`owned` -- a kind the controller creates: objects are indexed by their controller
   owner's UID (:data:`OWNER_UID`) and an event enqueues that owner's ``namespace/name``;
-- :class:`Watch` -- any other kind, with a function mapping an event to the keys to wake;
+- :class:`Watch` -- any other kind, with a function mapping an event's object (new and, on an
+  update, old) to the keys to wake, or one that sees the whole event (``delta_keys``, to wake
+  only on changes that matter, as a node update that changes which DaemonSets belong on it);
 - :class:`Read` -- a kind the controller reads but is not woken by.
 
 Indices are named and shared: every controller that asks for ``OWNER_UID`` on pods reads the
@@ -54,6 +56,8 @@ def owner_key(obj: Mapping[str, Any], owner: Resource) -> str | None:
 
 KeyMap = Callable[[JSON], Iterable[str]]
 """An event's object -> the keys of the controller to enqueue."""
+DeltaKeyMap = Callable[[Delta], Iterable[str]]
+"""A whole event (type, object, old object) -> the keys of the controller to enqueue."""
 Observer = Callable[[Delta], None]
 """Called with every event of a watched kind before its keys are enqueued (e.g. to satisfy
 create/delete expectations as upstream's pod event handler does). Must not block."""
@@ -72,14 +76,16 @@ class Read:
 
 @dataclass(frozen=True)
 class Watch:
-    """Events of ``resource`` wake ``keys(obj)`` when ``accept(delta)`` (default: always);
-    ``observe`` sees each event first."""
+    """Events of ``resource`` that pass ``accept(delta)`` (default: all) wake ``keys(obj)`` (on an
+    update also ``keys(old)``), or, with ``delta_keys``, ``delta_keys(delta)`` instead; ``observe``
+    sees each event first, before ``accept``."""
 
     resource: Resource
     keys: KeyMap
     indexers: Mapping[str, Indexer] = field(default_factory=dict)
     observe: Observer | None = None
     accept: Predicate | None = None
+    delta_keys: DeltaKeyMap | None = None
 
     def read(self) -> Read:
         return Read(self.resource, self.indexers)

@@ -25,6 +25,16 @@ def manager(
     statefulset_workers: Annotated[
         int, typer.Option("--statefulset-workers", help="Concurrent Advanced StatefulSet reconciles.")
     ] = 3,
+    daemonset_workers: Annotated[
+        int, typer.Option("--daemonset-workers", help="Concurrent Advanced DaemonSet reconciles.")
+    ] = 3,
+    assign_pods_by_scheduler: Annotated[
+        bool,
+        typer.Option(
+            "--assign-pods-by-scheduler/--no-assign-pods-by-scheduler",
+            help="DaemonSet pods are placed by kube-scheduler through node affinity (else nodeName).",
+        ),
+    ] = True,
     sidecarset_workers: Annotated[
         int, typer.Option("--sidecarset-workers", help="Concurrent SidecarSet reconciles.")
     ] = 3,
@@ -156,6 +166,8 @@ def manager(
         kube_client_burst=kube_client_burst,
         cloneset_workers=cloneset_workers,
         statefulset_workers=statefulset_workers,
+        daemonset_workers=daemonset_workers,
+        assign_pods_by_scheduler=assign_pods_by_scheduler,
         sidecarset_workers=sidecarset_workers,
         rollout_workers=rollout_workers,
         batchrelease_workers=batchrelease_workers,

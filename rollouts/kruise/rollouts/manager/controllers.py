@@ -24,6 +24,7 @@ from kruise.rollouts.trafficrouting.controller import TrafficRoutingController
 from kruise.rollouts.trafficrouting.routes import TrafficRoutingRoutes
 from kruise.traffic.configmap_source import ConfigMapLuaSource
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
+from kruise.workloads.daemonset.controller import DaemonSetController, DaemonSetOptions
 from kruise.workloads.sidecarset.controller import SidecarSetController, SidecarSetOptions
 from kruise.workloads.sidecarset.podscope import KEY as SCOPE_KEY
 from kruise.workloads.sidecarset.podscope import PodWebhookScope
@@ -71,6 +72,19 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
         ),
     )
     runtime.add(statefulset.spec(), statefulset.reconcile, view)
+
+    view = runtime.cache(DaemonSetController.name)
+    daemonset = DaemonSetController(
+        kube,
+        EventRecorder(kube, DaemonSetController.name),
+        view,
+        DaemonSetOptions(
+            workers=opts.daemonset_workers,
+            expectation_timeout=opts.expectation_timeout,
+            assign_pods_by_scheduler=opts.assign_pods_by_scheduler,
+        ),
+    )
+    runtime.add(daemonset.spec(), daemonset.reconcile, view)
 
     view = runtime.cache(RolloutController.name)
     rollouts = RolloutController(

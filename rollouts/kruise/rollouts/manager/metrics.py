@@ -1,10 +1,10 @@
 """The manager's ``/metrics``: the default registry plus the scrape-time state collectors.
 
-The state collectors (kruise-state-metrics' CloneSet and StatefulSet gauges, Argo Rollouts' Rollout and
-AnalysisRun gauges) read objects through :class:`StateSources`, which the manager points at the
-runtime's shared informers (:func:`read_informers`) while it leads. Standby replicas keep warm
-informers too, but export no state series, so a Prometheus scraping every replica sees each
-object once.
+The state collectors (kruise-state-metrics' CloneSet, StatefulSet and DaemonSet gauges, Argo
+Rollouts' Rollout and AnalysisRun gauges) read objects through :class:`StateSources`, which the
+manager points at the runtime's shared informers (:func:`read_informers`) while it leads.
+Standby replicas keep warm informers too, but export no state series, so a Prometheus scraping
+every replica sees each object once.
 
 The endpoint serves the classic text format, ``text/plain; version=0.0.4`` as the Go client does
 (every Prometheus parses it), from a snapshot of the sources taken on the event loop and
@@ -25,13 +25,14 @@ from prometheus_client.registry import Collector
 
 from kruise.analysis.metrics import AnalysisRunCollector
 from kruise.analysis.resources import ANALYSIS_RUNS
-from kruise.core.kube.resources import CLONESETS, SIDECARSETS, STATEFULSETS
+from kruise.core.kube.resources import CLONESETS, DAEMONSETS, SIDECARSETS, STATEFULSETS, Resource
 from kruise.core.metrics import ObjectProvider, object_key, read_objects
 from kruise.core.runtime import Informers
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.metrics import RolloutCollector, WorkloadLookup
 from kruise.rollouts.workloads.registry import kind_for
 from kruise.workloads.cloneset.metrics import CloneSetStateCollector
+from kruise.workloads.daemonset.metrics import DaemonSetStateCollector
 from kruise.workloads.sidecarset.metrics import SidecarSetStateCollector
 from kruise.workloads.statefulset.metrics import StatefulSetStateCollector
 
@@ -48,6 +49,7 @@ def _nothing() -> list[JSON]:
 class _Snapshot:
     clonesets: list[Mapping[str, Any]]
     statefulsets: list[Mapping[str, Any]]
+    daemonsets: list[Mapping[str, Any]]
     sidecarsets: list[Mapping[str, Any]]
     rollouts: list[Mapping[str, Any]]
     analysis_runs: list[Mapping[str, Any]]
@@ -69,6 +71,7 @@ class StateSources:
 
     clonesets: ObjectProvider = _nothing
     statefulsets: ObjectProvider = _nothing
+    daemonsets: ObjectProvider = _nothing
     sidecarsets: ObjectProvider = _nothing
     rollouts: ObjectProvider = _nothing
     analysis_runs: ObjectProvider = _nothing
@@ -80,6 +83,7 @@ class StateSources:
         return [
             CloneSetStateCollector(lambda: self._read("clonesets")),
             StatefulSetStateCollector(lambda: self._read("statefulsets")),
+            DaemonSetStateCollector(lambda: self._read("daemonsets")),
             SidecarSetStateCollector(lambda: self._read("sidecarsets")),
             RolloutCollector(lambda: self._read("rollouts"), self._workload),
             AnalysisRunCollector(lambda: self._read("analysis_runs")),
@@ -96,6 +100,7 @@ class StateSources:
         self._snapshot = _Snapshot(
             read_objects(self.clonesets, "CloneSets"),
             read_objects(self.statefulsets, "StatefulSets"),
+            read_objects(self.daemonsets, "DaemonSets"),
             read_objects(self.sidecarsets, "SidecarSets"),
             rollouts,
             read_objects(self.analysis_runs, "AnalysisRuns"),
@@ -107,7 +112,7 @@ class StateSources:
 
     def clear(self) -> None:
         """Read nothing again (the caches are going away)."""
-        self.clonesets = self.statefulsets = self.sidecarsets = _nothing
+        self.clonesets = self.statefulsets = self.daemonsets = self.sidecarsets = _nothing
         self.rollouts = self.analysis_runs = _nothing
         self.workload = None
 
@@ -133,14 +138,19 @@ class StateSources:
 
 
 def read_informers(sources: StateSources, informers: Informers) -> None:
-    """Point ``sources`` at the runtime's shared informers (CloneSets, StatefulSets, SidecarSets,
-    Rollouts, AnalysisRuns; a Rollout's workload, of any registered kind). A kind no informer
-    serves reads as none."""
-    sources.clonesets = lambda: informers.list(CLONESETS)
-    sources.statefulsets = lambda: informers.list(STATEFULSETS)
-    sources.sidecarsets = lambda: informers.list(SIDECARSETS)
-    sources.rollouts = lambda: informers.list(ROLLOUTS)
-    sources.analysis_runs = lambda: informers.list(ANALYSIS_RUNS)
+    """Point ``sources`` at the runtime's shared informers (CloneSets, StatefulSets, DaemonSets,
+    SidecarSets, Rollouts, AnalysisRuns; a Rollout's workload, of any registered kind). A kind no
+    informer serves reads as none."""
+
+    def listing(resource: Resource) -> ObjectProvider:
+        return lambda: informers.list(resource) if resource in informers else []
+
+    sources.clonesets = listing(CLONESETS)
+    sources.statefulsets = listing(STATEFULSETS)
+    sources.daemonsets = listing(DAEMONSETS)
+    sources.sidecarsets = listing(SIDECARSETS)
+    sources.rollouts = listing(ROLLOUTS)
+    sources.analysis_runs = listing(ANALYSIS_RUNS)
 
     def workload(namespace: str, ref: Mapping[str, Any]) -> Mapping[str, Any] | None:
         kind = kind_for(ref)

@@ -28,6 +28,9 @@ from kruise.workloads.cloneset.webhooks import (
     CloneSetWebhooks,
     cloneset_webhook_specs,
 )
+from kruise.workloads.daemonset.webhooks import MUTATE_PATH as MUTATE_DAEMONSET_PATH
+from kruise.workloads.daemonset.webhooks import VALIDATE_PATH as VALIDATE_DAEMONSET_PATH
+from kruise.workloads.daemonset.webhooks import DaemonSetWebhooks, daemonset_webhook_specs
 from kruise.workloads.objects import KubeObject
 from kruise.workloads.podwebhook import MUTATE_POD_PATH, VALIDATE_POD_PATH, PodWebhook, pod_webhook_specs
 from kruise.workloads.sidecarset.scope import pod_match_condition
@@ -82,6 +85,7 @@ def webhook_specs(options: ManagerOptions, sidecarsets: Iterable[KubeObject] = (
         *pods,
         *cloneset_webhook_specs(settings, deletion_protection=protection),
         *statefulset_webhook_specs(settings, deletion_protection=protection),
+        *daemonset_webhook_specs(settings),
         *sidecarset_webhook_specs(settings),
         *hold_webhook_specs(settings),
         *rollout_webhook_specs(settings),
@@ -116,6 +120,9 @@ def register_webhooks(
     )
     server.register(MUTATE_STATEFULSET_PATH, statefulset.mutate)
     server.register(VALIDATE_STATEFULSET_PATH, statefulset.validate)
+    daemonset = DaemonSetWebhooks(kube)
+    server.register(MUTATE_DAEMONSET_PATH, daemonset.mutate)
+    server.register(VALIDATE_DAEMONSET_PATH, daemonset.validate)
     for path, hold in hold_webhooks(kube).items():
         server.register(path, hold)
     rollout = RolloutWebhooks(kube, partition_percent_limit=options.partition_percent_limit)

@@ -25,6 +25,7 @@ from kruise.rollouts.workloads.port import (
     Gates,
     Observation,
     PartitionWorkload,
+    RecordsStableRevision,
     ReleaseStyle,
     WorkloadHold,
     WorkloadKind,
@@ -58,7 +59,9 @@ def partition_hold(
     Entry conditions as upstream: replicas > 0 and a holdable update strategy; a blue-green Rollout
     only on a kind that serves it (``blue_green``); with traffic routing a workload known to run
     several revisions does not enter (silently), except one already in progress; a workload in
-    progress is held again on every template change (continuous release)."""
+    progress is held again on every template change (continuous release). A kind that
+    :class:`~kruise.rollouts.workloads.port.RecordsStableRevision` gets its record added when a
+    release starts (``old`` not in progress)."""
     ro = rollout_for(new, rollouts)
     if ro is None:
         return None
@@ -80,6 +83,10 @@ def partition_hold(
         # it multi-version) that is what lets a rollback proceed instead of freezing at 100%
         return None
     held: JSON = merged(new, w.partition_patch(w.held_partition))
+    if isinstance(w, RecordsStableRevision) and IN_PROGRESSING_ANNOTATION not in (
+        meta(old).get("annotations") or {}
+    ):
+        held = merged(held, w.stable_record(old))
     held.setdefault("metadata", {}).setdefault("annotations", {})[IN_PROGRESSING_ANNOTATION] = json.dumps(
         {"rolloutName": meta(ro).get("name")}, separators=(",", ":")
     )

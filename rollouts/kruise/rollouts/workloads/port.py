@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from kruise.core.kube.resources import Resource
 from kruise.rollouts.api.common import RollingStyle
@@ -179,6 +179,16 @@ class PartitionWorkload(Protocol):
     def holdable(self, workload: Mapping[str, Any]) -> bool: ...
 
     def single_version(self, workload: Mapping[str, Any]) -> bool | None: ...
+
+
+@runtime_checkable
+class RecordsStableRevision(Protocol):
+    """A :class:`PartitionWorkload` whose status names no stable revision (an Advanced DaemonSet):
+    :meth:`stable_record` is the merge patch the hold adds when a release starts, recording the
+    revision ``old`` (the object being replaced) runs, so :meth:`PartitionWorkload.state` can read
+    it back while the release is in progress (None: nothing to record)."""
+
+    def stable_record(self, old: Mapping[str, Any]) -> JSON | None: ...
 
 
 Indexer = Callable[[JSON], Iterable[str]]

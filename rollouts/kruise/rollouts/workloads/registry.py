@@ -24,6 +24,7 @@ from kruise.rollouts.api.common import RollingStyle
 from kruise.rollouts.release.objects import meta
 from kruise.rollouts.workloads.advancedstatefulset import ADVANCED_STATEFULSET
 from kruise.rollouts.workloads.cloneset import CLONESET
+from kruise.rollouts.workloads.daemonset import DAEMONSET
 from kruise.rollouts.workloads.deployment.kind import DEPLOYMENT
 from kruise.rollouts.workloads.info import WorkloadInfo
 from kruise.rollouts.workloads.port import (
@@ -36,7 +37,7 @@ from kruise.rollouts.workloads.port import (
 )
 from kruise.rollouts.workloads.statefulset import STATEFULSET
 
-KINDS: tuple[WorkloadKind, ...] = (CLONESET, DEPLOYMENT, STATEFULSET, ADVANCED_STATEFULSET)
+KINDS: tuple[WorkloadKind, ...] = (CLONESET, DEPLOYMENT, STATEFULSET, ADVANCED_STATEFULSET, DAEMONSET)
 """Every workload kind a Rollout can release, in registration order."""
 
 

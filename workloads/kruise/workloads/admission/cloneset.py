@@ -28,7 +28,6 @@ from kruise.workloads.admission.fielderrors import (
     FieldError,
     forbidden,
     go_label_selector,
-    go_string_map,
     invalid,
     not_supported,
     required,
@@ -36,9 +35,6 @@ from kruise.workloads.admission.fielderrors import (
 from kruise.workloads.admission.jsondiff import create_patch, normalize_for_diff
 from kruise.workloads.admission.metavalidation import (
     IS_NEGATIVE_ERROR_MSG,
-    LabelSelectorError,
-    selector_matches,
-    selector_requirements,
     validate_label_selector,
     validate_object_meta,
 )
@@ -48,6 +44,7 @@ from kruise.workloads.admission.pod_defaults import (
     default_claim_template,
     default_pod_template,
 )
+from kruise.workloads.admission.podtemplate import validate_template
 from kruise.workloads.api.cloneset import CloneSet
 
 __all__ = [
@@ -170,40 +167,6 @@ def _no_pods(name: str) -> Mapping[str, Any] | None:
     return None
 
 
-def _validate_template(
-    spec: Mapping[str, Any], selector: Any, path: str, template_errors: Sequence[FieldError]
-) -> list[FieldError]:
-    """Selector/template agreement, then the pod-template verdict (``validateCloneSetSpec``)."""
-    template = _mapping(spec.get("template"))
-    labels = _mapping(template.get("metadata")).get("labels")
-    try:
-        requirements = selector_requirements(selector)
-    except LabelSelectorError:
-        shown = None if selector is None else go_label_selector(_mapping(selector))
-        return [invalid(f"{path}.selector", shown, "")]
-    errs: list[FieldError] = []
-    # An empty selector is skipped; a nil one (labels.Nothing(), not Empty()) matches nothing.
-    not_empty = requirements is None or len(requirements) > 0
-    if not_empty and not selector_matches(requirements, labels):
-        shown_labels = go_string_map(labels if isinstance(labels, Mapping) else None)
-        errs.append(
-            invalid(
-                f"{path}.template.metadata.labels",
-                shown_labels,
-                "`selector` does not match template `labels`",
-            )
-        )
-    errs.extend(template_errors)
-    if _mapping(template.get("spec")).get("ephemeralContainers"):
-        errs.append(
-            forbidden(
-                f"{path}.template.spec.ephemeralContainers",
-                "ephemeral containers not allowed in pod template",
-            )
-        )
-    return errs
-
-
 def _validate_spec(
     spec: Mapping[str, Any],
     old_spec: Mapping[str, Any] | None,
@@ -228,7 +191,7 @@ def _validate_spec(
                     "spec.selector", go_label_selector(selector), "empty selector is invalid for cloneset"
                 )
             )
-    errs.extend(_validate_template(spec, selector, "spec", template_errors))
+    errs.extend(validate_template(spec, selector, "spec", template_errors))
     pod_spec = _mapping(default_pod_template(_mapping(spec.get("template"))).get("spec"))
     restart = str(pod_spec.get("restartPolicy") or "")
     if restart and restart != "Always":

@@ -29,9 +29,21 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.workloads.admission.fielderrors import ErrorType, FieldError
+from kruise.workloads.admission.fielderrors import (
+    ErrorType,
+    FieldError,
+    forbidden,
+    go_label_selector,
+    go_string_map,
+    invalid,
+)
+from kruise.workloads.admission.metavalidation import (
+    LabelSelectorError,
+    selector_matches,
+    selector_requirements,
+)
 
-__all__ = ["DRY_RUN_GENERATE_NAME", "RenderedError", "dry_run_pod", "template_errors"]
+__all__ = ["DRY_RUN_GENERATE_NAME", "RenderedError", "dry_run_pod", "template_errors", "validate_template"]
 
 DRY_RUN_GENERATE_NAME = "kruise-template-check-"
 """``generateName`` of the dry-run Pod (nothing is stored; the name only has to be valid)."""
@@ -129,3 +141,44 @@ def template_errors(status: int, body: Mapping[str, Any], base: str) -> list[Fie
         path = template_path(found.group(1), base) if found else base
         return [RenderedError(ErrorType.TYPE_INVALID, path, reason)]
     return None
+
+
+def validate_template(
+    spec: Mapping[str, Any], selector: Any, path: str, template_errors: Sequence[FieldError]
+) -> list[FieldError]:
+    """Selector/template agreement, then the pod-template verdict: what the workloads'
+    ``validate<Kind>Spec`` check of ``spec.template`` (CloneSet, Advanced DaemonSet).
+
+    A selector that does not convert is reported at ``<path>.selector`` with no detail; one that
+    does not match the template labels at ``<path>.template.metadata.labels`` (an empty selector
+    is skipped); then ``template_errors`` (the API server's verdict, :func:`template_errors`) and
+    ``ephemeralContainers`` (``ValidatePodTemplateSpec``: not allowed in a template).
+    """
+    template = _mapping(spec.get("template"))
+    labels = _mapping(template.get("metadata")).get("labels")
+    try:
+        requirements = selector_requirements(selector)
+    except LabelSelectorError:
+        shown = None if selector is None else go_label_selector(_mapping(selector))
+        return [invalid(f"{path}.selector", shown, "")]
+    errs: list[FieldError] = []
+    # An empty selector is skipped; a nil one (labels.Nothing(), not Empty()) matches nothing.
+    not_empty = requirements is None or len(requirements) > 0
+    if not_empty and not selector_matches(requirements, labels):
+        shown_labels = go_string_map(labels if isinstance(labels, Mapping) else None)
+        errs.append(
+            invalid(
+                f"{path}.template.metadata.labels",
+                shown_labels,
+                "`selector` does not match template `labels`",
+            )
+        )
+    errs.extend(template_errors)
+    if _mapping(template.get("spec")).get("ephemeralContainers"):
+        errs.append(
+            forbidden(
+                f"{path}.template.spec.ephemeralContainers",
+                "ephemeral containers not allowed in pod template",
+            )
+        )
+    return errs

@@ -1,14 +1,7 @@
 """Int-or-percent arithmetic behind CloneSet partition, maxSurge and maxUnavailable.
 
-Kubernetes has two scalers for ``IntOrString`` and OpenKruise uses both, so both are mirrored:
-
-* :func:`scaled_value` is ``intstr.GetScaledValueFromIntOrPercent``: a string must end in ``%``.
-* :func:`legacy_scaled_value` is the deprecated ``intstr.GetValueFromIntOrPercent`` that the
-  CloneSet controller calls for maxSurge / maxUnavailable / scaleStrategy.maxUnavailable: every
-  ``%`` is stripped and *any* string is a percentage (``"5"`` means 5%).
-
-Both parse the number like Go's ``strconv.Atoi`` (optional sign, ASCII digits, int64 range) and
-compute ``ceil``/``floor`` of ``value * total / 100`` in float64, exactly as Go does.
+The scalers themselves are shared (:mod:`kruise.workloads.intorpercent`); the CloneSet reads
+maxSurge / maxUnavailable / scaleStrategy.maxUnavailable with the legacy one.
 
 The partition is the one deliberate deviation: upstream parses it with ``Atoi`` too (so
 ``"12.5%"`` is an error there and counts as 0), while here — as the project reference asks — the
@@ -17,76 +10,38 @@ percentage is parsed as a float. For integer percentages the result is identical
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.workloads.intorpercent import (
+    MAX_INT32,
+    IntOrPercent,
+    IntOrPercentError,
+    check_int,
+    legacy_scaled_value,
+    scale_percent,
+    scaled_value,
+)
 from kruise.workloads.objects import KubeObject, mapping, spec
 
-#: ``int`` or a string such as ``"20%"`` (Kubernetes ``IntOrString``).
-IntOrPercent = int | str
+__all__ = [
+    "MAX_INT32",
+    "IntOrPercent",
+    "IntOrPercentError",
+    "StrategyNumbers",
+    "calculate_partition",
+    "legacy_scaled_value",
+    "max_surge",
+    "max_unavailable",
+    "replicas_of",
+    "scale_max_unavailable",
+    "scaled_value",
+    "strategy_numbers",
+]
 
-MAX_INT32 = 2**31 - 1
 DEFAULT_MAX_UNAVAILABLE = "20%"
-
-_ATOI = re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-class IntOrPercentError(ValueError):
-    """An int-or-percent value is malformed (not an int, not ``"<n>%"``, or out of range)."""
-
-
-def _atoi(text: str, original: object) -> int:
-    if not _ATOI.fullmatch(text):
-        raise IntOrPercentError(f"invalid value {original!r}: not an integer percentage")
-    number = int(text)
-    if not _INT64_MIN <= number <= _INT64_MAX:
-        raise IntOrPercentError(f"invalid value {original!r}: value out of range")
-    return number
-
-
-def _check_int(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise IntOrPercentError(f"invalid type for IntOrString: {value!r} is neither int nor string")
-    return value
-
-
-def _scale(percent: float, total: int, round_up: bool) -> int:
-    scaled = float(percent) * float(total) / 100
-    return int(math.ceil(scaled) if round_up else math.floor(scaled))
-
-
-def scaled_value(value: IntOrPercent, total: int, *, round_up: bool) -> int:
-    """Scale an int-or-percent against ``total`` (``intstr.GetScaledValueFromIntOrPercent``).
-
-    ``value`` is an ``int`` (returned unchanged) or a string ``"<int>%"``, scaled as
-    ``ceil``/``floor(value * total / 100)``.
-
-    Raises:
-        IntOrPercentError: the string lacks the ``%`` suffix or its number is not an integer.
-    """
-    if isinstance(value, str):
-        if not value.endswith("%"):
-            raise IntOrPercentError(f"invalid value {value!r}: string is not a percentage")
-        return _scale(_atoi(value[:-1], value), total, round_up)
-    return _check_int(value)
-
-
-def legacy_scaled_value(value: IntOrPercent, total: int, *, round_up: bool) -> int:
-    """Scale like the deprecated ``intstr.GetValueFromIntOrPercent`` used by the CloneSet controller.
-
-    Every ``%`` in a string is removed and the rest is read as an integer percentage, so
-    ``"20%"`` and ``"20"`` both mean 20% of ``total``.
-
-    Raises:
-        IntOrPercentError: the string (without ``%``) is not an integer.
-    """
-    if isinstance(value, str):
-        return _scale(_atoi(value.replace("%", ""), value), total, round_up)
-    return _check_int(value)
 
 
 def calculate_partition(partition: IntOrPercent | None, replicas: int | None) -> int:
@@ -108,11 +63,11 @@ def calculate_partition(partition: IntOrPercent | None, replicas: int | None) ->
     if isinstance(partition, str):
         if not partition.endswith("%") or not _FLOAT.fullmatch(partition[:-1]):
             raise IntOrPercentError(f"invalid partition {partition!r}: expected an int or '<number>%'")
-        value = _scale(float(partition[:-1]), total, True)
+        value = scale_percent(float(partition[:-1]), total, True)
         if total > 1 and value == total and partition != "100%":
             value = total - 1
     else:
-        value = _check_int(partition)
+        value = check_int(partition)
     return max(min(value, total), 0)
 
 

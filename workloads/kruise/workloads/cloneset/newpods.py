@@ -191,19 +191,6 @@ def new_pod(
     return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": pod_spec}
 
 
-def slow_start_batches(total: int, initial: int = 1) -> list[int]:
-    """Batch sizes 1, 2, 4, ... summing to ``total`` (``DoItSlowly``)."""
-    batches = []
-    size = initial
-    remaining = total
-    while remaining > 0:
-        batch = min(size, remaining)
-        batches.append(batch)
-        remaining -= batch
-        size *= 2
-    return batches
-
-
 def pvcs_of_instance(pvcs: Iterable[KubeObject], instance_id: str) -> list[KubeObject]:
     """The PVCs labelled with ``instance_id`` (deleted together with their pod)."""
     return [c for c in pvcs if mapping(metadata(c).get("labels")).get(INSTANCE_ID_LABEL) == instance_id]

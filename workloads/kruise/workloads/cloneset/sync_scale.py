@@ -42,13 +42,12 @@ from kruise.workloads.cloneset.newpods import (
     new_pod,
     new_pvcs,
     pvcs_of_instance,
-    slow_start_batches,
 )
 from kruise.workloads.cloneset.podstate import (
     is_cloneset_available,
 )
 from kruise.workloads.cloneset.sorting import choose_pods_to_delete, topology_keys_of
-from kruise.workloads.inplace.writer import apply_not_ready_policy, mark_new_pod_ready
+from kruise.workloads.inplace.writer import apply_not_ready_policy, mark_new_pod_ready, slow_start_batches
 from kruise.workloads.lifecycle import (
     LifecycleTransition,
     delete_transition,

@@ -14,7 +14,10 @@ the controller does not act on that pod again before its cache shows the write:
   ``InPlaceUpdateReady=True``, the first ``KruisePodReady=True``) and the lifecycle state change
   ``refreshPodState`` makes;
 - :meth:`PodWriter.lifecycle`: ``UpdatePodLifecycle``: the ``markPodNotReady`` key first, then
-  the state label.
+  the state label;
+- :func:`mark_created`: a just-created pod's ``InPlaceUpdateReady`` and ``KruisePodReady``
+  conditions in one write, so its readiness does not wait for the next reconcile;
+  :func:`slow_start_batches` sizes the creation batches.
 
 Errors are the client's :class:`~kruise.core.errors.KruiseError`; the workload decides what a
 failure means for its round.
@@ -22,8 +25,9 @@ failure means for its round.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -61,6 +65,7 @@ __all__ = [
     "mark_new_pod_ready",
     "mark_ready_patch",
     "patch_pod_status",
+    "slow_start_batches",
 ]
 
 log = logging.getLogger(__name__)
@@ -73,6 +78,19 @@ def mark_ready_patch(*conditions: dict[str, Any]) -> dict[str, Any]:
     """The ``pods/status`` strategic merge patch setting ``conditions`` (``InPlaceUpdateReady=True``,
     ``KruisePodReady=True``); null clears a leftover reason/message (e.g. ``StartInPlaceUpdate``)."""
     return {"status": {"conditions": [{"reason": None, "message": None, **c} for c in conditions]}}
+
+
+def slow_start_batches(total: int, initial: int = 1) -> list[int]:
+    """Batch sizes 1, 2, 4, ... summing to ``total`` (``slowStartBatch`` / ``DoItSlowly``)."""
+    batches = []
+    size = initial
+    remaining = total
+    while remaining > 0:
+        batch = min(size, remaining)
+        batches.append(batch)
+        remaining -= batch
+        size *= 2
+    return batches
 
 
 async def patch_pod_status(
@@ -190,6 +208,30 @@ class PodWriter:
     async def mark_new_pod_ready(self, pod: KubeObject) -> None:
         """:func:`mark_new_pod_ready` for a pod this controller just created."""
         await mark_new_pod_ready(self.kube, self.rv_expectations, pod)
+
+    async def create_slowly(self, creates: Sequence[Callable[[], Awaitable[Any]]]) -> list[BaseException]:
+        """``slowStartBatch``: run the ``creates`` in batches of 1, 2, 4, ..., stopping after a
+        batch in which one failed; returns the failures of that batch (empty: every create ran).
+
+        A create returns the pod it made (a dict), or anything else when it made none; each pod
+        made gets its readiness gates set (:meth:`mark_new_pod_ready`) beside the next batches,
+        all awaited before returning."""
+        start = 0
+        marks: list[asyncio.Task[None]] = []
+        try:
+            for size in slow_start_batches(len(creates)):
+                batch = creates[start : start + size]
+                start += size
+                results = await asyncio.gather(*(create() for create in batch), return_exceptions=True)
+                marks.extend(
+                    asyncio.create_task(self.mark_new_pod_ready(r)) for r in results if isinstance(r, dict)
+                )
+                failures = [r for r in results if isinstance(r, BaseException)]
+                if failures:
+                    return failures
+            return []
+        finally:
+            await asyncio.gather(*marks, return_exceptions=True)
 
     async def lifecycle(self, pod: KubeObject, transition: LifecycleTransition, now: datetime) -> None:
         """``UpdatePodLifecycle``: the ``markPodNotReady`` key change first, then the state label."""

@@ -44,6 +44,7 @@ from kruise.workloads.objects import KubeObject, is_being_deleted, mapping, meta
 from kruise.workloads.objects import spec as spec_of
 from kruise.workloads.objects import status as status_of
 from kruise.workloads.objects import uid as uid_of
+from kruise.workloads.requeue import soonest
 from kruise.workloads.revisions import sort_revisions
 from kruise.workloads.selector import SelectorError
 from kruise.workloads.statefulset.claiming import claim_patches
@@ -201,7 +202,7 @@ class StatefulSetController:
         outcome = await self.executor.run(sts, key, decided.scale, now)
         refreshed = await self._refresh(sts, pods, name(update_rev), now)
         status = decided.status_without_update
-        requeue = _soonest(decided.requeue_after, *(r.requeue_after for r in refreshed))
+        requeue = soonest(decided.requeue_after, *(r.requeue_after for r in refreshed))
         errors = [*decided.errors, *outcome.errors, *(r.error for r in refreshed if r.error)]
         if not decided.scale_exit and not outcome.errors and not any(r.modified for r in refreshed):
             updated = await self.executor.run(sts, key, decided.update, now)
@@ -293,8 +294,3 @@ class StatefulSetController:
                 patch_type="merge",
                 subresource="status",
             )
-
-
-def _soonest(*delays: float | None) -> float | None:
-    found = [d for d in delays if d is not None and d > 0]
-    return min(found) if found else None

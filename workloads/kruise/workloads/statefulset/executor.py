@@ -12,8 +12,8 @@ and the first failure ends the round (upstream returns at the first error).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -59,15 +59,6 @@ class Outcome:
     failed_update: str | None = None
 
 
-def _slow_start(total: int) -> list[int]:
-    sizes, size = [], 1
-    while total > 0:
-        sizes.append(min(size, total))
-        total -= sizes[-1]
-        size *= 2
-    return sizes
-
-
 @dataclass
 class Executor:
     """Runs actions for one controller (its client, expectations and event recorder)."""
@@ -97,28 +88,15 @@ class Executor:
     async def _create_batches(
         self, sts: KubeObject, key: str, creates: list[CreatePod], out: Outcome
     ) -> None:
-        start = 0
-        marks: list[asyncio.Task[None]] = []  # the new pods' readiness gates, off the slow-start path
-        try:
-            for size in _slow_start(len(creates)):
-                batch = creates[start : start + size]
-                start += size
-                results = await asyncio.gather(
-                    *(self._create(sts, key, a) for a in batch), return_exceptions=True
-                )
-                out.modified = True
-                marks.extend(
-                    asyncio.create_task(self.writer.mark_new_pod_ready(r))
-                    for r in results
-                    if isinstance(r, dict)
-                )
-                failures = [r for r in results if isinstance(r, BaseException)]
-                if failures:
-                    out.errors.extend(str(f) for f in failures)
-                    out.failed_create = f"StatefulPodControl failed to create Pod error: {failures[0]}"
-                    return
-        finally:
-            await asyncio.gather(*marks, return_exceptions=True)
+        if not creates:
+            return
+        out.modified = True
+        failures = await self.writer.create_slowly(
+            [functools.partial(self._create, sts, key, a) for a in creates]
+        )
+        if failures:
+            out.errors.extend(str(f) for f in failures)
+            out.failed_create = f"StatefulPodControl failed to create Pod error: {failures[0]}"
 
     async def _create(self, sts: KubeObject, key: str, action: CreatePod) -> KubeObject | None:
         """``CreateStatefulPod``: claims first, then the pod, then the claims' retention owners;
