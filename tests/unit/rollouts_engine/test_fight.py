@@ -12,6 +12,7 @@ from kruise.rollouts.workloads.fight import (
     HOLD_SECONDS,
     UNKNOWN_WRITER,
     Revert,
+    conflict_conditions,
     delay,
     field_writer,
     judge,
@@ -119,7 +120,8 @@ def test_field_writer_is_the_other_owner_of_the_path(fields: list[dict[str, Any]
             cloneset(5, True, fields=[managed("argocd-controller", "t", "partition", "paused")]),
             Revert("argocd-controller", ("spec.updateStrategy.partition", "spec.updateStrategy.paused")),
         ),
-        ({PARTITION: 4}, cloneset(5), Revert(UNKNOWN_WRITER, ("spec.updateStrategy.partition",))),
+        ({PARTITION: 4}, cloneset(5), None),  # no other owner: our own controllers moved it
+        ({PARTITION: 4}, cloneset(5, fields=[managed(OURS, "t", "partition")]), None),
         ({}, cloneset(5), None),
     ],
 )
@@ -192,3 +194,22 @@ def test_the_fight_ends_once_the_value_held_long_enough() -> None:
     over = step(holding.fight, None, 1.0 + HOLD_SECONDS)
     assert over.fight is None and over.write and over.recheck is None
     assert step(None, None, 5.0) == over
+
+
+def test_conflict_condition_is_added_kept_and_removed() -> None:
+    other = {"type": "Progressing", "status": "True", "reason": "InRolling"}
+    added = conflict_conditions([other], REVERT, "m", "T1")
+    assert added == [
+        other,
+        {
+            "type": "Conflict",
+            "status": "True",
+            "reason": "ReconciliationConflict",
+            "message": "m",
+            "lastUpdateTime": "T1",
+            "lastTransitionTime": "T1",
+        },
+    ]
+    assert conflict_conditions(added, REVERT, "m", "T2") == added  # unchanged: no write
+    assert conflict_conditions(added, REVERT, "n", "T2")[1]["lastTransitionTime"] == "T1"
+    assert conflict_conditions(added, None, "", "T3") == [other]

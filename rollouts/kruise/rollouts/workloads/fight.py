@@ -13,7 +13,8 @@ Here:
   all mean "no partition"; ``None`` and ``False`` both mean "not paused"). The **writer** is the
   field manager other than ours whose ``metadata.managedFields[].fieldsV1`` owns the leaf
   (``f:spec`` -> ``f:updateStrategy`` -> ``f:partition``), the latest by ``time`` when several
-  do; ``unknown`` when none does.
+  do. A leaf no other manager owns was moved by one of our own controllers (the Rollout's
+  finalisation, an abort): not a fight.
 - **Backoff** (:func:`step`): the first revert is not answered at once; re-asserting waits
   ``BASE_SECONDS`` (1 s), then doubles per revert up to ``CAP_SECONDS`` (60 s), so a syncer that
   reverts every 2 s sees at most 6 writes in the first minute and one a minute after that. The
@@ -28,6 +29,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+from kruise.rollouts.release.views import ConditionView
 
 FieldPath = tuple[str, ...]
 
@@ -126,6 +129,8 @@ def judge(written: Mapping[FieldPath, Any], live: Mapping[str, Any], ours: str) 
         return None
     managed = (live.get("metadata") or {}).get("managedFields") or []
     writer = field_writer(managed, reverted[0], ours)
+    if writer == UNKNOWN_WRITER:  # we own it ourselves: another of our controllers moved it
+        return None
     return Revert(writer, tuple(".".join(path) for path in reverted))
 
 
@@ -186,3 +191,28 @@ def condition_message(revert: Revert, kind: str, name: str) -> str:
         f"field manager {revert.writer} set {fields} of {kind} {name} back; re-asserting with a "
         f"capped backoff (see docs/gitops.md to end the fight)"
     )
+
+
+def conflict_conditions(
+    conditions: Sequence[Mapping[str, Any]], revert: Revert | None, message: str, now: str
+) -> list[ConditionView]:
+    """The Rollout's ``status.conditions`` with the ``Conflict`` condition (True, reason
+    ``ReconciliationConflict``, ``message``) while ``revert`` is set, without it otherwise; the
+    other conditions as they are. ``now``: the RFC 3339 time of a transition."""
+    out = [ConditionView(**c) for c in conditions if c.get("type") != CONDITION_TYPE]  # type: ignore[typeddict-item]
+    if revert is None:
+        return out
+    old = next((c for c in conditions if c.get("type") == CONDITION_TYPE), None)
+    since = str(old.get("lastTransitionTime") or now) if old and old.get("status") == "True" else now
+    same_text = old is not None and old.get("message") == message
+    out.append(
+        ConditionView(
+            type=CONDITION_TYPE,
+            status="True",
+            reason=CONDITION_REASON,
+            message=message,
+            lastUpdateTime=str(old.get("lastUpdateTime") or now) if old and same_text else now,
+            lastTransitionTime=since,
+        )
+    )
+    return out
