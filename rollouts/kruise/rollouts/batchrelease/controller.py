@@ -86,8 +86,9 @@ class BatchReleaseController:
             obs = dataclasses.replace(obs, hpas=await self.executor.hpas(br["metadata"]["namespace"]))
         workload = None if obs is None else obs.workload
         decision = style.control(br, obs, self.gates)
-        decision = await self.fights.guard(key, self.cache.rollout(key), workload, decision)
+        kind_name = str(ref.get("kind") or "")
+        decision = await self.fights.guard(key, kind_name, self.cache.rollout(key), workload, decision)
         applied: list[Op] = []
         result = await self.executor.apply(key, br, decision, applied)
-        self.fights.applied(key, workload, applied)
+        self.fights.applied(key, kind_name, workload, applied)
         return result

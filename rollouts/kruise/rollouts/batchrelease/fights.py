@@ -5,9 +5,10 @@ Per BatchRelease (in memory: a restarted manager starts with a clean slate and l
 next write):
 
 - after a round's workload patch is accepted, its ``spec`` leaves are what we wrote;
-- before a round runs, the live workload is judged against them: on a first revert one Warning
-  event ``WorkloadFieldReverted`` on the Rollout (message naming the writer and the fields), the
-  Rollout's ``Conflict`` condition (reason ``ReconciliationConflict``), and
+- before a round runs, the cached workload is compared with them; when a value differs the
+  workload is read from the API server (the cache drops ``managedFields``) and judged: on a first
+  revert one Warning event ``WorkloadFieldReverted`` on the Rollout (message naming the writer
+  and the fields), the Rollout's ``Conflict`` condition (reason ``ReconciliationConflict``), and
   ``kruise_rollout_conflicts_total{namespace,name,writer}`` counted per revert; the round's
   workload patch is held back until the backoff allows a re-assert (the rest of the round, pod
   labels and the BatchRelease status, goes on);
@@ -40,12 +41,14 @@ from kruise.rollouts.workloads.fight import (
     Revert,
     condition_message,
     conflict_conditions,
+    differs,
     judge,
     spec_leaves,
     step,
     template_key,
 )
 from kruise.rollouts.workloads.ops import ControlDecision, Op, OpKind
+from kruise.rollouts.workloads.registry import resources
 
 JSON = dict[str, Any]
 
@@ -57,9 +60,10 @@ class _Memory:
     fight: Fight | None = None
 
 
-def _is_workload_patch(op: Op, workload: Mapping[str, Any]) -> bool:
+def _is_workload_patch(op: Op, kind: str, workload: Mapping[str, Any]) -> bool:
+    """A patch of the workload itself (cached objects carry no ``kind``: the BatchRelease's
+    ``workloadRef`` gives it)."""
     meta = workload.get("metadata") or {}
-    kind = str(workload.get("kind") or "")
     return op.kind == OpKind.PATCH and op.name == meta.get("name") and op.target.kind == kind
 
 
@@ -84,7 +88,7 @@ class FightGuard:
         self._memory.pop(key, None)
 
     async def guard(
-        self, key: str, rollout: JSON | None, workload: JSON | None, decision: ControlDecision
+        self, key: str, kind: str, rollout: JSON | None, workload: JSON | None, decision: ControlDecision
     ) -> ControlDecision:
         """``decision`` with its workload patch held back while the backoff says wait, and a
         recheck no later than the backoff's next moment; events, condition and metric as above."""
@@ -93,10 +97,11 @@ class FightGuard:
         memory = self._memory.setdefault(key, _Memory())
         if memory.template != template_key(workload):  # a new template: what we wrote is moot
             memory.template, memory.written, memory.fight = template_key(workload), {}, None
-        revert = judge(memory.written, workload, self.ours)
+        revert = None
+        if differs(memory.written, workload):  # the cache has no managedFields: read them
+            revert = judge(memory.written, await self._fresh(kind, workload), self.ours)
         s = step(memory.fight, revert, self.clock())
         memory.fight = s.fight
-        kind = str(workload.get("kind") or "")
         name = str((workload.get("metadata") or {}).get("name") or "")
         if revert is not None and s.new_revert:
             ns = str((workload.get("metadata") or {}).get("namespace") or "")
@@ -109,19 +114,30 @@ class FightGuard:
             await self._sync_condition(rollout, shown, kind, name)
         ops = decision.ops
         if not s.write:
-            ops = tuple(o for o in ops if not _is_workload_patch(o, workload))
+            ops = tuple(o for o in ops if not _is_workload_patch(o, kind, workload))
         requeue = decision.requeue_after
         if s.recheck is not None:
             requeue = s.recheck if requeue is None else min(requeue, s.recheck)
         return dataclasses.replace(decision, ops=ops, requeue_after=requeue)
 
-    def applied(self, key: str, workload: JSON | None, ops: list[Op]) -> None:
+    def applied(self, key: str, kind: str, workload: JSON | None, ops: list[Op]) -> None:
         """Record the ``spec`` leaves of the workload patches that were accepted."""
         if workload is None or key not in self._memory:
             return
         for op in ops:
-            if _is_workload_patch(op, workload):
+            if _is_workload_patch(op, kind, workload):
                 self._memory[key].written.update(spec_leaves(op.body))
+
+    async def _fresh(self, kind: str, workload: JSON) -> JSON:
+        """The workload as the API server has it (with ``managedFields``); the cached one if gone."""
+        meta = workload.get("metadata") or {}
+        resource = next((r for r in resources() if r.kind == kind), None)
+        if resource is None:
+            return workload
+        try:
+            return await self.kube.get(resource, str(meta.get("name")), str(meta.get("namespace")))
+        except NotFoundError:
+            return workload
 
     async def _sync_condition(self, rollout: JSON, revert: Revert | None, kind: str, name: str) -> None:
         status = rollout.get("status") or {}

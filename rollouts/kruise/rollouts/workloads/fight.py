@@ -122,9 +122,16 @@ class Revert:
     fields: tuple[str, ...]
 
 
+def differs(written: Mapping[FieldPath, Any], live: Mapping[str, Any]) -> list[FieldPath]:
+    """The kept leaves whose value on ``live`` is not what we wrote (sorted)."""
+    return sorted(path for path, value in written.items() if not same(value, live_value(live, path)))
+
+
 def judge(written: Mapping[FieldPath, Any], live: Mapping[str, Any], ours: str) -> Revert | None:
-    """The revert of what we ``written`` on ``live`` (None: every kept leaf holds)."""
-    reverted = sorted(path for path, value in written.items() if not same(value, live_value(live, path)))
+    """The revert of what we ``written`` on ``live`` (None: every kept leaf holds, or only our own
+    controllers moved them). ``live`` must carry its ``managedFields`` (informer caches drop
+    them: read the object from the API server once :func:`differs` finds something)."""
+    reverted = differs(written, live)
     if not reverted:
         return None
     managed = (live.get("metadata") or {}).get("managedFields") or []
