@@ -69,7 +69,7 @@ class BatchReleaseController:
     async def reconcile(self, key: str) -> Result:
         br = self.cache.batch_release(key)
         if br is None:
-            self.fights.forget(key)
+            await self.fights.forget(key, self.cache.rollout(key))
             return Result()
         ref = (br.get("spec") or {}).get("workloadRef") or {}
         served = release_style(br)

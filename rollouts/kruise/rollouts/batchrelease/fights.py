@@ -84,8 +84,11 @@ class FightGuard:
         self.clock = clock
         self._memory: dict[str, _Memory] = {}
 
-    def forget(self, key: str) -> None:
+    async def forget(self, key: str, rollout: JSON | None) -> None:
+        """The BatchRelease is gone (the release ended): drop its memory and the condition."""
         self._memory.pop(key, None)
+        if rollout is not None:
+            await self._sync_condition(rollout, None, "", "")
 
     async def guard(
         self, key: str, kind: str, rollout: JSON | None, workload: JSON | None, decision: ControlDecision
