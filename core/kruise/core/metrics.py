@@ -410,3 +410,11 @@ def unix_seconds(timestamp: Any) -> float | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
+
+
+# ----------------------------------------------------------------- ours: Rollouts
+ROLLOUT_CONFLICTS = Counter(
+    "kruise_rollout_conflicts_total",
+    "Times another field manager set back a workload field a Rollout's release wrote (partition, paused).",
+    ["namespace", "name", "writer"],
+)

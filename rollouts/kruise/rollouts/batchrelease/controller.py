@@ -14,12 +14,15 @@ import dataclasses
 import logging
 from typing import Any
 
+from kruise.core.events import EventRecorder
 from kruise.core.kube.client import KubeClient
 from kruise.core.runtime import ControllerSpec, primary
 from kruise.core.workqueue import Result
 from kruise.rollouts.batchrelease.executor import ReleaseExecutor
+from kruise.rollouts.batchrelease.fights import FightGuard
 from kruise.rollouts.cache import PODS_BY_OWNER, ROLLOUTS_BY_WORKLOAD, RolloutsCache
 from kruise.rollouts.resources import BATCH_RELEASES
+from kruise.rollouts.workloads.ops import Op
 from kruise.rollouts.workloads.port import Gates
 from kruise.rollouts.workloads.registry import observe, release_style
 
@@ -38,9 +41,11 @@ class BatchReleaseController:
         workers: int = 3,
         advanced_deployment: bool = True,
         keep_paused_on_cancel: bool = False,
+        recorder: EventRecorder | None = None,
     ) -> None:
         """``advanced_deployment``, ``keep_paused_on_cancel``: feature gates ``AdvancedDeployment``
-        and ``KeepWorkloadPausedOnRolloutDeletion``."""
+        and ``KeepWorkloadPausedOnRolloutDeletion``; ``recorder`` posts the GitOps fight events
+        (:mod:`~kruise.rollouts.batchrelease.fights`)."""
         self.kube = kube
         self.cache = cache
         self.workers = workers
@@ -48,6 +53,7 @@ class BatchReleaseController:
             advanced_deployment=advanced_deployment, keep_paused_on_cancel=keep_paused_on_cancel
         )
         self.executor = ReleaseExecutor(kube)
+        self.fights = FightGuard(kube, recorder)
 
     def spec(self) -> ControllerSpec:
         """Woken by its BatchReleases and the workloads they release (every registered kind's
@@ -63,6 +69,7 @@ class BatchReleaseController:
     async def reconcile(self, key: str) -> Result:
         br = self.cache.batch_release(key)
         if br is None:
+            await self.fights.forget(key, self.cache.rollout(key))
             return Result()
         ref = (br.get("spec") or {}).get("workloadRef") or {}
         served = release_style(br)
@@ -77,4 +84,11 @@ class BatchReleaseController:
             return Result(requeue_after=0.5)
         if obs is not None and style.needs_hpas(br, obs):
             obs = dataclasses.replace(obs, hpas=await self.executor.hpas(br["metadata"]["namespace"]))
-        return await self.executor.apply(key, br, style.control(br, obs, self.gates))
+        workload = None if obs is None else obs.workload
+        decision = style.control(br, obs, self.gates)
+        kind_name = str(ref.get("kind") or "")
+        decision = await self.fights.guard(key, kind_name, self.cache.rollout(key), workload, decision)
+        applied: list[Op] = []
+        result = await self.executor.apply(key, br, decision, applied)
+        self.fights.applied(key, kind_name, workload, applied)
+        return result

@@ -69,7 +69,10 @@ class ReleaseExecutor:
             return [(res, item) for item in items]
         return []
 
-    async def apply(self, key: str, br: JSON, decision: ControlDecision) -> Result:
+    async def apply(
+        self, key: str, br: JSON, decision: ControlDecision, applied: list[Op] | None = None
+    ) -> Result:
+        """Run ``decision``; the ops the API server accepted are appended to ``applied``."""
         ns = br["metadata"]["namespace"]
         for op in decision.ops:
             try:
@@ -78,6 +81,8 @@ class ReleaseExecutor:
                 return Result(requeue_after=0.2)
             except NotFoundError:
                 continue
+            if applied is not None:
+                applied.append(op)
             log.info("BatchRelease %s: %s %s %s", key, op.kind, op.target.plural, op.name or "(new)")
         if not any(op.kind == OpKind.REMOVE_FINALIZER and op.target == BATCH_RELEASES for op in decision.ops):
             await self.write_status(br, decision.status)

@@ -103,6 +103,7 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
         workers=opts.batchrelease_workers,
         advanced_deployment=gates.get("AdvancedDeployment", True),
         keep_paused_on_cancel=gates.get("KeepWorkloadPausedOnRolloutDeletion", False),
+        recorder=EventRecorder(kube, BatchReleaseController.name),
     )
     runtime.add(batches.spec(), batches.reconcile, view)
 
