@@ -50,6 +50,9 @@ from kruise.rollouts.workloads.fight import (
 from kruise.rollouts.workloads.ops import ControlDecision, Op, OpKind
 from kruise.rollouts.workloads.registry import resources
 
+WORKLOAD_RESOURCES = resources()
+"""Every released workload kind's resource (what :meth:`FightGuard._fresh` may read)."""
+
 JSON = dict[str, Any]
 
 
@@ -134,7 +137,7 @@ class FightGuard:
     async def _fresh(self, kind: str, workload: JSON) -> JSON:
         """The workload as the API server has it (with ``managedFields``); the cached one if gone."""
         meta = workload.get("metadata") or {}
-        resource = next((r for r in resources() if r.kind == kind), None)
+        resource = next((r for r in WORKLOAD_RESOURCES if r.kind == kind), None)
         if resource is None:
             return workload
         try:
