@@ -26,8 +26,9 @@ from kruise.core.kube import KubeClient, Resource
 from kruise.rollouts.crds import ALL_CRDS
 from tests.conformance.upstream_readme import static_findings, without
 from tests.support.compare import missing
+from tests.support.corpus import UPSTREAM_EXAMPLES
 
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "upstream-examples"
+CORPUS = UPSTREAM_EXAMPLES
 ARGO = CORPUS / "argo-rollouts"
 OURS = "rollouts.kruise.io/v1alpha1"
 KINDS = ("AnalysisTemplate", "ClusterAnalysisTemplate", "AnalysisRun")

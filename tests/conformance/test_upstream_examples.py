@@ -26,10 +26,11 @@ from kruise.rollouts.manager.process import ManagerProcess
 from tests.conformance.upstream_readme import static_findings, without
 from tests.support.cluster import TestCluster
 from tests.support.compare import missing
+from tests.support.corpus import UPSTREAM_EXAMPLES
 
 CONVERTED = {("rollouts.kruise.io/v1alpha1", "Rollout"), ("rollouts.kruise.io/v1alpha1", "BatchRelease")}
 """Served, not stored: these need our conversion webhook to keep their v1alpha1-only fields."""
-CORPUS = Path(__file__).resolve().parents[3] / "shared" / "upstream-examples"
+CORPUS = UPSTREAM_EXAMPLES
 WEBHOOK_REJECTS = {
     f"kruise-rollouts/Rollout/00{i}-rollouts-demo.yaml": "replicas cannot be empty" for i in range(1, 6)
 }

@@ -12,9 +12,9 @@ from pydantic import ValidationError
 
 from kruise.core.api import scaled_value_from_int_or_percent
 from kruise.workloads.api import CloneSet, CloneSetStatus, CloneSetUpdateStrategyType
+from tests.support.corpus import UPSTREAM_EXAMPLES
 
-REPO = Path(__file__).resolve().parents[2]
-UPSTREAM = REPO.parent / "shared" / "upstream-examples"
+UPSTREAM = UPSTREAM_EXAMPLES
 UPSTREAM_CLONESETS = sorted(
     [
         *(UPSTREAM / "kruise" / "CloneSet").glob("*.yaml"),

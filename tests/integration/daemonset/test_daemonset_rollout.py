@@ -15,7 +15,6 @@ routing; a step without a pause waits for approval), as ``rollouts.kruise.io/v1b
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,15 +25,13 @@ from kruise.core.kube.resources import DAEMONSETS
 from kruise.rollouts.resources import ROLLOUTS
 from tests.integration.daemonset.helpers import image_of, node_label, pods, wait_on_nodes
 from tests.integration.rollouts import helpers as h
+from tests.support.corpus import UPSTREAM_EXAMPLES
 from tests.support.nodes import NodePool
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
 
-FLUENTD = (
-    Path(__file__).resolve().parents[4]
-    / "shared/upstream-examples/kruise-rollouts/DaemonSet/001-fluentd-elasticsearch.yaml"
-)
+FLUENTD = UPSTREAM_EXAMPLES / "kruise-rollouts/DaemonSet/001-fluentd-elasticsearch.yaml"
 NAME, SELECTOR = "fluentd-elasticsearch", "name=fluentd-elasticsearch"
 V1 = "quay.io/fluentd_elasticsearch/fluentd:v2.5.2"
 V2 = "quay.io/fluentd_elasticsearch/fluentd:v2.6.0"

@@ -3,7 +3,6 @@ manifests refused with upstream's messages (``pkg/webhook/daemonset``), changing
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,16 +11,10 @@ import yaml
 from kruise.core.errors import InvalidError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import DAEMONSETS
+from tests.support.corpus import UPSTREAM_EXAMPLES
 
 pytestmark = pytest.mark.usefixtures("manager")
-GUESTBOOK = (
-    Path(__file__).resolve().parents[4]
-    / "shared"
-    / "upstream-examples"
-    / "kruise"
-    / "DaemonSet"
-    / "001-guestbook-ds.yaml"
-)
+GUESTBOOK = UPSTREAM_EXAMPLES / "kruise" / "DaemonSet" / "001-guestbook-ds.yaml"
 
 
 def guestbook() -> dict[str, Any]:

@@ -20,7 +20,6 @@ five in all as the issue has it (more if the cluster has more). Then, in one sto
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,14 +38,13 @@ from tests.integration.daemonset.helpers import (
     wait_on_nodes,
     wait_status,
 )
+from tests.support.corpus import UPSTREAM_EXAMPLES
 from tests.support.nodes import NodePool
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
 
-GUESTBOOK = (
-    Path(__file__).resolve().parents[4] / "shared/upstream-examples/kruise/DaemonSet/001-guestbook-ds.yaml"
-)
+GUESTBOOK = UPSTREAM_EXAMPLES / "kruise/DaemonSet/001-guestbook-ds.yaml"
 NAME, SELECTOR = "guestbook-ds", "app=guestbook-daemon"
 V2, V3, V4, V5 = (f"openkruise/guestbook:v{n}" for n in (2, 3, 4, 5))
 JSON = dict[str, Any]

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,11 +26,12 @@ from kruise.traffic.custom import ORIGINAL_SPEC_ANNOTATION
 from kruise.traffic.resources import DESTINATIONRULES, VIRTUALSERVICES, Resource
 from tests.integration.rollouts import helpers as h
 from tests.integration.rollouts.workload_support import deployment
+from tests.support.corpus import UPSTREAM_EXAMPLES
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
 
-EXAMPLES = Path(__file__).resolve().parents[4] / "shared" / "upstream-examples" / "kruise-rollouts"
+EXAMPLES = UPSTREAM_EXAMPLES / "kruise-rollouts"
 ROLLOUTS_V1ALPHA1 = Resource("rollouts.kruise.io", "v1alpha1", "rollouts", "Rollout")
 VS_V1ALPHA3 = Resource("networking.istio.io", "v1alpha3", "virtualservices", "VirtualService")
 DR_V1ALPHA3 = Resource("networking.istio.io", "v1alpha3", "destinationrules", "DestinationRule")

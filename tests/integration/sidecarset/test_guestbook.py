@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,9 +31,10 @@ from tests.integration.sidecarset.helpers import (
     wait_pods,
     wait_status,
 )
+from tests.support.corpus import UPSTREAM_EXAMPLES
 
 JSON = dict[str, Any]
-CORPUS = Path(__file__).resolve().parents[4] / "shared" / "upstream-examples" / "kruise" / "SidecarSet"
+CORPUS = UPSTREAM_EXAMPLES / "kruise" / "SidecarSet"
 LABEL = {"app.kubernetes.io/name": "guestbook-with-sidecar"}
 
 

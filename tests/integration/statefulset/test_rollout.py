@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,10 +24,11 @@ from kruise.core.kube.resources import STATEFULSETS, Resource
 from kruise.rollouts.resources import ROLLOUTS
 from tests.integration.rollouts import helpers as h
 from tests.integration.statefulset.helpers import pods, wait_running_and_ready, wait_status
+from tests.support.corpus import UPSTREAM_EXAMPLES
 
 pytestmark = pytest.mark.usefixtures("manager")
 
-SAMPLE = Path(__file__).resolve().parents[4] / "shared/upstream-examples/kruise/StatefulSet/004-sample.yaml"
+SAMPLE = UPSTREAM_EXAMPLES / "kruise/StatefulSet/004-sample.yaml"
 ALPHA = Resource("apps.kruise.io", "v1alpha1", "statefulsets", "StatefulSet")
 NEW_IMAGE = "nginx:1.27"
 IN_PROGRESSING = "rollouts.kruise.io/in-progressing"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,11 +28,12 @@ from tests.integration.statefulset.helpers import (
     wait_running_and_ready,
     wait_status,
 )
+from tests.support.corpus import UPSTREAM_EXAMPLES
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
 
-SAMPLE = Path(__file__).resolve().parents[4] / "shared/upstream-examples/kruise/StatefulSet/004-sample.yaml"
+SAMPLE = UPSTREAM_EXAMPLES / "kruise/StatefulSet/004-sample.yaml"
 ALPHA = Resource("apps.kruise.io", "v1alpha1", "statefulsets", "StatefulSet")
 
 

@@ -10,8 +10,9 @@ import pytest
 import yaml
 
 from kruise.workloads.admission import aggregate, default_cloneset, validate_cloneset_create
+from tests.support.corpus import UPSTREAM_EXAMPLES
 
-UPSTREAM = Path(__file__).resolve().parents[3].parent / "shared" / "upstream-examples"
+UPSTREAM = UPSTREAM_EXAMPLES
 UPSTREAM_CLONESETS = sorted(
     [
         *(UPSTREAM / "kruise" / "CloneSet").glob("*.yaml"),

@@ -20,8 +20,9 @@ from kruise.core.api import KubeObject
 from kruise.core.crdgen import render_crd, structural_violations
 from kruise.rollouts.crds import ALL_CRDS
 from tests.conformance.upstream_readme import static_findings
+from tests.support.corpus import UPSTREAM_EXAMPLES
 
-ARGO = Path(__file__).resolve().parents[4] / "shared" / "upstream-examples" / "argo-rollouts"
+ARGO = UPSTREAM_EXAMPLES / "argo-rollouts"
 MODELS: dict[str, type[KubeObject]] = {
     "AnalysisTemplate": AnalysisTemplate,
     "ClusterAnalysisTemplate": ClusterAnalysisTemplate,

@@ -12,8 +12,9 @@ from pydantic import ValidationError
 
 from kruise.core.crdgen import render_crd
 from kruise.workloads.api.daemonset import DAEMONSET_CRD, DaemonSet
+from tests.support.corpus import UPSTREAM_EXAMPLES
 
-UPSTREAM = Path(__file__).resolve().parents[4] / "shared" / "upstream-examples"
+UPSTREAM = UPSTREAM_EXAMPLES
 EXAMPLES = sorted(
     [
         *(UPSTREAM / "kruise" / "DaemonSet").glob("*.yaml"),

@@ -8,8 +8,9 @@ from typing import Any
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[3]
-CORPUS = REPO.parent / "shared" / "upstream-examples" / "kruise-rollouts"
+from tests.support.corpus import UPSTREAM_EXAMPLES
+
+CORPUS = UPSTREAM_EXAMPLES / "kruise-rollouts"
 KINDS = ("Rollout", "BatchRelease", "TrafficRouting")
 
 
