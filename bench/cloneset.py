@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import baselines  # bench/baselines.py (this script's directory is on sys.path)
+from procstat import PIDS, cpu_since, cpu_snapshot, rss_mib
 from rich.console import Console
 from rich.table import Table
 
@@ -223,42 +224,7 @@ async def update_deployment(kube: KubeClient, n: int) -> float:
     return elapsed
 
 
-# ---------------------------------------------------------------------- CPU accounting
-PIDS: dict[str, int] = {}
-"""The running phase's processes by role: ``manager``, ``kcm``, and the shared control plane."""
-
-CONTROL_PLANE = ("etcd", "kube-apiserver", "kube-scheduler", "kwok")
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of ``pid`` in seconds (``/proc/<pid>/stat`` fields 14 and 15)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def cpu_snapshot() -> dict[str, float]:
-    """CPU seconds so far of the manager, kube-controller-manager and the control plane (summed)."""
-    if not PIDS:
-        return {}
-    snap = {role: cpu_seconds(pid) for role, pid in PIDS.items() if role in ("manager", "kcm")}
-    snap["control plane"] = sum(cpu_seconds(PIDS[role]) for role in CONTROL_PLANE if role in PIDS)
-    return snap
-
-
-def cpu_since(before: dict[str, float]) -> dict[str, float]:
-    """CPU seconds each role spent since the ``before`` snapshot (empty when not measuring)."""
-    after = cpu_snapshot() if PIDS else {}
-    return {role: after[role] - before.get(role, 0.0) for role in after}
-
-
 # ---------------------------------------------------------------------- main
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 async def run_phase(
     delays: StageDelays,
     work: Callable[[KubeClient], Awaitable[None]],
@@ -290,7 +256,7 @@ async def run_phase(
     try:
         await work(kube)
         assert manager.proc is not None
-        return peak_rss_mb(manager.proc.pid)
+        return rss_mib(manager.proc.pid, "VmHWM")
     finally:
         await kube.close()
         manager.stop()

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from procstat import rss_mib  # bench/procstat.py (this script's directory is on sys.path)
 from rich.console import Console
 from rich.table import Table
 
@@ -31,13 +32,6 @@ from kruise.rollouts.manager.process import ManagerProcess
 console = Console()
 NS = "bench-memory"
 IMAGES = ("registry.example.com/bench/app:1.0", "registry.example.com/bench/app:2.0")
-
-
-def rss_mib(pid: int, field: str = "VmRSS") -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def cloneset(name: str, replicas: int) -> dict[str, Any]:
