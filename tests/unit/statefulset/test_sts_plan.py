@@ -138,6 +138,16 @@ def test_ordered_recreate_goes_from_the_top_within_max_unavailable() -> None:
     assert p.status["currentReplicas"] == 3  # web-3 leaves the current revision
 
 
+def test_already_unavailable_pods_are_replaced_beyond_max_unavailable() -> None:
+    # rollingUpdateStatefulsetPods seeds its unavailable set with the unhealthy replicas and only
+    # stops at an *available* pod once the set holds maxUnavailable: broken pods never wait.
+    sts = statefulset(3, parallel=True, rolling={"maxUnavailable": 1})
+    pods, old, new = updated_pods(sts, 3, old_ordinals=[0, 1, 2])
+    pods = [running(pod, ready=name(pod) == "web-0") for pod in pods]
+    p = decide(with_image(sts, "nginx:2"), pods, current=old, update=new, revisions=[old, new])
+    assert deleted(p.update) == ["web-2", "web-1"]  # then web-0 is available and the budget spent
+
+
 def test_partition_is_respected_and_in_place_used_when_possible() -> None:
     sts = statefulset(5, parallel=True, in_place=True, rolling={"partition": 2, "maxUnavailable": 2})
     pods, old, new = updated_pods(sts, 5, old_ordinals=[0, 1, 2, 3, 4])
