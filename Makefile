@@ -5,6 +5,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export KRUISE_CACHE_DIR ?= $(HOME)/.cache/kruise
+# pytest-xdist workers for `make test`, each with its own embedded control plane (0: one process)
+TEST_WORKERS ?= 2
 
 .PHONY: all venv tools sysdeps crds demo test test-unit test-integration lint typecheck clean
 
@@ -45,7 +47,7 @@ demo: venv tools sysdeps
 
 ## test: the whole suite (unit, lint, import layers, integration against the real control plane).
 test: venv tools sysdeps
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 test-unit: venv
 	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)

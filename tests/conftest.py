@@ -1,7 +1,13 @@
 """Session-wide fixtures: one real control plane per test session, a namespace per test.
 
+``make test`` runs the suite on ``TEST_WORKERS`` pytest-xdist workers (2 unless told); each
+worker is a session of its own with its own embedded control plane and manager, and takes whole
+files (their module fixtures and order stay together). The real-node files all go to one worker:
+a real kubelet and containerd use machine-wide paths, so only one may run at a time.
+
 Set ``KRUISE_TEST_KUBECONFIG`` (or pass ``--kubeconfig``) to run against an
-existing cluster (kind on a laptop) instead of the embedded one.
+existing cluster (kind on a laptop) instead of the embedded one; then run one worker
+(``TEST_WORKERS=0``), since the session's manager owns the cluster's webhooks.
 """
 
 from __future__ import annotations
@@ -31,12 +37,30 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--kubeconfig", default=None, help="Use this cluster instead of the embedded one.")
 
 
+REAL_NODE_GROUP = "realnode"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    external = config.getoption("--kubeconfig") or os.environ.get("KRUISE_TEST_KUBECONFIG")
+    workers = getattr(config.option, "numprocesses", None)
+    if external and workers not in (None, 0, 1):
+        raise pytest.UsageError(
+            "an existing cluster (--kubeconfig / KRUISE_TEST_KUBECONFIG) takes one worker: "
+            "run with TEST_WORKERS=0 (pytest -n 0); each worker starts its own manager"
+        )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if "/integration/" in str(item.fspath) or "/e2e/" in str(item.fspath):
+        path = str(item.fspath)
+        if "/integration/" in path or "/e2e/" in path:
             item.add_marker(pytest.mark.integration)
-        if "/integration/realnode/" in str(item.fspath):
+        if "/integration/realnode/" in path:
             item.add_marker(pytest.mark.realnode)
+        # under `--dist loadgroup`: a file is one unit of work, and every real-node test is in one
+        real = item.get_closest_marker("realnode") is not None
+        group = REAL_NODE_GROUP if real else item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 def third_party_crds() -> list[Path]:

@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from kruise.core.localcluster.realnode.host import HostRecord, prune
@@ -56,8 +57,14 @@ def _start(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
 
 
-def test_prune_removes_sockets_and_empty_dirs_but_keeps_files(tmp_path: Path) -> None:
-    top = tmp_path / "var-lib-kubelet"
+def test_prune_removes_sockets_and_empty_dirs_but_keeps_files() -> None:
+    # a short directory of its own: a socket path must fit sun_path (108 bytes), and pytest's
+    # tmp_path under an xdist worker does not
+    with tempfile.TemporaryDirectory(prefix="prune-") as short:
+        _prune_case(Path(short) / "var-lib-kubelet")
+
+
+def _prune_case(top: Path) -> None:
     (top / "device-plugins").mkdir(parents=True)
     sock = socket.socket(socket.AF_UNIX)
     sock.bind(str(top / "device-plugins" / "kubelet.sock"))
