@@ -8,11 +8,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+from collections.abc import Callable
 
 import pytest
 from prometheus_client import REGISTRY
 
 from kruise.core.workqueue import Result, WorkQueue
+
+SLOW = 0.3
+"""Seconds ns/slow is held: above the 0.25 s bucket every other reconcile stays under."""
+
+
+async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Poll ``condition`` until it holds (AssertionError after ``timeout`` seconds)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
+        await asyncio.sleep(0.005)
 
 
 def fresh_name() -> str:
@@ -93,25 +105,28 @@ async def test_run_counts_reconciles_by_result_and_reports_busy_workers() -> Non
             raise RuntimeError("reconcile failed")
         return outcomes[key].pop(0)
 
+    total = "controller_runtime_reconcile_total"
     runner = asyncio.create_task(q.run(reconcile, workers=3))
     try:
         await asyncio.sleep(0)
         assert controller_value("controller_runtime_max_concurrent_reconciles", name) == 3
         q.add("ns/slow")
-        await asyncio.sleep(0.05)
+        await until(lambda: controller_value("controller_runtime_active_workers", name) == 1)
+        await asyncio.sleep(SLOW)
         assert controller_value("controller_runtime_active_workers", name) == 1
-        assert queue_value("workqueue_unfinished_work_seconds", name) >= 0.04
-        assert queue_value("workqueue_longest_running_processor_seconds", name) >= 0.04
+        assert queue_value("workqueue_unfinished_work_seconds", name) >= SLOW
+        assert queue_value("workqueue_longest_running_processor_seconds", name) >= SLOW
         for key in ("ns/ok", "ns/now", "ns/later", "ns/boom"):
             q.add(key)
-        await asyncio.sleep(0.05)
+        await until(lambda: controller_value(total, name, result="requeue_after") == 1)
+        await until(lambda: controller_value(total, name, result="success") == 2)  # ns/ok, ns/now
         release.set()
-        await asyncio.sleep(0.05)
+        await until(lambda: controller_value(total, name, result="success") == 3)
+        await until(lambda: controller_value("controller_runtime_active_workers", name) == 0)
     finally:
         runner.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await runner
-    total = "controller_runtime_reconcile_total"
     assert controller_value(total, name, result="requeue") == 1  # ns/now, then a success
     assert controller_value(total, name, result="requeue_after") == 1
     assert controller_value(total, name, result="error") >= 1  # ns/boom, backing off
@@ -125,9 +140,9 @@ async def test_run_counts_reconciles_by_result_and_reports_busy_workers() -> Non
     assert controller_value("controller_runtime_active_workers", name) == 0
     assert queue_value("workqueue_longest_running_processor_seconds", name) == 0
     slow = REGISTRY.get_sample_value(
-        "controller_runtime_reconcile_time_seconds_bucket", {"controller": name, "le": "0.025"}
+        "controller_runtime_reconcile_time_seconds_bucket", {"controller": name, "le": "0.25"}
     )
-    assert slow is not None and slow == reconciles - 1, "only ns/slow took longer than 25 ms"
+    assert slow is not None and slow == reconciles - 1, "only ns/slow took longer than 250 ms"
 
 
 async def test_an_unnamed_queue_exports_nothing_until_run_names_it() -> None:
