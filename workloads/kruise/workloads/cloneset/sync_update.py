@@ -72,13 +72,12 @@ class Updater:
     ) -> UpdateOutcome:
         """Per-pod bookkeeping (grace periods, next batches, InPlaceUpdateReady, lifecycle)."""
         out = UpdateOutcome()
-
-        async def one(pod: KubeObject) -> None:
-            label_fix = template_hash_label_patch(pod)
-            if label_fix is not None:
-                await self._patch(pod, label_fix, out)
-                return
-            result = await self.writer.refresh(cs, pod, update_revision, now)
+        fixes = [(pod, fix) for pod in pods if (fix := template_hash_label_patch(pod)) is not None]
+        fixed = {id(pod) for pod, _ in fixes}
+        # pods are independent: their writes go out concurrently (bounded), each pod's in order
+        await bounded(self._patch(pod, fix, out) for pod, fix in fixes)
+        rest = (p for p in pods if id(p) not in fixed)
+        for pod, result in await self.writer.refresh_all(cs, rest, update_revision, now):
             out.modified = out.modified or result.modified
             if result.requeue_after is not None:
                 out.requeue(result.requeue_after)
@@ -86,9 +85,6 @@ class Updater:
                 out.errors.append(result.error)
             if result.in_place_completed:
                 observe_in_place_completed(pod, now)
-
-        # pods are independent: their writes go out concurrently (bounded), each pod's in order
-        await bounded(one(pod) for pod in pods)
         return out
 
     async def update(

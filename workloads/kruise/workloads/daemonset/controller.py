@@ -46,7 +46,7 @@ from kruise.workloads.daemonset.strategy import StrategyError, node_update_selec
 from kruise.workloads.daemonset.sync import Syncer
 from kruise.workloads.history import History
 from kruise.workloads.inplace import in_place_update_seconds
-from kruise.workloads.inplace.writer import PodWriter, bounded
+from kruise.workloads.inplace.writer import PodWriter
 from kruise.workloads.objects import KubeObject, is_being_deleted, labels, mapping, metadata, name, spec, uid
 from kruise.workloads.objects import namespace as namespace_of
 from kruise.workloads.requeue import soonest
@@ -222,19 +222,14 @@ class DaemonSetController:
     ) -> list[tuple[str | None, float | None]]:
         """Refresh every live pod (``refreshUpdateStates`` and lifecycle); observe finished
         in-place updates. Returns each pod's (error, requeue)."""
+        live = (p for p in pods if not is_being_deleted(p) and mapping(p.get("status")).get("phase"))
         results: list[tuple[str | None, float | None]] = []
-
-        async def one(pod: KubeObject) -> None:
-            result = await self.writer.refresh(ds, pod, hash_value, now)
+        for pod, result in await self.writer.refresh_all(ds, live, hash_value, now):
             if result.in_place_completed:
                 seconds = in_place_update_seconds(pod, now)
                 if seconds is not None:
                     DAEMONSET_IN_PLACE_UPDATE_DURATION.observe(seconds)
             results.append((result.error, result.requeue_after))
-
-        await bounded(
-            one(p) for p in pods if not is_being_deleted(p) and mapping(p.get("status")).get("phase")
-        )
         return results
 
     async def _write_status(self, ds: KubeObject, decided: Plan, *, observe_generation: bool) -> None:

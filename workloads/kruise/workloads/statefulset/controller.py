@@ -39,7 +39,7 @@ from kruise.core.runtime.spec import controller_ref, index_by_owner_uid
 from kruise.core.workqueue import Result
 from kruise.workloads.history import History
 from kruise.workloads.inplace import in_place_update_seconds
-from kruise.workloads.inplace.writer import PodWriter, RefreshResult, bounded
+from kruise.workloads.inplace.writer import PodWriter, RefreshResult
 from kruise.workloads.objects import KubeObject, is_being_deleted, mapping, metadata, name, namespace
 from kruise.workloads.objects import spec as spec_of
 from kruise.workloads.objects import status as status_of
@@ -262,19 +262,16 @@ class StatefulSetController:
         """Refresh every live pod (``refreshPodState``); observe finished in-place updates."""
         if is_being_deleted(sts):
             return []
+        live = (p for p in pods if not is_being_deleted(p) and mapping(p.get("status")).get("phase"))
         results: list[RefreshResult] = []
-
-        async def one(pod: KubeObject) -> None:
-            result = await self.writer.refresh(sts, pod, update_revision, now, normal_needs_node=False)
+        for pod, result in await self.writer.refresh_all(
+            sts, live, update_revision, now, normal_needs_node=False
+        ):
             if result.in_place_completed:
                 seconds = in_place_update_seconds(pod, now)
                 if seconds is not None:
                     STATEFULSET_IN_PLACE_UPDATE_DURATION.observe(seconds)
             results.append(result)
-
-        await bounded(
-            one(p) for p in pods if not is_being_deleted(p) and mapping(p.get("status")).get("phase")
-        )
         return results
 
     async def _write_status(
