@@ -60,7 +60,7 @@ class ManagerProcess:
             *self.extra_args,
         ]
 
-    def start(self, timeout: float = 30.0) -> None:
+    def start(self, timeout: float = 60.0) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child
         env = {
