@@ -32,16 +32,7 @@ async def test_v3_released_during_v2_restarts_from_step_one(kube: KubeClient, na
 
     await h.set_image(kube, namespace, h.V3)
 
-    async def restarted_with_v3() -> dict[str, object] | None:
-        got = await h.get_rollout(kube, namespace)
-        cs = h.canary_status(got)
-        if cs.get("canaryRevision") in (None, "", v2_rev):
-            return None
-        return got if (cs["currentStepIndex"], cs["currentStepState"]) == (1, "StepPaused") else None
-
-    from tests.support.wait import eventually
-
-    ro = await eventually(restarted_with_v3, timeout=60, interval=0.3, what="step 1 paused on v3")
+    ro = await h.wait_restarted(kube, namespace, v2_rev)
     cs = h.canary_status(ro)
     _, v3_rev = await h.revisions(kube, namespace)
     assert cs["canaryRevision"] == v3_rev == cs["podTemplateHash"]
