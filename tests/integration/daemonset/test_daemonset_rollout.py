@@ -11,10 +11,12 @@ as ``rollouts.kruise.io/v1beta1``:
   template changes to V3; the hold holds it again, the Rollout resets (the old BatchRelease
   removed, the canary status dropped) and starts over at step 1 on V3 (one node on V3, partition
   2), then releases V3 step by step to every node;
-- V1 -> V2 (1, 100%), but delete the Rollout at step 1: the deletion finalises the release as
-  upstream's ``RolloutDeleting`` (the BatchRelease's ``batchPartition`` cleared): partition
-  released, pause lifted, the control and in-progressing annotations removed, the BatchRelease and
-  then the Rollout's finalizer gone, and the DaemonSet updates every node to V2 by itself;
+- V1 -> V2 (1, 100%), but delete the Rollout at step 1 (with ``Foreground`` propagation, as
+  upstream's e2e: the garbage collector deletes the BatchRelease first): the deletion finalises the
+  release as upstream's ``RolloutDeleting``: partition released, pause lifted, the control and
+  in-progressing annotations, the stable-revision record and the workload-type label removed, the
+  BatchRelease and then the Rollout's finalizer gone, and the DaemonSet updates every node to V2
+  by itself (upstream's e2e writes partition 0 itself at this point; nothing needs to here);
 - rolled back mid-release (V2 -> V1 at step 1): the Rollout sees a rollback (the update revision is
   the stable one again) and finalises at once: every pod back on V1, the partition cleared.
 """
@@ -33,6 +35,7 @@ from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
 NONE: tuple[str | None, str | None] = (None, None)
+WORKLOAD_TYPE, STABLE_REVISION = "rollouts.kruise.io/workload-type", "rollouts.kruise.io/stable-revision"
 CONTROL_ANNOTATIONS = ("rollouts.kruise.io/in-progressing", "batchrelease.rollouts.kruise.io/control-info")
 
 
@@ -47,6 +50,7 @@ async def assert_succeeded(kube: KubeClient, namespace: str, names: list[str], i
     ds = await check_status(kube, namespace, f.NAME, len(names))
     assert f.rolling(ds).get("partition") in (None, 0) and not f.rolling(ds).get("paused")
     assert not set(CONTROL_ANNOTATIONS) & set(ds["metadata"].get("annotations") or {})
+    assert STABLE_REVISION not in (ds["metadata"].get("labels") or {})
 
     async def generation_observed() -> bool:
         ro = await h.get_rollout(kube, namespace)
@@ -108,7 +112,7 @@ async def test_daemonset_v1_to_v2_percentage_1_2_and_continuous_release_v3(
     ds = await f.assert_step(kube, namespace, ro, 1, updated=1)
     v3 = ds["status"]["daemonSetHash"]
     cs = h.canary_status(ro)
-    assert v3 not in (stable, v2)
+    assert v3 not in (stable, v2) and ds["metadata"]["labels"][STABLE_REVISION] == stable
     assert (cs["stableRevision"], cs["canaryRevision"], cs["nextStepIndex"]) == (stable, v3, 2)
     assert cs["observedRolloutID"] == (ids[1] or v3)
     assert h.condition(ro, "Progressing")["reason"] == "InRolling"
@@ -142,11 +146,13 @@ async def test_daemonset_v1_to_v2_1_100_but_delete_rollout_crd(
     await f.assert_step(kube, namespace, ro, 1, updated=1)
     assert await kube.get_or_none(BATCH_RELEASES, "web", namespace) is not None
 
-    await h.delete_rollout(kube, namespace)
+    await h.delete_rollout(kube, namespace, propagation="Foreground")
     assert await kube.get_or_none(BATCH_RELEASES, "web", namespace) is None
     ds = await f.get(kube, namespace)
     assert f.rolling(ds).get("partition") in (None, 0) and not f.rolling(ds).get("paused")
     assert not set(CONTROL_ANNOTATIONS) & set(ds["metadata"].get("annotations") or {})
+    # no Rollout references it: not labelled for the hold webhooks, no stable revision recorded
+    assert not {WORKLOAD_TYPE, STABLE_REVISION} & set(ds["metadata"].get("labels") or {})
     await wait_on_nodes(kube, namespace, f.NAME, names, selector=f.SELECTOR, image=f.V2, timeout=90)
     await check_status(kube, namespace, f.NAME, len(names))
 

@@ -284,9 +284,13 @@ async def wait_restarted(kube: KubeClient, namespace: str, previous: str, timeou
     )
 
 
-async def delete_rollout(kube: KubeClient, namespace: str, timeout: float = 60) -> None:
-    """Delete the Rollout and wait until it is gone (its finalizer removed once it finalised)."""
-    await kube.delete(ROLLOUTS, "web", namespace)
+async def delete_rollout(
+    kube: KubeClient, namespace: str, timeout: float = 60, propagation: str = "Background"
+) -> None:
+    """Delete the Rollout (``propagation``: ``Foreground`` has the garbage collector delete its
+    BatchRelease first, as upstream's e2e ``DeleteAllOf`` does) and wait until it is gone (its
+    finalizer removed once it finalised)."""
+    await kube.delete(ROLLOUTS, "web", namespace, propagation=propagation)
 
     async def gone() -> bool:
         return await kube.get_or_none(ROLLOUTS, "web", namespace) is None

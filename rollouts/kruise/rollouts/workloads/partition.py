@@ -32,10 +32,11 @@ partitionstyle/control_plane.go``) with one implementation per kind behind it, a
   (``noNeedUpdateReplicas`` left out of each batch's share; an ordered workload keeps them inside
   its partition); without it, wait for the Rollout to cancel;
 - **finalise** (``batchPartition`` unset): partition cleared, pause lifted, control annotation
-  removed; ``Completed`` at once (``Immediate``) or once every pod runs the new revision
-  (``WaitResume``). With ``KeepWorkloadPausedOnRolloutDeletion`` a release finalised without
-  ``WaitResume`` keeps its partition (only the pause is lifted), so a cancelled release leaves the
-  pods where they are.
+  removed, a recorded stable revision dropped
+  (:class:`~kruise.rollouts.workloads.port.RecordsStableRevision`); ``Completed`` at once
+  (``Immediate``) or once every pod runs the new revision (``WaitResume``). With
+  ``KeepWorkloadPausedOnRolloutDeletion`` a release finalised without ``WaitResume`` keeps its
+  partition (only the pause is lifted), so a cancelled release leaves the pods where they are.
 
 What else a partition kind gets for free (the hold, the info, the resume, its registry entry) is in
 :mod:`kruise.rollouts.workloads.partitionkind`.
@@ -66,7 +67,7 @@ from kruise.rollouts.workloads.podlabels import (
     labels_satisfied,
     no_need_update,
 )
-from kruise.rollouts.workloads.port import PartitionState, PartitionWorkload
+from kruise.rollouts.workloads.port import PartitionState, PartitionWorkload, RecordsStableRevision
 
 JSON = dict[str, Any]
 
@@ -248,6 +249,8 @@ def _finalise(
         patch_ = merged(w.partition_patch(None), w.unpause_patch())
     if BATCH_RELEASE_CONTROL_ANNOTATION in (meta(workload).get("annotations") or {}):
         patch_["metadata"] = {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: None}}
+    if isinstance(w, RecordsStableRevision):
+        patch_ = merged(patch_, w.stable_forget(workload))
     status["phase"] = RolloutPhase.FINALIZING
     state = w.state(workload, ())
     done = not patch_ and (
