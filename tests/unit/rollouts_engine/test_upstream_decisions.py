@@ -482,3 +482,26 @@ def test_batchrelease_stops_when_the_update_revision_changes_until_the_rollout_r
     cloneset["status"]["updateRevision"] = "web-v2"  # back to the release's own revision
     patch = decide_cloneset(br, cloneset).workload_patch or {}
     assert patch["spec"] == {"updateStrategy": {"partition": "50%"}}
+
+
+def test_batchrelease_records_the_update_revision_only_from_a_status_that_caught_up() -> None:
+    """A first round on a status behind its spec (isWorkloadUnstable) records no revision: the stale
+    one (v1, before the template change to v2) would read as a continuous release next round and,
+    since such a release waits for the Rollout's reset, stop it for good."""
+    br = {
+        "metadata": {"name": "web", "namespace": "shop", "uid": "b", "generation": 1},
+        "spec": {"releasePlan": {"batches": [{"canaryReplicas": "50%"}], "batchPartition": 0}},
+        "status": {"phase": "Progressing", "canaryStatus": {"currentBatch": 0}},
+    }
+    cloneset = {
+        "metadata": {"name": "web", "generation": 6, "annotations": {}},
+        "spec": {"replicas": 10, "updateStrategy": {"partition": "100%"}},
+        "status": {"observedGeneration": 5, "currentRevision": "web-v1", "updateRevision": "web-v1"},
+    }
+    d = decide_cloneset(br, cloneset)
+    assert (d.workload_patch, d.status["updateRevision"]) == (None, "")
+    br["status"] = d.status
+    cloneset["status"].update(observedGeneration=6, updateRevision="web-v2")
+    d = decide_cloneset(br, cloneset)
+    assert d.status["updateRevision"] == "v2"
+    assert (d.workload_patch or {})["spec"] == {"updateStrategy": {"partition": "50%"}}

@@ -23,7 +23,8 @@ partitionstyle/control_plane.go``) with one implementation per kind behind it, a
   ``updatedReplicas``/``updatedReadyReplicas``, ``noNeedUpdateReplicas``,
   ``observedReleasePlanHash``, ``observedRolloutID``, ``observedGeneration``, revisions and
   ``observedWorkloadReplicas``;
-- **a status behind its spec** (``isWorkloadUnstable``): touch nothing, look again;
+- **a status behind its spec** (``isWorkloadUnstable``): touch nothing, look again (its update
+  revision is recorded only once the status caught up);
 - **a new update revision** while progressing (a continuous release, ``isWorkloadRevisionChanged``:
   "workload revision was changed, then abort"): touch nothing until the Rollout resets the
   release (it deletes this BatchRelease and starts over on the new revision). Upstream records
@@ -129,7 +130,9 @@ def decide_partition(
     observed_revision = str(status.get("updateRevision") or "")
     observed_stable = str(status.get("stableRevision") or "")
     status["stableRevision"] = state.stable_revision
-    status["updateRevision"] = state.update_revision
+    # a status behind its spec may still name the previous revision: recorded once it caught up
+    # (else a stale first record would read as a continuous release and stop the release for good)
+    status["updateRevision"] = state.update_revision if state.consistent else observed_revision
     status["observedWorkloadReplicas"] = replicas
     canary: BatchCanaryStatusView = status.setdefault("canaryStatus", {"currentBatch": 0})
     canary.setdefault("currentBatch", 0)
