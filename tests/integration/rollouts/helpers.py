@@ -267,6 +267,37 @@ async def wait_completed(kube: KubeClient, namespace: str, timeout: float = 60) 
     return await eventually(probe, timeout=timeout, interval=0.3, what="Rollout completed")
 
 
+async def wait_restarted(kube: KubeClient, namespace: str, previous: str, timeout: float = 60) -> JSON:
+    """A continuous release started over (``handleContinuousRelease``): step 1 paused on a canary
+    revision other than ``previous`` (the one the reset release ran)."""
+
+    async def probe() -> JSON | None:
+        ro = await get_rollout(kube, namespace)
+        cs = canary_status(ro)
+        at = (cs.get("currentStepIndex"), cs.get("currentStepState"))
+        return (
+            ro if at == (1, "StepPaused") and cs.get("canaryRevision") not in (None, "", previous) else None
+        )
+
+    return await eventually(
+        probe, timeout=timeout, interval=0.3, what=f"step 1 paused on a revision after {previous}"
+    )
+
+
+async def delete_rollout(
+    kube: KubeClient, namespace: str, timeout: float = 60, propagation: str = "Background"
+) -> None:
+    """Delete the Rollout (``propagation``: ``Foreground`` has the garbage collector delete its
+    BatchRelease first, as upstream's e2e ``DeleteAllOf`` does) and wait until it is gone (its
+    finalizer removed once it finalised)."""
+    await kube.delete(ROLLOUTS, "web", namespace, propagation=propagation)
+
+    async def gone() -> bool:
+        return await kube.get_or_none(ROLLOUTS, "web", namespace) is None
+
+    await eventually(gone, timeout=timeout, interval=0.3, what="Rollout deleted")
+
+
 async def approve(kube: KubeClient, namespace: str) -> None:
     """What ``kubectl kruise rollout approve`` sends (merge patch on the status subresource)."""
     patch = {"status": {"canaryStatus": {"currentStepState": "StepReady"}}}

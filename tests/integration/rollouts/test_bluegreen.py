@@ -17,6 +17,7 @@ import pytest
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, INGRESSES, SERVICES
 from kruise.rollouts.resources import HPAS_V2, ROLLOUTS
+from tests.integration.rollouts.helpers import delete_rollout
 from tests.integration.rollouts.workload_support import (
     CLONESET_REF,
     DEPLOYMENT_REF,
@@ -216,12 +217,7 @@ async def test_bluegreen_delete_rollout_case(kube: KubeClient, namespace: str) -
     await wait_paused_at(kube, namespace, 1)
     await deployment_status(kube, namespace, updated=3, ready=8)
 
-    await kube.delete(ROLLOUTS, "web", namespace)
-
-    async def deleted() -> bool:
-        return await kube.get_or_none(ROLLOUTS, "web", namespace) is None
-
-    await eventually(deleted, timeout=40, what="Rollout deleted")
+    await delete_rollout(kube, namespace, timeout=40)
     await gone(kube, namespace)
     await wait_pods(kube, namespace, {V2: 5})
     d = await kube.get(DEPLOYMENTS, "web", namespace)

@@ -17,6 +17,7 @@ import pytest
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, INGRESSES, SERVICES
 from kruise.rollouts.resources import BATCH_RELEASES, ROLLOUTS
+from tests.integration.rollouts.helpers import delete_rollout
 from tests.integration.rollouts.workload_support import (
     CLONESET_REF,
     DEPLOYMENT_REF,
@@ -114,12 +115,7 @@ async def test_bluegreen_disable_rollout_case_for_cloneset(kube: KubeClient, nam
 async def test_bluegreen_delete_rollout_case_for_cloneset(kube: KubeClient, namespace: str) -> None:
     await cloneset_at_step_two(kube, namespace)
 
-    await kube.delete(ROLLOUTS, "web", namespace)
-
-    async def deleted() -> bool:
-        return await kube.get_or_none(ROLLOUTS, "web", namespace) is None
-
-    await eventually(deleted, timeout=40, what="Rollout deleted")
+    await delete_rollout(kube, namespace, timeout=40)
     await gone(kube, namespace)
     await wait_pods(kube, namespace, {V2: 5})
     cs = await kube.get(CLONESETS, "web", namespace)

@@ -13,10 +13,9 @@ import pytest
 
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, SERVICES
-from kruise.rollouts.resources import BATCH_RELEASES, ROLLOUTS
+from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.traffic.resources import INGRESSES
 from tests.integration.rollouts import helpers as h
-from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
 
@@ -29,12 +28,7 @@ async def test_deleting_the_rollout_mid_canary_restores_everything(kube: KubeCli
     await h.wait_paused_at(kube, namespace, 1)
     assert await kube.get_or_none(INGRESSES, "web-canary", namespace) is not None
 
-    await kube.delete(ROLLOUTS, "web", namespace)
-
-    async def gone() -> bool:
-        return await kube.get_or_none(ROLLOUTS, "web", namespace) is None
-
-    await eventually(gone, timeout=60, interval=0.3, what="Rollout deleted")
+    await h.delete_rollout(kube, namespace)
     await h.wait_settled(kube, namespace, 10)
     assert await h.pods_by_image(kube, namespace) == {h.V2: 10}
     cs = await kube.get(CLONESETS, "web", namespace)

@@ -17,7 +17,10 @@ BatchRelease round, info and resume of :mod:`kruise.rollouts.workloads.partition
   the update revision, ``WaitResume`` completes only then; resuming without a BatchRelease lifts
   the hold;
 - :func:`check_rollback_in_batches`: rolling back in batches releases each batch's share of the
-  pods that were not at the target already.
+  pods that were not at the target already;
+- :func:`check_continuous_release`: a new template mid-release is held and the old BatchRelease
+  moves no pod to it however many rounds pass before the Rollout resets it; the new release then
+  starts from its first batch.
 
 A kind's test module adds a :class:`PartitionCase` (the implementation, its resource and a
 simulator factory) and runs every check in :data:`CHECKS` on it (``test_partition_port.py``).
@@ -42,6 +45,7 @@ from kruise.rollouts.workloads.port import Observation, PartitionWorkload
 
 JSON = dict[str, Any]
 V1, V2 = "registry.example.com/web:1", "registry.example.com/web:2"
+V3 = "registry.example.com/web:3"
 
 
 def merge(target: JSON, patch: JSON) -> None:
@@ -342,10 +346,29 @@ def check_rollback_in_batches(case: PartitionCase) -> None:
         assert sim.at(V1) == want, f"rollback batch {index}: {sim.at(V1)} at v1, want {want}"
 
 
+def check_continuous_release(case: PartitionCase) -> None:
+    sim = case.simulate(10)
+    ro = rollout(case)
+    hold(case, sim, V2, ro)
+    br = batch_release(case, ["20%", "50%", "100%"], 1)
+    br = drive(case, sim, br)
+    assert (sim.at(V1), sim.at(V2)) == (5, 5)
+    hold(case, sim, V3, ro)  # v3 while v2 is at step 2: held, nothing moves
+    for _ in range(5):  # the Rollout's reset has not landed yet
+        d = decide_partition(case.workload, br, sim.obj, sim.pods)
+        assert d.workload_patch is None and not d.pod_patches, "the old release touches nothing"
+        br["status"] = d.status
+        sim.reconcile()
+    assert (sim.at(V1), sim.at(V2), sim.at(V3)) == (5, 5, 0)
+    br = drive(case, sim, batch_release(case, ["20%", "50%", "100%"], 0))  # the restarted release
+    assert sim.at(V3) == 2 and br["status"]["canaryStatus"]["currentBatch"] == 0
+
+
 CHECKS: list[Callable[[PartitionCase], None]] = [
     check_hold,
     check_share,
     check_rollback,
     check_restore,
     check_rollback_in_batches,
+    check_continuous_release,
 ]

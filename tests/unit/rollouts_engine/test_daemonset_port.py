@@ -15,8 +15,13 @@ from typing import Any
 import pytest
 
 from kruise.core.kube.resources import DAEMONSETS
-from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION, STABLE_REVISION_LABEL
+from kruise.rollouts.release.constants import (
+    BATCH_RELEASE_CONTROL_ANNOTATION,
+    IN_PROGRESSING_ANNOTATION,
+    STABLE_REVISION_LABEL,
+)
 from kruise.rollouts.workloads import daemonset
+from kruise.rollouts.workloads.partition import decide_partition
 from kruise.rollouts.workloads.partitionkind import partition_info
 from kruise.rollouts.workloads.port import Observation
 from kruise.rollouts.workloads.registry import kind_for, release_style
@@ -135,3 +140,58 @@ def test_the_registry_serves_advanced_daemonsets_in_partition_style_only() -> No
     assert kind.style_for("BlueGreen") is None
     br = {"spec": {"workloadRef": rollout()["spec"]["workloadRef"], "releasePlan": {}}}
     assert release_style(br) is not None
+
+
+def finalising(workload: JSON) -> tuple[JSON | None, str]:
+    """One finalising round (``batchPartition`` unset, ``WaitResume``): the patch and the phase."""
+    br = {
+        "metadata": {"name": "rollouts-demo", "namespace": "kube-system", "uid": "br-uid", "generation": 3},
+        "spec": {"releasePlan": {"batches": [{"canaryReplicas": 1}], "finalizingPolicy": "WaitResume"}},
+        "status": {"phase": "Progressing"},
+    }
+    d = decide_partition(daemonset.PARTITION, br, workload)
+    return d.workload_patch, str(d.status["phase"])
+
+
+def released(*, in_progress: bool, recorded: bool, partition: int | None) -> JSON:
+    """Every node on the new revision; the hold's marks as given."""
+    workload = ads("fluentd:v2", daemonSetHash="77aa88bb9")
+    if partition is not None:
+        workload["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = partition
+    if in_progress:
+        workload["metadata"]["annotations"] = {IN_PROGRESSING_ANNOTATION: '{"rolloutName":"rollouts-demo"}'}
+    if recorded:
+        workload["metadata"]["labels"] = {STABLE_REVISION_LABEL: "6c9f7b8d4"}
+    return workload
+
+
+def test_finalising_keeps_the_stable_revision_while_the_release_is_in_progress() -> None:
+    patch, phase = finalising(released(in_progress=True, recorded=True, partition=3))
+    assert patch == {"spec": {"updateStrategy": {"rollingUpdate": {"partition": None, "paused": False}}}}
+    assert phase == "Finalizing"
+
+
+def test_finalising_drops_the_stable_revision_once_the_release_is_over() -> None:
+    patch, phase = finalising(released(in_progress=False, recorded=True, partition=None))
+    assert patch == {"metadata": {"labels": {STABLE_REVISION_LABEL: None}}}
+    assert phase == "Finalizing", "completed only once nothing is left to write"
+    assert (
+        daemonset.PARTITION.stable_forget(released(in_progress=False, recorded=False, partition=None)) is None
+    )
+    assert finalising(released(in_progress=False, recorded=False, partition=None)) == (None, "Completed")
+
+
+def test_without_a_batch_release_the_rollout_hands_everything_back() -> None:
+    """A Rollout finalising after its BatchRelease is gone (the garbage collector deleted it first
+    under Foreground propagation) hands the DaemonSet back itself: what the BatchRelease's
+    finalisation would have written, the stable record once ``in-progressing`` is gone."""
+    workload = released(in_progress=True, recorded=True, partition=2)
+    workload["metadata"]["annotations"][BATCH_RELEASE_CONTROL_ANNOTATION] = '{"kind":"BatchRelease"}'
+    assert daemonset.DAEMONSET.resume(workload) == {
+        "metadata": {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: None}},
+        "spec": {"updateStrategy": {"rollingUpdate": {"partition": None, "paused": False}}},
+    }
+    assert daemonset.DAEMONSET.resume(released(in_progress=False, recorded=True, partition=None)) == {
+        "metadata": {"labels": {STABLE_REVISION_LABEL: None}}
+    }
+    assert daemonset.DAEMONSET.resume(released(in_progress=False, recorded=False, partition=0)) is None

@@ -461,8 +461,10 @@ def test_batch_release_carries_the_rollout_id() -> None:
 
 
 # ----------------------------------------------------------------------------------- BatchRelease
-def test_batchrelease_stops_a_round_when_the_update_revision_changes() -> None:
-    """isWorkloadRevisionChanged: v3 arrived under a v2 BatchRelease; the partition is not moved."""
+def test_batchrelease_stops_when_the_update_revision_changes_until_the_rollout_resets() -> None:
+    """isWorkloadRevisionChanged: v3 arrived under a v2 BatchRelease; the partition is not moved,
+    in that round nor in the next ones (upstream's next round would release the v2 batch's share
+    as v3 if the Rollout's reset had not deleted it yet), until the release is v2's again."""
     br = {
         "metadata": {"name": "web", "namespace": "shop", "uid": "b", "generation": 2},
         "spec": {"releasePlan": {"batches": [{"canaryReplicas": "50%"}], "batchPartition": 0}},
@@ -473,9 +475,33 @@ def test_batchrelease_stops_a_round_when_the_update_revision_changes() -> None:
         "spec": {"replicas": 10, "updateStrategy": {"partition": "100%"}},
         "status": {"observedGeneration": 5, "currentRevision": "web-v1", "updateRevision": "web-v3"},
     }
-    d = decide_cloneset(br, cloneset)
-    assert d.workload_patch is None
-    assert d.status["updateRevision"] == "v3"
-    br["status"] = d.status
+    for _ in range(3):
+        d = decide_cloneset(br, cloneset)
+        assert (d.workload_patch, d.status["updateRevision"]) == (None, "v2")
+        br["status"] = d.status
+    cloneset["status"]["updateRevision"] = "web-v2"  # back to the release's own revision
     patch = decide_cloneset(br, cloneset).workload_patch or {}
     assert patch["spec"] == {"updateStrategy": {"partition": "50%"}}
+
+
+def test_batchrelease_records_the_update_revision_only_from_a_status_that_caught_up() -> None:
+    """A first round on a status behind its spec (isWorkloadUnstable) records no revision: the stale
+    one (v1, before the template change to v2) would read as a continuous release next round and,
+    since such a release waits for the Rollout's reset, stop it for good."""
+    br = {
+        "metadata": {"name": "web", "namespace": "shop", "uid": "b", "generation": 1},
+        "spec": {"releasePlan": {"batches": [{"canaryReplicas": "50%"}], "batchPartition": 0}},
+        "status": {"phase": "Progressing", "canaryStatus": {"currentBatch": 0}},
+    }
+    cloneset = {
+        "metadata": {"name": "web", "generation": 6, "annotations": {}},
+        "spec": {"replicas": 10, "updateStrategy": {"partition": "100%"}},
+        "status": {"observedGeneration": 5, "currentRevision": "web-v1", "updateRevision": "web-v1"},
+    }
+    d = decide_cloneset(br, cloneset)
+    assert (d.workload_patch, d.status["updateRevision"]) == (None, "")
+    br["status"] = d.status
+    cloneset["status"].update(observedGeneration=6, updateRevision="web-v2")
+    d = decide_cloneset(br, cloneset)
+    assert d.status["updateRevision"] == "v2"
+    assert (d.workload_patch or {})["spec"] == {"updateStrategy": {"partition": "50%"}}

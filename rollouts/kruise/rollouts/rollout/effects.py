@@ -162,7 +162,10 @@ class Effects:
         if found is None or patch is None:
             return False
         meta = found.workload["metadata"]
-        body = {**patch, "metadata": {"resourceVersion": meta["resourceVersion"]}}
+        body = {
+            **patch,
+            "metadata": {**(patch.get("metadata") or {}), "resourceVersion": meta["resourceVersion"]},
+        }
         resource = found.kind.resource
         await self.kube.patch(resource, meta["name"], body, meta["namespace"], patch_type="merge")
         return True

@@ -25,6 +25,9 @@ Two deliberate differences, both where upstream's Advanced DaemonSet support is 
   ``rollouts.kruise.io/stable-revision`` (as the partition-style Deployment does) when a release
   starts; while a release is in progress that label is the stable revision, so a template reverted
   mid-release (update revision == stable, not every pod updated) is a rollback, as for CloneSets.
+  A continuous release keeps it (the release it restarts is still from that stable revision); the
+  BatchRelease's finalisation drops it once ``in-progressing`` is gone (success, rollback, disabled
+  or deleted Rollout), as the Deployment's drops its own.
 
 The hold is served at ``/mutate-rollouts-kruise-io-workload-daemonset`` as
 ``mdaemonset-rollout.kruise.io`` (upstream's workload webhook path for ``apps.kruise.io`` kinds is
@@ -125,6 +128,17 @@ class DaemonSetPartition:
         """The stable revision label: the revision ``old`` runs (its ``status.daemonSetHash``)."""
         stable = str((old.get("status") or {}).get("daemonSetHash") or "")
         return {"metadata": {"labels": {STABLE_REVISION_LABEL: stable}}} if stable else None
+
+    def stable_forget(self, workload: Mapping[str, Any]) -> JSON | None:
+        """Drop the label once the release is over (``in-progressing`` gone: the Rollout removes it
+        first in every finalising round), as the partition-style Deployment's finalisation drops
+        its own; while in progress it is still the stable revision and stays."""
+        recorded = STABLE_REVISION_LABEL in (meta(workload).get("labels") or {})
+        return (
+            {"metadata": {"labels": {STABLE_REVISION_LABEL: None}}}
+            if recorded and not _in_progress(workload)
+            else None
+        )
 
 
 PARTITION = DaemonSetPartition()

@@ -1,6 +1,6 @@
 """What a partition kind gets for free beside the BatchRelease control (pure): the hold of the
 workload webhook (:func:`partition_hold`), the Rollout engine's info (:func:`partition_info`), the
-resume without a BatchRelease (:func:`partition_resume`), its release style
+hand-back without a BatchRelease (:func:`partition_resume`), its release style
 (:class:`PartitionRelease`) and its registry entry (:func:`partition_kind`). A kind supplies only
 its :class:`~kruise.rollouts.workloads.port.PartitionWorkload`.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from kruise.core.kube.resources import Resource
 from kruise.rollouts.api.common import RollingStyle
-from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION
+from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, IN_PROGRESSING_ANNOTATION
 from kruise.rollouts.release.objects import meta
 from kruise.rollouts.release.rolloutid import workload_rollout_id
 from kruise.rollouts.workloads.hold import rollout_for, traffic_routed
@@ -128,10 +128,19 @@ def partition_info(w: PartitionWorkload, resource: Resource, obs: Observation) -
 
 
 def partition_resume(w: PartitionWorkload, workload: Mapping[str, Any]) -> JSON | None:
-    """Lift the hold when no BatchRelease is left to do it: partition cleared, pause lifted."""
-    if w.partition(workload) in (None, 0, "0%") and not w.paused(workload):
-        return None
-    return merged(w.partition_patch(None), w.unpause_patch())
+    """Hand the workload back when no BatchRelease is left to do it (a Rollout finalising after
+    its BatchRelease went first, e.g. deleted by the garbage collector under ``Foreground``
+    propagation): partition cleared, pause lifted, the control annotation removed and a recorded
+    stable revision dropped (:class:`~kruise.rollouts.workloads.port.RecordsStableRevision`), as
+    the BatchRelease's own finalisation would. None: nothing left to write."""
+    held = w.partition(workload) not in (None, 0, "0%") or w.paused(workload)
+    controlled = BATCH_RELEASE_CONTROL_ANNOTATION in (meta(workload).get("annotations") or {})
+    patch_ = merged(
+        merged(w.partition_patch(None), w.unpause_patch()) if held else None,
+        {"metadata": {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: None}}} if controlled else None,
+        w.stable_forget(workload) if isinstance(w, RecordsStableRevision) else None,
+    )
+    return patch_ or None
 
 
 @dataclass(frozen=True)

@@ -186,9 +186,13 @@ class RecordsStableRevision(Protocol):
     """A :class:`PartitionWorkload` whose status names no stable revision (an Advanced DaemonSet):
     :meth:`stable_record` is the merge patch the hold adds when a release starts, recording the
     revision ``old`` (the object being replaced) runs, so :meth:`PartitionWorkload.state` can read
-    it back while the release is in progress (None: nothing to record)."""
+    it back while the release is in progress (None: nothing to record); :meth:`stable_forget` is
+    the merge patch that drops the record from a ``workload`` no longer in a release, which the
+    BatchRelease's finalisation writes with the rest of the hand-back (None: nothing to drop)."""
 
     def stable_record(self, old: Mapping[str, Any]) -> JSON | None: ...
+
+    def stable_forget(self, workload: Mapping[str, Any]) -> JSON | None: ...
 
 
 Indexer = Callable[[JSON], Iterable[str]]
