@@ -4,6 +4,11 @@ Every replica serves admission webhooks and health/metrics endpoints; only the
 leader (a coordination.k8s.io Lease, as kruise-manager's ``--enable-leader-election``)
 runs the controllers. A leader that loses its lease exits, so that two replicas
 never act at once.
+
+The webhook server runs on its own event loop thread (:class:`~kruise.core.loopthread.LoopThread`)
+with its own API client, reading the informers' stores (thread-safe reads), so an admission
+request never queues behind the watch events and reconciles of the main loop (issue 16: a pod
+CREATE through ``/mutate-pod`` waited ~90 ms there during a burst, for 2.6 ms of handling).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import SIDECARSETS
 from kruise.core.leader import LeaderElectionConfig, LeaderElector
+from kruise.core.loopthread import LoopThread, LoopThreadError
 from kruise.core.metrics import LEADER_ELECTION_STATUS
 from kruise.core.runtime import Runtime
 from kruise.core.webhook import WebhookServer
@@ -97,6 +103,8 @@ class Manager:
         )
         runners: list[web.AppRunner] = []
         webhook = None
+        webhook_thread = LoopThread("kruise-webhooks")
+        webhook_kube = KubeClient(self.kube.config)  # used on (and closed by) the webhooks' loop only
         collectors = self.metric_sources.collectors()
         metrics.register(collectors)
         elector = self._elector()
@@ -113,8 +121,9 @@ class Manager:
             webhook = WebhookServer(
                 host=opts.webhook_host, port=opts.webhook_port, cert_file=cert, key_file=key
             )
-            register_webhooks(webhook, self.kube, opts, cache)
-            await webhook.start()
+            register_webhooks(webhook, webhook_kube, opts, cache)
+            webhook_thread.start()
+            await webhook_thread.call(webhook.start())
             if opts.manage_webhook_configurations:
                 await self._register_configurations(ca, webhook_specs(opts, cache.list(SIDECARSETS)))
             runners.append(await self._serve_probes())
@@ -123,8 +132,7 @@ class Manager:
         finally:
             for runner in runners:
                 await runner.cleanup()
-            if webhook is not None:
-                await webhook.stop()
+            await _stop_webhooks(webhook_thread, webhook, webhook_kube)
             metrics.unregister(collectors)
             await runtime.stop()
             await writer.close()
@@ -239,6 +247,15 @@ class Manager:
         app = web.Application()
         app.router.add_get("/metrics", metrics.metrics_handler(self.metric_sources))
         return await _start(app, self.options.metrics_addr)
+
+
+async def _stop_webhooks(thread: LoopThread, server: WebhookServer | None, kube: KubeClient) -> None:
+    """Stop serving (in-flight reviews are answered first), close the webhooks' client, end the thread."""
+    with contextlib.suppress(LoopThreadError):
+        if server is not None:
+            await thread.call(server.stop())
+        await thread.call(kube.close())
+    await thread.stop()
 
 
 async def _start(app: web.Application, addr: str) -> web.AppRunner:
