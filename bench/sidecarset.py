@@ -4,7 +4,7 @@ Not a test. Runs on the embedded control plane with a manager and prints tables 
 
 1. Pod CREATE latency (client round trip, p50/p99, from a burst that interleaves the scenarios
    pod by pod, so the shared machine's load hits them alike) and throughput (pods/s of a burst
-   of one scenario alone), with 50 parallel creators:
+   of one scenario alone), with 50 parallel creators (``--creators``):
 
    - (a) no pod webhook: a namespace labelled ``control-plane: openkruise``, which the webhook's
      namespace selector leaves out, as upstream's;
@@ -65,6 +65,7 @@ from kruise.rollouts.manager.process import ManagerProcess
 console = Console(width=160)  # tables whole when the output is a file
 JSON = dict[str, Any]
 CREATORS = 50
+"""Parallel pod creators (``--creators``; 1 shows a call's own cost without the burst's queueing)."""
 SCENARIOS = ("a", "b", "b'", "c", "d", "f")
 TITLES = {
     "a": "(a) no pod webhook",
@@ -355,6 +356,8 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--upgrade-pods", type=int, default=1000, help="pods upgraded (0 to skip)")
     parser.add_argument("--inplace-restart-ms", type=int, default=2000)
+    parser.add_argument("--creators", type=int, default=CREATORS, help="parallel pod creators")
     parser.add_argument("--workdir", help="keep the clusters' and managers' files under this directory")
     args = parser.parse_args()
+    CREATORS = args.creators
     asyncio.run(main(args.pods, args.rounds, args.upgrade_pods, args.inplace_restart_ms, args.workdir))
