@@ -20,6 +20,7 @@ import logging
 import os
 import signal
 import socket
+import sys
 import uuid
 from pathlib import Path
 
@@ -50,6 +51,13 @@ from kruise.rollouts.rollout.rollout_webhooks import CONVERT_PATH
 from kruise.workloads.sidecarset.webhooks import webhook_reads
 
 log = logging.getLogger("kruise.manager")
+
+GIL_SWITCH_INTERVAL = 0.0005
+"""Seconds a thread waiting for the GIL waits before the running one is asked to drop it
+(CPython's default is 0.005). Each step of an admission review on the webhooks' thread (wake on
+the socket, read, handle, write) waits for the GIL while the main loop works through watch
+events; at 5 ms a step, sequential pod creations measured ~16 ms between the API server and the
+handler against ~3 ms for a webhook process of its own (issue 16)."""
 
 
 def ensure_webhook_certs(directory: Path, service: str, namespace: str) -> tuple[Path, Path, bytes]:
@@ -122,6 +130,7 @@ class Manager:
                 host=opts.webhook_host, port=opts.webhook_port, cert_file=cert, key_file=key
             )
             register_webhooks(webhook, webhook_kube, opts, cache)
+            sys.setswitchinterval(GIL_SWITCH_INTERVAL)
             webhook_thread.start()
             await webhook_thread.call(webhook.start())
             if opts.manage_webhook_configurations:
