@@ -4,7 +4,7 @@ Not a test. Runs on the embedded control plane with a manager and prints tables 
 
 1. Pod CREATE latency (client round trip, p50/p99, from a burst that interleaves the scenarios
    pod by pod, so the shared machine's load hits them alike) and throughput (pods/s of a burst
-   of one scenario alone), with 50 parallel creators:
+   of one scenario alone), with 50 parallel creators (``--creators``):
 
    - (a) no pod webhook: a namespace labelled ``control-plane: openkruise``, which the webhook's
      namespace selector leaves out, as upstream's;
@@ -14,7 +14,13 @@ Not a test. Runs on the embedded control plane with a manager and prints tables 
      nothing makes the API server send the pods (CEL cannot read namespace labels), and the
      handler finds nothing to inject (upstream's (b): every pod reaches its webhook);
    - (c) one matching SidecarSet;
-   - (d) 100 SidecarSets, 10 of them matching.
+   - (d) 100 SidecarSets, 10 of them matching;
+   - (f) the floor: a trivial always-allow webhook (``bench/allow_webhook.py``, a process of its
+     own on the same TLS stack, no informers) called for every pod of its namespace.
+
+   After the latency bursts, a breakdown of the pod webhook's calls: the API server's mean
+   call duration (``apiserver_admission_webhook_admission_duration_seconds``) against the
+   manager's mean handling time (``controller_runtime_webhook_latency_seconds``).
 
    Pods are bound to a node that does not exist, so no scheduler or KWOK work competes.
 2. Upgrade of N pods (a Deployment) by a SidecarSet image change, ``maxUnavailable: 10%``, until
@@ -39,9 +45,18 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from webhookprobe import (
+    FLOOR_WEBHOOK,
+    Probes,
+    Sums,
+    breakdown,
+    floor_webhook,
+    spent,
+    start_floor_webhook,
+)  # bench/webhookprobe.py
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import DEPLOYMENTS, NAMESPACES, PODS, SIDECARSETS
+from kruise.core.kube.resources import DEPLOYMENTS, MUTATING_WEBHOOKS, NAMESPACES, PODS, SIDECARSETS
 from kruise.core.localcluster import LocalCluster
 from kruise.core.localcluster.stages import StageDelays
 from kruise.rollouts.crds import write_crds
@@ -50,13 +65,15 @@ from kruise.rollouts.manager.process import ManagerProcess
 console = Console(width=160)  # tables whole when the output is a file
 JSON = dict[str, Any]
 CREATORS = 50
-SCENARIOS = ("a", "b", "b'", "c", "d")
+"""Parallel pod creators (``--creators``; 1 shows a call's own cost without the burst's queueing)."""
+SCENARIOS = ("a", "b", "b'", "c", "d", "f")
 TITLES = {
     "a": "(a) no pod webhook",
     "b": "(b) webhook, no SidecarSet",
     "b'": "(b') webhook called, none injects",
     "c": "(c) one matching SidecarSet",
     "d": "(d) 100 SidecarSets, 10 matching",
+    "f": "(f) floor: trivial allow webhook",
 }
 
 
@@ -138,16 +155,33 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
 
 
-async def create_latency(kube: KubeClient, n: int, rounds: int) -> dict[str, tuple[list[float], float, int]]:
-    """Scenario -> (latencies, summed wall seconds, pods)."""
+async def create_latency(
+    kube: KubeClient, n: int, rounds: int, probes: Probes
+) -> dict[str, tuple[list[float], float, int]]:
+    """Scenario -> (latencies, summed wall seconds, pods); prints :func:`breakdown`."""
     ns = {
         "a": await namespace(kube, "bench-a", {"control-plane": "openkruise"}),
         "b": await namespace(kube, "bench-b"),
         "b'": await namespace(kube, "bench-b2"),
         "c": await namespace(kube, "bench-c"),
         "d": await namespace(kube, "bench-d"),
+        "f": await namespace(kube, "bench-f"),
     }
-    apps = {"a": "plain", "b": "plain", "b'": "nowhere", "c": "one", "d": "ten"}
+    apps = {"a": "plain", "b": "plain", "b'": "nowhere", "c": "one", "d": "ten", "f": "plain"}
+    certs = probes.manager.workdir / "certs"
+    floor, port = start_floor_webhook(certs)
+    try:
+        await kube.create(MUTATING_WEBHOOKS, floor_webhook(ns["f"], port, (certs / "ca.crt").read_bytes()))
+        return await _create_latency(kube, n, rounds, probes, ns, apps)
+    finally:
+        await kube.delete(MUTATING_WEBHOOKS, FLOOR_WEBHOOK, missing_ok=True)
+        floor.terminate()
+        floor.wait(10)
+
+
+async def _create_latency(
+    kube: KubeClient, n: int, rounds: int, probes: Probes, ns: dict[str, str], apps: dict[str, str]
+) -> dict[str, tuple[list[float], float, int]]:
     await kube.create(
         SIDECARSETS,
         sidecarset(
@@ -167,10 +201,13 @@ async def create_latency(kube: KubeClient, n: int, rounds: int) -> dict[str, tup
     results: dict[str, tuple[list[float], float, int]] = {s: ([], 0.0, 0) for s in SCENARIOS}
     for scenario in SCENARIOS:  # warm-up: connections, first webhook calls
         await burst(kube, [(scenario, ns[scenario], apps[scenario], f"warm-{i}") for i in range(CREATORS)])
+    calls: Sums = {}
     for r in range(rounds):
         # latency: the scenarios interleaved pod by pod, so the machine's load hits them alike
         mixed = [(sc, ns[sc], apps[sc], f"m{r}-{i}") for i in range(n) for sc in SCENARIOS]
+        before = probes.sums()
         latencies, _ = await burst(kube, mixed)
+        spent(before, probes.sums(), calls)
         # throughput: each scenario alone
         for scenario in SCENARIOS:
             jobs = [(scenario, ns[scenario], apps[scenario], f"t{r}-{i}") for i in range(n)]
@@ -181,6 +218,7 @@ async def create_latency(kube: KubeClient, n: int, rounds: int) -> dict[str, tup
                 f"round {r} {scenario}: p50 {percentile(latencies[scenario], 0.5) * 1000:.1f} ms, "
                 f"p99 {percentile(latencies[scenario], 0.99) * 1000:.1f} ms, {n / wall:.0f} pods/s"
             )
+    console.print(breakdown(calls))
     for name in ns.values():
         await kube.delete(NAMESPACES, name, missing_ok=True)
     for item in (await kube.list(SIDECARSETS))["items"]:
@@ -230,7 +268,7 @@ async def upgrade(kube: KubeClient, n: int) -> float:
 
 
 async def run_phase(
-    delays: StageDelays, work: Callable[[KubeClient], Awaitable[None]], workdir: Path
+    delays: StageDelays, work: Callable[[KubeClient, Probes], Awaitable[None]], workdir: Path
 ) -> None:
     cluster = LocalCluster(workdir / "cluster", nodes=3, delays=delays, attached=True)
     crd_dir = workdir / "crds"
@@ -242,7 +280,7 @@ async def run_phase(
     manager.start()
     kube = await KubeClient.from_kubeconfig(state.kubeconfig, qps=2000, burst=4000)
     try:
-        await work(kube)
+        await work(kube, Probes(cluster, manager))
     finally:
         await kube.close()
         manager.stop()
@@ -282,14 +320,14 @@ async def main(pods: int, rounds: int, upgrade_pods: int, restart_ms: int, workd
     try:
         if pods:
 
-            async def latency_work(kube: KubeClient) -> None:
-                results.update(await create_latency(kube, pods, rounds))
+            async def latency_work(kube: KubeClient, probes: Probes) -> None:
+                results.update(await create_latency(kube, pods, rounds, probes))
 
             await run_phase(StageDelays(), latency_work, tmp / "latency")
             console.print(f"load average after the latency phase: {os.getloadavg()}")
         if upgrade_pods:
 
-            async def upgrade_work(kube: KubeClient) -> None:
+            async def upgrade_work(kube: KubeClient, _: Probes) -> None:
                 elapsed = await upgrade(kube, upgrade_pods)
                 batches = math.ceil(upgrade_pods / math.ceil(upgrade_pods * 0.1))
                 upgrade_rows.append((upgrade_pods, elapsed, batches * restart_ms / 1000))
@@ -318,6 +356,8 @@ if __name__ == "__main__":
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--upgrade-pods", type=int, default=1000, help="pods upgraded (0 to skip)")
     parser.add_argument("--inplace-restart-ms", type=int, default=2000)
+    parser.add_argument("--creators", type=int, default=CREATORS, help="parallel pod creators")
     parser.add_argument("--workdir", help="keep the clusters' and managers' files under this directory")
     args = parser.parse_args()
+    CREATORS = args.creators
     asyncio.run(main(args.pods, args.rounds, args.upgrade_pods, args.inplace_restart_ms, args.workdir))

@@ -59,3 +59,14 @@ def test_a_number_of_another_type_is_replaced() -> None:
 
 def test_pointer_tokens_escape_tilde_before_slash() -> None:
     assert pointer_token("~/") == "~0~1"
+
+
+def test_arrays_keep_types_apart_and_compare_beyond_64_bit_ints() -> None:
+    assert json_patch({"a": [False]}, {"a": [0]}) == [{"op": "replace", "path": "/a", "value": [0]}]
+    assert json_patch({"a": [{"b": 1}]}, {"a": [{"b": 1.0}]}) == [
+        {"op": "replace", "path": "/a", "value": [{"b": 1.0}]}
+    ]
+    assert json_patch({"a": [2**70, {"b": True}]}, {"a": [2**70, {"b": True}]}) == []
+    assert json_patch({"a": [2**70]}, {"a": [2**70 + 1]}) == [
+        {"op": "replace", "path": "/a", "value": [2**70 + 1]}
+    ]

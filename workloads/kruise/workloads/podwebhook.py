@@ -23,11 +23,11 @@ feature could change. Gate ``PodWebhook`` (default on) removes both webhooks.
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from kruise.core.jsoncopy import json_copy
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
 from kruise.core.webhook.configuration import (
     NAMESPACE_NAME_LABEL,
@@ -101,7 +101,7 @@ class PodWebhook:
             return AdmissionResponse.allow()
         if not is_active(req.object):
             return AdmissionResponse.allow()
-        pod = copy.deepcopy(req.object)
+        pod = json_copy(req.object)
         meta = pod.setdefault("metadata", {})
         if not meta.get("namespace") and req.namespace:
             meta["namespace"] = req.namespace  # upstream: obj.Namespace = req.Namespace

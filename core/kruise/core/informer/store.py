@@ -14,10 +14,18 @@ events without yielding and the rules here are unit-tested on their own.
   watch was down, and skips objects whose ``resourceVersion`` did not change.
 
 Stored objects are shared with every reader: nobody mutates them.
+
+**Threads.** One event loop writes; readers may sit on other threads (the admission webhooks run
+on their own loop, :mod:`kruise.core.loopthread`). A lock makes each write (an upsert, a removal,
+a whole relist) and each read atomic, so a reader on another thread sees the store as it was
+between two watch events or relists, never half an update, whatever the interpreter's GIL does.
+It is held only for dict operations and the indexers (which must not read the store), never
+across an ``await`` or a handler.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -59,9 +67,10 @@ def resource_version(obj: Mapping[str, Any]) -> str | None:
 
 
 class Store:
-    """Objects by key with named indices. Not thread-safe: one event loop owns it."""
+    """Objects by key with named indices. One event loop writes; any thread may read."""
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
         self._items: dict[str, JSON] = {}
         self._indexers: dict[str, Indexer] = {}
         # index name -> value -> key -> object
@@ -73,23 +82,25 @@ class Store:
     def add_indexer(self, name: str, indexer: Indexer) -> None:
         """Add the index ``name`` (filing what is already stored). Adding the same function
         under the same name again is a no-op; another function under a taken name is an error."""
-        existing = self._indexers.get(name)
-        if existing is not None:
-            if existing is not indexer:
-                raise ValueError(f"index {name!r} is already defined by another function")
-            return
-        self._indexers[name] = indexer
-        self._indices[name] = {}
-        self._filed[name] = {}
-        for key, obj in self._items.items():
-            self._file(name, key, obj)
+        with self._lock:
+            existing = self._indexers.get(name)
+            if existing is not None:
+                if existing is not indexer:
+                    raise ValueError(f"index {name!r} is already defined by another function")
+                return
+            self._indexers[name] = indexer
+            self._indices[name] = {}
+            self._filed[name] = {}
+            for key, obj in self._items.items():
+                self._file(name, key, obj)
 
     def has_index(self, name: str) -> bool:
         return name in self._indexers
 
     # ------------------------------------------------------------------ reads
     def get(self, key: str) -> JSON | None:
-        return self._items.get(key)
+        with self._lock:
+            return self._items.get(key)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -98,27 +109,59 @@ class Store:
         return key in self._items
 
     def keys(self) -> list[str]:
-        return list(self._items)
+        with self._lock:
+            return list(self._items)
 
     def values(self) -> list[JSON]:
-        return list(self._items.values())
+        with self._lock:
+            return list(self._items.values())
 
     def __iter__(self) -> Iterator[JSON]:
-        return iter(list(self._items.values()))
+        return iter(self.values())
 
     def by_index(self, name: str, value: str) -> list[JSON]:
         """The objects filed under ``value`` in index ``name`` (a fresh list). Raises
         ``KeyError`` for an index that was never added (a wiring mistake, not an empty answer)."""
-        return list(self._indices[name].get(value, {}).values())
+        with self._lock:
+            return list(self._indices[name].get(value, {}).values())
 
     def index_values(self, name: str) -> list[str]:
         """Every value with at least one object in index ``name``."""
-        return list(self._indices[name])
+        with self._lock:
+            return list(self._indices[name])
 
     # ------------------------------------------------------------------ writes
     def upsert(self, obj: JSON) -> Delta | None:
         """Store ``obj``; the delta, or ``None`` when the stored copy has the same
         resourceVersion (a replayed event)."""
+        with self._lock:
+            return self._upsert(obj)
+
+    def remove(self, obj: JSON) -> Delta | None:
+        """Remove the object with ``obj``'s key (``obj`` is the deleted object as the watch
+        reports it); ``None`` when nothing was stored under that key."""
+        with self._lock:
+            return self._remove(obj)
+
+    def replace(self, objects: Iterable[JSON]) -> list[Delta]:
+        """Make the store hold exactly ``objects`` (a fresh list); the deltas, deletions last."""
+        objects = list(objects)
+        with self._lock:
+            deltas: list[Delta] = []
+            seen: set[str] = set()
+            for obj in objects:
+                seen.add(object_key(obj))
+                delta = self._upsert(obj)
+                if delta is not None:
+                    deltas.append(delta)
+            for key in [k for k in self._items if k not in seen]:
+                delta = self._remove(self._items[key])  # gone while unwatched: its last known state
+                if delta is not None:
+                    deltas.append(delta)
+            return deltas
+
+    # ------------------------------------------------------------------ internals (lock held)
+    def _upsert(self, obj: JSON) -> Delta | None:
         key = object_key(obj)
         old = self._items.get(key)
         if old is not None:
@@ -131,9 +174,7 @@ class Store:
             self._file(name, key, obj)
         return Delta(EventType.ADDED if old is None else EventType.MODIFIED, obj, old)
 
-    def remove(self, obj: JSON) -> Delta | None:
-        """Remove the object with ``obj``'s key (``obj`` is the deleted object as the watch
-        reports it); ``None`` when nothing was stored under that key."""
+    def _remove(self, obj: JSON) -> Delta | None:
         key = object_key(obj)
         old = self._items.pop(key, None)
         if old is None:
@@ -142,22 +183,6 @@ class Store:
             self._unfile(name, key)
         return Delta(EventType.DELETED, obj, old)
 
-    def replace(self, objects: Iterable[JSON]) -> list[Delta]:
-        """Make the store hold exactly ``objects`` (a fresh list); the deltas, deletions last."""
-        deltas: list[Delta] = []
-        seen: set[str] = set()
-        for obj in objects:
-            seen.add(object_key(obj))
-            delta = self.upsert(obj)
-            if delta is not None:
-                deltas.append(delta)
-        for key in [k for k in self._items if k not in seen]:
-            delta = self.remove(self._items[key])  # gone while unwatched: its last known state
-            if delta is not None:
-                deltas.append(delta)
-        return deltas
-
-    # ------------------------------------------------------------------ internals
     def _file(self, name: str, key: str, obj: JSON) -> None:
         values = tuple(dict.fromkeys(self._indexers[name](obj)))
         if not values:

@@ -30,7 +30,9 @@ InformerFactory = Callable[[KubeClient, Resource], Informer]
 
 class CacheReader(Protocol):
     """What controllers read: objects of a kind by key, by a named index, or all of them.
-    The objects are shared with the informer: never mutate them."""
+    The objects are shared with the informer: never mutate them. Reads are safe from any thread
+    (the webhooks' loop thread reads the manager's informers; see
+    :class:`~kruise.core.informer.store.Store`)."""
 
     def get(self, resource: Resource, key: str) -> JSON | None: ...
 

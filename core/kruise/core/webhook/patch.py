@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 __all__ = ["json_patch", "pointer_token"]
 
 JSON = dict[str, Any]
@@ -47,11 +49,27 @@ def _diff(old: Any, new: Any, path: str, ops: list[JSON]) -> None:
 
 def _same(old: Any, new: Any) -> bool:
     """JSON equality: Python's ``==`` with types kept apart at every depth (``False == 0`` and
-    ``1 == 1.0`` are true in Python, but ``false`` is not ``0`` in a pod spec)."""
+    ``1 == 1.0`` are true in Python, but ``false`` is not ``0`` in a pod spec).
+
+    Arrays are compared as their orjson encodings (in C; the Python walk was a fifth of the pod
+    webhook's handling): types stay apart there too, and an object in an array whose keys come
+    in another order counts as changed, so the array is replaced whole (coarser, still correct).
+    """
     if type(old) is not type(new):
         return False
     if isinstance(old, list):
-        return len(old) == len(new) and all(_same(a, b) for a, b in zip(old, new, strict=True))
+        try:
+            return orjson.dumps(old) == orjson.dumps(new)
+        except TypeError:  # not encodable (an int beyond 64 bits): the walk below
+            return _walk_same(old, new)
+    return _walk_same(old, new)
+
+
+def _walk_same(old: Any, new: Any) -> bool:
+    if type(old) is not type(new):
+        return False
+    if isinstance(old, list):
+        return len(old) == len(new) and all(_walk_same(a, b) for a, b in zip(old, new, strict=True))
     if isinstance(old, dict):
-        return old.keys() == new.keys() and all(_same(v, new[k]) for k, v in old.items())
+        return old.keys() == new.keys() and all(_walk_same(v, new[k]) for k, v in old.items())
     return bool(old == new)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 JSON = dict[str, Any]
 
@@ -72,7 +73,7 @@ class AdmissionResponse:
             response["status"] = status
         if self.patch:
             response["patchType"] = "JSONPatch"
-            response["patch"] = base64.b64encode(json.dumps(self.patch).encode()).decode()
+            response["patch"] = base64.b64encode(orjson.dumps(self.patch)).decode()
         if self.warnings:
             response["warnings"] = list(self.warnings)
         return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kruise.core.jsoncopy import json_copy
 from kruise.workloads.objects import KubeObject, annotations_of, labels, mapping, metadata, sequence
 from kruise.workloads.sidecarset.hashing import is_native_sidecar
 from kruise.workloads.sidecarset.hotupgrade import hot_containers, is_hot_upgrade
@@ -173,7 +174,7 @@ def shared_mounts_and_envs(sidecar: Mapping[str, Any], pod: KubeObject) -> tuple
 
 def _prepared(sidecar: Mapping[str, Any], pod: KubeObject) -> JSON:
     """The sidecar container as injected: shared mounts, ``IS_INJECTED`` and transferred env."""
-    out = copy.deepcopy(dict(sidecar))
+    out = json_copy(dict(sidecar))
     mounts, sub_envs = shared_mounts_and_envs(sidecar, pod)
     envs = merge_by_key(transfer_envs(sidecar, pod), sub_envs, "name")
     out["volumeMounts"] = merge_by_key(list(sequence(out.get("volumeMounts"))), mounts, "mountPath")
@@ -278,7 +279,7 @@ def inject(pod: KubeObject, sidecarsets: Sequence[KubeObject], now: datetime) ->
     """
     if not sidecarsets:
         return None
-    out = copy.deepcopy(dict(pod))
+    out = json_copy(dict(pod))
     meta = out.setdefault("metadata", {})
     annotations = dict(mapping(meta.get("annotations")))
     for sidecarset in sidecarsets:
