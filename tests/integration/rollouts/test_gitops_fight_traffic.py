@@ -7,7 +7,8 @@ server-side apply as field manager ``argocd-controller`` (force, as Argo CD's se
 The Rollout shows condition ``Conflict`` (reason ``ReconciliationConflict``) naming the writer within
 10 s of the first revert, one Warning event ``TrafficFieldReverted``, and our writes to the route
 stay at most 6 in any minute; once the syncer stops our weights hold, the condition goes and the
-release completes.
+release completes. The same for a syncer applying ``canary-weight: "0"`` to the canary Ingress
+(``<ingress>-canary``, which the Rollout creates and keeps).
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from kruise.core.kube import KubeClient
+from kruise.core.kube import KubeClient, Resource
 from kruise.core.kube.resources import EVENTS
-from kruise.traffic.resources import HTTPROUTES
+from kruise.traffic.resources import HTTPROUTES, INGRESSES
 from tests.integration.rollouts import helpers as h
 from tests.support.wait import eventually
 
@@ -33,44 +36,102 @@ STEPS: list[dict[str, Any]] = [
     {"replicas": "100%", "traffic": "100%"},
 ]
 SYNCER = "argocd-controller"
-GIT = {"web": 1}
+WEIGHT = h.NGINX + "canary-weight"
 JSON = dict[str, Any]
 
 
-async def syncer(kube: KubeClient, namespace: str, reverts: list[float]) -> None:
-    """Argo CD's self-heal: the Git manifest of the route every 2 s (server-side apply, force)."""
-    body = h.httproute(namespace)
-    while True:
-        before = h.route_weights(await kube.get(HTTPROUTES, "web", namespace))
-        await kube.patch(
-            HTTPROUTES, "web", body, namespace, patch_type="apply", field_manager=SYNCER, force=True
-        )
-        if before != GIT:
-            reverts.append(time.monotonic())
-        await asyncio.sleep(2)
+@dataclass(frozen=True)
+class Front:
+    """The network object a syncer fights over: its Git manifest and the value we track on it."""
+
+    resource: Resource
+    name: str
+    network: str
+    routing: JSON
+    manifest: Callable[[str], JSON]
+    value: Callable[[JSON], Any]
+    git: Any  # the value in Git
+    ours: Any  # what step 1 writes
+    owner: Callable[[JSON], str]  # the field manager owning the value
+    fields: str  # a piece of the condition's message
 
 
-def rules_owner(route: JSON) -> str:
-    for entry in route["metadata"].get("managedFields") or []:
-        if "f:rules" in ((entry.get("fieldsV1") or {}).get("f:spec") or {}):
+def managers(obj: JSON, *path: str) -> str:
+    for entry in obj["metadata"].get("managedFields") or []:
+        node: Any = entry.get("fieldsV1") or {}
+        for key in path:
+            node = node.get(f"f:{key}") if isinstance(node, dict) else None
+        if node is not None:
             return str(entry.get("manager"))
     return ""
 
 
+def canary_ingress_manifest(namespace: str) -> JSON:
+    """A Git copy of the canary Ingress that pins its weight at 0."""
+    meta = {"name": "web-canary", "namespace": namespace, "annotations": {WEIGHT: "0"}}
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": meta}
+
+
+ROUTE = Front(
+    HTTPROUTES,
+    "web",
+    "httproute",
+    h.ROUTING_GATEWAY,
+    h.httproute,
+    h.route_weights,
+    {"web": 1},
+    {"web": 80, "web-canary": 20},
+    lambda obj: managers(obj, "spec", "rules"),
+    "spec.rules[0].backendRefs",
+)
+INGRESS = Front(
+    INGRESSES,
+    "web-canary",
+    "ingress",
+    h.ROUTING_INGRESS,
+    canary_ingress_manifest,
+    lambda obj: (obj["metadata"].get("annotations") or {}).get(WEIGHT),
+    "0",
+    "20",
+    lambda obj: managers(obj, "metadata", "annotations", WEIGHT),
+    f"metadata.annotations[{WEIGHT}]",
+)
+
+
+async def syncer(kube: KubeClient, namespace: str, front: Front, reverts: list[float]) -> None:
+    """Argo CD's self-heal: the Git manifest every 2 s (server-side apply, force) once the object exists."""
+    body = front.manifest(namespace)
+    while True:
+        live = await kube.get_or_none(front.resource, front.name, namespace)
+        if live is not None:
+            await kube.patch(
+                front.resource,
+                front.name,
+                body,
+                namespace,
+                patch_type="apply",
+                field_manager=SYNCER,
+                force=True,
+            )
+            if front.value(live) != front.git:
+                reverts.append(time.monotonic())
+        await asyncio.sleep(2)
+
+
 async def our_writes(
-    kube: KubeClient, namespace: str, rv: str, writes: list[tuple[float, JSON, str]]
+    kube: KubeClient, namespace: str, front: Front, writes: list[tuple[float, Any, str]]
 ) -> None:
-    """Each change of the weights away from Git's: (time, weights, field manager owning the rules)."""
-    last: JSON = GIT
-    async for event in kube.watch(
-        HTTPROUTES, namespace, resource_version=rv, field_selector="metadata.name=web"
-    ):
-        if event.type != "MODIFIED":
+    """Each change of the value away from Git's: (time, value, field manager owning it)."""
+    last: Any = front.git
+    rv = (await kube.list(front.resource, namespace))["metadata"]["resourceVersion"]
+    only = f"metadata.name={front.name}"
+    async for event in kube.watch(front.resource, namespace, resource_version=rv, field_selector=only):
+        if event.type not in ("ADDED", "MODIFIED"):
             continue
-        weights = h.route_weights(event.object)
-        if weights != last and weights != GIT:
-            writes.append((time.monotonic(), weights, rules_owner(event.object)))
-        last = weights
+        value = front.value(event.object)
+        if value != last and value != front.git:
+            writes.append((time.monotonic(), value, front.owner(event.object)))
+        last = value
 
 
 async def conflict(kube: KubeClient, namespace: str) -> JSON | None:
@@ -78,17 +139,15 @@ async def conflict(kube: KubeClient, namespace: str) -> JSON | None:
     return cond if cond.get("status") == "True" else None
 
 
-async def test_a_syncer_reverting_the_route_weights_is_named_backed_off_and_outlasted(
-    kube: KubeClient, namespace: str
-) -> None:
+async def fight(kube: KubeClient, namespace: str, front: Front) -> None:
+    """A minute of fight during step 1, then the syncer stops and the release completes."""
     await h.start(
-        kube, namespace, h.rollout(namespace, STEPS, h.ROUTING_GATEWAY), "httproute", replicas=REPLICAS
+        kube, namespace, h.rollout(namespace, STEPS, front.routing), front.network, replicas=REPLICAS
     )
     reverts: list[float] = []
-    moves: list[tuple[float, JSON, str]] = []
-    route = await kube.get(HTTPROUTES, "web", namespace)
-    watcher = asyncio.create_task(our_writes(kube, namespace, route["metadata"]["resourceVersion"], moves))
-    sync = asyncio.create_task(syncer(kube, namespace, reverts))
+    moves: list[tuple[float, Any, str]] = []
+    watcher = asyncio.create_task(our_writes(kube, namespace, front, moves))
+    sync = asyncio.create_task(syncer(kube, namespace, front, reverts))
     try:
         await asyncio.sleep(1)
         t0 = time.monotonic()
@@ -99,21 +158,22 @@ async def test_a_syncer_reverting_the_route_weights_is_named_backed_off_and_outl
         first_write = min(t for t, _, _ in moves)
         first_revert = min(r for r in reverts if r > first_write)
         assert cond["reason"] == "ReconciliationConflict" and SYNCER in cond["message"], cond
-        assert "HTTPRoute web" in cond["message"] and "backendRefs" in cond["message"], cond
+        kind = front.resource.kind
+        assert f"{kind} {front.name}" in cond["message"] and front.fields in cond["message"], cond
         to_condition = shown - first_revert
         assert to_condition <= 10, f"{to_condition:.1f}s from the first revert to the condition"
 
         await asyncio.sleep(max(0.0, first_write + 65 - time.monotonic()))  # a minute of fight
-        fight = [t for t, _, _ in moves]
-        busiest = max(len([w for w in fight if s <= w < s + 60]) for s in fight)
+        writes = [t for t, _, _ in moves]
+        busiest = max(len([w for w in writes if s <= w < s + 60]) for s in writes)
         print(
-            f"\nroute fight: condition {to_condition:.1f}s after the first revert; {len(fight)} writes and "
+            f"\n{kind} fight: condition {to_condition:.1f}s after the first revert; {len(writes)} writes and "
             f"{len(reverts)} reverts in {time.monotonic() - t0:.0f}s; busiest minute {busiest} writes "
-            f"(at {[round(t - first_write, 1) for t in fight]} s)"
+            f"(at {[round(t - first_write, 1) for t in writes]} s)"
         )
-        assert busiest <= 6, [(round(t - t0, 1), w, owner) for t, w, owner in moves]
+        assert busiest <= 6, [(round(t - t0, 1), value, owner) for t, value, owner in moves]
         assert {owner for _, _, owner in moves} == {"kruise-manager"}
-        assert {tuple(sorted(w.items())) for _, w, _ in moves} == {(("web", 80), ("web-canary", 20))}
+        assert [value for _, value, _ in moves] == [front.ours] * len(moves)
         assert len(reverts) >= 5, "the syncer kept reverting"
         events = [
             e
@@ -129,14 +189,14 @@ async def test_a_syncer_reverting_the_route_weights_is_named_backed_off_and_outl
             await sync
 
     try:
-        await h.wait_paused_at(kube, namespace, 1, timeout=120)  # our weights hold: the step converged
-        assert h.route_weights(await kube.get(HTTPROUTES, "web", namespace)) == {"web": 80, "web-canary": 20}
+        await h.wait_paused_at(kube, namespace, 1, timeout=120)
 
-        async def cleared() -> JSON | None:
+        async def held() -> JSON | None:  # the next re-assert (at most 60 s away) holds
             ro = await h.get_rollout(kube, namespace)
-            return ro if not h.condition(ro, "Conflict") else None
+            live = await kube.get(front.resource, front.name, namespace)
+            return ro if front.value(live) == front.ours and not h.condition(ro, "Conflict") else None
 
-        await eventually(cleared, timeout=30, what="the Conflict condition cleared")
+        await eventually(held, timeout=90, what="our value holding and the Conflict condition cleared")
         await h.approve(kube, namespace)
         await h.wait_completed(kube, namespace, timeout=90)
         assert not h.condition(await h.get_rollout(kube, namespace), "Conflict")
@@ -144,3 +204,15 @@ async def test_a_syncer_reverting_the_route_weights_is_named_backed_off_and_outl
         watcher.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await watcher
+
+
+async def test_a_syncer_reverting_the_route_weights_is_named_backed_off_and_outlasted(
+    kube: KubeClient, namespace: str
+) -> None:
+    await fight(kube, namespace, ROUTE)
+
+
+async def test_a_syncer_reverting_the_canary_ingress_weight_is_named_backed_off_and_outlasted(
+    kube: KubeClient, namespace: str
+) -> None:
+    await fight(kube, namespace, INGRESS)

@@ -108,8 +108,7 @@ def test_an_applier_setting_the_weights_back_is_named_with_the_fields() -> None:
     live = route(ref("web", 1), managers=[applied("argocd-controller", "2026-01-01T00:00:05Z", RULES)])
     revert = judge(written, live, OURS)
     assert revert is not None and revert.writer == "argocd-controller"
-    assert revert.fields[0] == "spec.rules[0].backendRefs[0].weight"
-    assert "spec.rules[0].backendRefs[1].weight" in revert.fields
+    assert revert.fields == ("spec.rules[0].backendRefs[0].weight", "spec.rules[0].backendRefs[1]")
 
 
 def test_values_that_hold_or_that_only_we_moved_are_no_fight() -> None:

@@ -125,5 +125,14 @@ def judge(written: Written, live: Mapping[str, Any], ours: str) -> Revert | None
     for path in reverted:
         found = writer(managed, live, path, ours)
         if found is not None:
-            return Revert(found, tuple(dotted(p) for p in reverted))
+            return Revert(found, tuple(dict.fromkeys(dotted(_gone(live, p)) for p in reverted)))
     return None
+
+
+def _gone(live: Mapping[str, Any], path: Path) -> Path:
+    """The shortest prefix of ``path`` missing from ``live`` (a removed backendRef is named
+    once, not by each of its fields); ``path`` itself when every step is there."""
+    for end in range(1, len(path)):
+        if value_at(live, path[:end]) is None:
+            return path[:end]
+    return path
