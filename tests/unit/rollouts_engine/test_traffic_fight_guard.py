@@ -142,3 +142,26 @@ async def test_a_route_that_is_gone_is_no_fight() -> None:
     await fights.guarded([TARGET], kube.ensure)
     kube.live = None
     assert await fights.conflict(ROLLOUT) is None
+
+
+async def test_a_calm_object_is_read_at_most_every_check_period() -> None:
+    fights, kube, _, now = guard()
+    await fights.guarded([TARGET], kube.ensure)
+    reads: list[float] = []
+    get = kube.get
+
+    async def counted(*args: Any, **kwargs: Any) -> JSON:
+        reads.append(now[0])
+        return await get(*args, **kwargs)
+
+    kube.get = counted  # type: ignore[method-assign]
+    for tick in (0.0, 0.5, 1.0, 1.5, 2.0, 2.5):
+        now[0] = tick
+        assert await fights.conflict(ROLLOUT) is None
+    assert reads == [0.0, 2.0]
+    kube.live = route(0, ARGO)
+    now[0] = 4.0
+    assert await fights.conflict(ROLLOUT) is not None  # seen at the next check
+    now[0] = 4.5
+    await fights.conflict(ROLLOUT)  # in a fight: read every time
+    assert reads == [0.0, 2.0, 4.0, 4.5]

@@ -8,7 +8,8 @@ Per network object (in memory: a restarted manager starts clean and learns again
   the backoff says wait, the action is not run and answers "changed" (the step keeps waiting, not
   converged); otherwise it runs, and what it changed is remembered with the action itself;
 - :meth:`TrafficFights.conflict`, once per Rollout reconcile, judges the Rollout's remembered
-  objects in whatever step state (a revert during a pause is seen too), re-runs the remembered
+  objects in whatever step state (a revert during a pause is seen too; an object not in a fight
+  is read at most every ``CHECK_SECONDS``), re-runs the remembered
   action when the backoff allows a re-assert, posts one Warning event ``TrafficFieldReverted`` per
   fight on the Rollout, counts ``kruise_rollout_conflicts_total{namespace,name,writer}`` per revert,
   and answers the revert for the Rollout's ``Conflict`` condition, which the controller writes
@@ -41,6 +42,8 @@ from kruise.rollouts.workloads.fight import Fight, Revert, condition_message, st
 
 JSON = dict[str, Any]
 Write = Callable[[], Awaitable[bool]]
+CHECK_SECONDS = 2.0
+"""How often :meth:`TrafficFights.conflict` reads an object that is not in a fight (a GET each)."""
 
 
 @dataclass
@@ -57,6 +60,7 @@ class _Memory:
     fight: Fight | None = None
     action: _Action | None = None
     counts: list[str] = field(default_factory=list)  # writers of reverts not counted yet
+    checked: float | None = None  # when it was last judged (clock seconds)
     announce: Revert | None = None  # a fight that started, not announced yet
 
 
@@ -96,6 +100,7 @@ class TrafficFights:
 
     async def _judge(self, target: Target, memory: _Memory) -> tuple[bool, Revert | None]:
         """One backoff round for ``target``: (may we write, the revert seen)."""
+        memory.checked = self.clock()
         live = await self._read(target)
         revert = None
         if live is not None and differs(memory.written, live):
@@ -150,6 +155,9 @@ class TrafficFights:
             target = next((t for t in memory.action.targets if t.key == key), None) if memory.action else None
             if target is None or not memory.written:
                 continue
+            checked = memory.checked
+            if memory.fight is None and checked is not None and self.clock() - checked < CHECK_SECONDS:
+                continue  # judged a moment ago and calm
             may, revert = await self._judge(target, memory)
             if revert is not None and may and memory.action is not None:
                 await self._run(memory.action)  # the re-assert the backoff allows now
