@@ -8,7 +8,8 @@ The Rollout shows condition ``Conflict`` (reason ``ReconciliationConflict``) nam
 10 s of the first revert, one Warning event ``TrafficFieldReverted``, and our writes to the route
 stay at most 6 in any minute; once the syncer stops our weights hold, the condition goes and the
 release completes. The same for a syncer applying ``canary-weight: "0"`` to the canary Ingress
-(``<ingress>-canary``, which the Rollout creates and keeps).
+(``<ingress>-canary``, which the Rollout creates and keeps), and for the Istio VirtualService a Lua
+script edits (``customNetworkRefs``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pytest
 
 from kruise.core.kube import KubeClient, Resource
 from kruise.core.kube.resources import EVENTS
-from kruise.traffic.resources import HTTPROUTES, INGRESSES
+from kruise.traffic.resources import HTTPROUTES, INGRESSES, VIRTUALSERVICES
 from tests.integration.rollouts import helpers as h
 from tests.support.wait import eventually
 
@@ -95,6 +96,19 @@ INGRESS = Front(
     "20",
     lambda obj: managers(obj, "metadata", "annotations", WEIGHT),
     f"metadata.annotations[{WEIGHT}]",
+)
+
+ISTIO = Front(
+    VIRTUALSERVICES,
+    "web",
+    "istio",
+    h.ROUTING_ISTIO,
+    h.virtual_service,
+    h.vs_weights,
+    {"web": None},
+    {"web": 80, "web-canary": 20},
+    lambda obj: managers(obj, "spec", "http"),
+    "spec.http[0].route",
 )
 
 
@@ -216,3 +230,9 @@ async def test_a_syncer_reverting_the_canary_ingress_weight_is_named_backed_off_
     kube: KubeClient, namespace: str
 ) -> None:
     await fight(kube, namespace, INGRESS)
+
+
+async def test_a_syncer_reverting_a_lua_managed_virtual_service_is_named_backed_off_and_outlasted(
+    kube: KubeClient, namespace: str
+) -> None:
+    await fight(kube, namespace, ISTIO)

@@ -8,9 +8,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kruise.core.kube.resources import INGRESSES, SERVICES
 from kruise.rollouts.rollout.trafficfight import (
-    HTTPROUTES,
     Target,
     judge,
     rollout_target_keys,
@@ -19,6 +17,7 @@ from kruise.rollouts.rollout.trafficfight import (
     written_after,
 )
 from kruise.rollouts.workloads.fight import conflict_conditions, conflict_kind
+from kruise.traffic.resources import HTTPROUTES, INGRESSES, SERVICES
 
 OURS = "kruise-manager"
 ROUTE_TARGET = Target(HTTPROUTES, "shop", "web", ("spec", "rules"))

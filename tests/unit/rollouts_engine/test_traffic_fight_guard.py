@@ -11,9 +11,10 @@ from prometheus_client import REGISTRY
 from kruise.core.errors import NotFoundError
 from kruise.core.events import EventRecorder
 from kruise.core.kube.client import KubeClient
-from kruise.rollouts.rollout.trafficfight import HTTPROUTES, Target
+from kruise.rollouts.rollout.trafficfight import Target
 from kruise.rollouts.rollout.trafficfights import TrafficFights
 from kruise.rollouts.workloads.fight import HOLD_SECONDS
+from kruise.traffic.resources import HTTPROUTES
 
 JSON = dict[str, Any]
 TARGET = Target(HTTPROUTES, "shop", "web", ("spec", "rules"))

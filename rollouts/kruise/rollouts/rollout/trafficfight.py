@@ -24,19 +24,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.core.kube.resources import INGRESSES, SERVICES, Resource
+from kruise.core.kube.resources import Resource
 from kruise.core.ownership import Path, dotted, leaves, value_at, writer
 from kruise.rollouts.rollout.requests import canary_service_name
 from kruise.rollouts.rollout.steps import strategy_of
 from kruise.rollouts.workloads.fight import Revert
+from kruise.traffic.resources import HTTPROUTES, INGRESSES, SERVICES, known_resource
 
 EVENT_REASON = "TrafficFieldReverted"
 """Warning event on the Rollout when another writer sets back what the traffic routing wrote."""
-HTTPROUTES = Resource("gateway.networking.k8s.io", "v1", "httproutes", "HTTPRoute")
-_CUSTOM = {
-    ("networking.istio.io", "VirtualService"): "virtualservices",
-    ("networking.istio.io", "DestinationRule"): "destinationrules",
-}
 Written = dict[Path, Any]
 
 
@@ -55,18 +51,13 @@ class Target:
         return f"{self.resource.kind}/{self.namespace}/{self.name}"
 
 
-def _custom_resource(ref: Mapping[str, Any]) -> Resource | None:
-    group, _, version = str(ref.get("apiVersion") or "").rpartition("/")
-    plural = _CUSTOM.get((group, str(ref.get("kind") or "")))
-    return None if plural is None or not version else Resource(group, version, plural, str(ref["kind"]))
-
-
 def route_targets(routing: Mapping[str, Any], namespace: str) -> list[Target]:
-    """What one ``trafficRoutings[]`` entry's routers write (custom objects of kinds we know, the
-    canary Ingress ``<ingress>-canary``, the HTTPRoute), in the routers' order."""
+    """What one ``trafficRoutings[]`` entry's routers write (custom objects of the kinds
+    :func:`kruise.traffic.resources.known_resource` knows: a kind found by API discovery is not
+    watched; the canary Ingress ``<ingress>-canary``; the HTTPRoute), in the routers' order."""
     out: list[Target] = []
     for ref in routing.get("customNetworkRefs") or []:
-        resource = _custom_resource(ref)
+        resource = known_resource(str(ref.get("apiVersion") or ""), str(ref.get("kind") or ""))
         if resource is not None and ref.get("name"):
             out.append(Target(resource, namespace, str(ref["name"]), ("spec",)))
     ingress = routing.get("ingress") or {}
