@@ -6,9 +6,10 @@ from __future__ import annotations
 import copy
 from typing import Any, cast
 
+import pytest
 from prometheus_client import REGISTRY
 
-from kruise.core.errors import NotFoundError
+from kruise.core.errors import NotFoundError, TransientError
 from kruise.core.events import EventRecorder
 from kruise.core.kube.client import KubeClient
 from kruise.rollouts.rollout.trafficfight import Target
@@ -166,3 +167,20 @@ async def test_a_calm_object_is_read_at_most_every_check_period() -> None:
     now[0] = 4.5
     await fights.conflict(ROLLOUT)  # in a fight: read every time
     assert reads == [0.0, 2.0, 4.0, 4.5]
+
+
+async def test_a_failing_reassert_leaves_the_fight_shown_and_raises_nothing() -> None:
+    fights, kube, _, now = guard()
+    await fights.guarded([TARGET], kube.ensure)
+
+    async def broken() -> bool:
+        raise TransientError("connection reset")
+
+    with pytest.raises(TransientError):  # the machine's own call fails as before
+        await fights.guarded([TARGET], broken)  # and the step's wish is now the failing call
+    kube.live = route(0, ARGO)
+    now[0] = 2.0
+    assert await fights.conflict(ROLLOUT) is not None
+    now[0] = 3.0  # the re-assert is due and fails
+    shown = await fights.conflict(ROLLOUT)
+    assert shown is not None and shown.revert.writer == "argocd-controller"

@@ -20,12 +20,13 @@ Per network object (in memory: a restarted manager starts clean and learns again
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kruise.core.errors import NotFoundError
+from kruise.core.errors import KruiseError, NotFoundError
 from kruise.core.events import EventRecorder
 from kruise.core.kube.client import FIELD_MANAGER, KubeClient
 from kruise.core.metrics import ROLLOUT_CONFLICTS
@@ -40,6 +41,7 @@ from kruise.rollouts.rollout.trafficfight import (
 )
 from kruise.rollouts.workloads.fight import Fight, Revert, condition_message, step
 
+log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 Write = Callable[[], Awaitable[bool]]
 CHECK_SECONDS = 2.0
@@ -158,9 +160,12 @@ class TrafficFights:
             checked = memory.checked
             if memory.fight is None and checked is not None and self.clock() - checked < CHECK_SECONDS:
                 continue  # judged a moment ago and calm
-            may, revert = await self._judge(target, memory)
-            if revert is not None and may and memory.action is not None:
-                await self._run(memory.action)  # the re-assert the backoff allows now
+            try:
+                may, revert = await self._judge(target, memory)
+                if revert is not None and may and memory.action is not None:
+                    await self._run(memory.action)  # the re-assert the backoff allows now
+            except KruiseError as err:  # the status still gets written; the next round tries again
+                log.warning("traffic fight check of %s failed: %s", key, err)
             for writer in memory.counts:
                 ROLLOUT_CONFLICTS.labels(str(meta.get("namespace")), str(meta.get("name")), writer).inc()
             memory.counts.clear()
