@@ -166,3 +166,26 @@ def test_our_own_next_step_is_never_judged_a_revert(first: int, second: int) -> 
     assert judge(written, step2, OURS) is None
     written = written_after(ROUTE_TARGET, step1, step2, written)
     assert judge(written, step2, OURS) is None
+
+
+def test_a_selector_pin_set_to_another_value_names_its_owner_but_a_removed_key_has_none() -> None:
+    target = selector_target("shop", "web", "pod-template-hash")
+    pinned = {"spec": {"selector": {"app": "web", "pod-template-hash": "new"}}}
+    written = written_after(target, {"spec": {"selector": {"app": "web"}}}, pinned, {})
+    assert written == {("spec", "selector", "pod-template-hash"): "new"}
+    fields = {"f:spec": {"f:selector": {"f:app": {}, "f:pod-template-hash": {}}}}
+    git = {
+        "metadata": {"managedFields": [applied("argocd-controller", "2026-01-01T00:00:05Z", fields)]},
+        "spec": {"selector": {"app": "web", "pod-template-hash": "old"}},
+    }
+    revert = judge(written, git, OURS)
+    assert revert is not None and revert.writer == "argocd-controller"
+    assert revert.fields == ("spec.selector.pod-template-hash",)
+    # a replace that drops the key leaves no owner of it in managedFields: nobody to name
+    replaced = {
+        "metadata": {
+            "managedFields": [applied("argocd-controller", "t", {"f:spec": {"f:selector": {"f:app": {}}}})]
+        },
+        "spec": {"selector": {"app": "web"}},
+    }
+    assert judge(written, replaced, OURS) is None
