@@ -100,8 +100,8 @@ class TrafficFights:
             return await self.kube.get(target.resource, target.name, target.namespace)
         return None
 
-    async def _judge(self, target: Target, memory: _Memory) -> tuple[bool, Revert | None]:
-        """One backoff round for ``target``: (may we write, the revert seen)."""
+    async def _judge(self, target: Target, memory: _Memory) -> tuple[bool, Revert | None, JSON | None]:
+        """One backoff round for ``target``: (may we write, the revert seen, the object read)."""
         memory.checked = self.clock()
         live = await self._read(target)
         revert = None
@@ -113,27 +113,29 @@ class TrafficFights:
             memory.counts.append(revert.writer)
         if revert is not None and s.started:
             memory.announce = revert
-        return s.write, revert
+        return s.write, revert, live
 
     async def guarded(self, targets: Sequence[Target], write: Write) -> bool:
         """Run ``write`` (a traffic action answering "changed") unless a fight over one of
         ``targets`` holds it back (then True without writing); remember what it changed."""
         action = _Action(tuple(targets), write)
         allowed = True
+        before: dict[str, JSON | None] = {}
         for target in targets:
             memory = self._memory.setdefault(target.key, _Memory())
             memory.action = action
             if memory.written:
-                may, _ = await self._judge(target, memory)
+                may, _, before[target.key] = await self._judge(target, memory)
                 allowed = allowed and may
         if not allowed:
             return True
-        return await self._run(action)
+        return await self._run(action, before)
 
-    async def _run(self, action: _Action) -> bool:
-        before: dict[str, JSON | None] = {}
+    async def _run(self, action: _Action, before: dict[str, JSON | None]) -> bool:
+        """Run the action; what it changed on each target (read ``before`` unless given) is kept."""
         for target in action.targets:
-            before[target.key] = await self._read(target)
+            if target.key not in before:
+                before[target.key] = await self._read(target)
         changed = await action.write()
         if changed:
             for target in action.targets:
@@ -161,9 +163,9 @@ class TrafficFights:
             if memory.fight is None and checked is not None and self.clock() - checked < CHECK_SECONDS:
                 continue  # judged a moment ago and calm
             try:
-                may, revert = await self._judge(target, memory)
+                may, revert, live = await self._judge(target, memory)
                 if revert is not None and may and memory.action is not None:
-                    await self._run(memory.action)  # the re-assert the backoff allows now
+                    await self._run(memory.action, {key: live})  # the re-assert the backoff allows now
             except KruiseError as err:  # the status still gets written; the next round tries again
                 log.warning("traffic fight check of %s failed: %s", key, err)
             for writer in memory.counts:
