@@ -29,11 +29,20 @@ from kruise.core.ownership import Path, dotted, leaves, value_at, writer
 from kruise.rollouts.rollout.requests import canary_service_name
 from kruise.rollouts.rollout.steps import strategy_of
 from kruise.rollouts.workloads.fight import Revert
-from kruise.traffic.resources import HTTPROUTES, INGRESSES, SERVICES, known_resource
+from kruise.traffic.resources import (
+    DESTINATIONRULES,
+    HTTPROUTES,
+    INGRESSES,
+    SERVICES,
+    VIRTUALSERVICES,
+    known_resource,
+)
 
 EVENT_REASON = "TrafficFieldReverted"
 """Warning event on the Rollout when another writer sets back what the traffic routing wrote."""
 Written = dict[Path, Any]
+TARGET_RESOURCES = (HTTPROUTES, INGRESSES, SERVICES, VIRTUALSERVICES, DESTINATIONRULES)
+"""Every kind a :class:`Target` can be (what the fight guard reads, for the RBAC audit)."""
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from kruise.core.kube.client import FIELD_MANAGER, KubeClient
 from kruise.core.metrics import ROLLOUT_CONFLICTS
 from kruise.rollouts.rollout.trafficfight import (
     EVENT_REASON,
+    TARGET_RESOURCES,
     Target,
     Written,
     differs,
@@ -42,6 +43,8 @@ from kruise.rollouts.rollout.trafficfight import (
 from kruise.rollouts.workloads.fight import Fight, Revert, condition_message, step
 
 log = logging.getLogger(__name__)
+READS = TARGET_RESOURCES
+"""What :meth:`TrafficFights._read` may GET (with ``managedFields``, to name who reverted a value)."""
 JSON = dict[str, Any]
 Write = Callable[[], Awaitable[bool]]
 CHECK_SECONDS = 2.0
