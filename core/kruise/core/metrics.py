@@ -415,6 +415,7 @@ def unix_seconds(timestamp: Any) -> float | None:
 # ----------------------------------------------------------------- ours: Rollouts
 ROLLOUT_CONFLICTS = Counter(
     "kruise_rollout_conflicts_total",
-    "Times another field manager set back a workload field a Rollout's release wrote (partition, paused).",
+    "Times another field manager set back a field a Rollout's release wrote (workload partition/paused, "
+    "traffic routes, canary Ingress annotations, Service selectors).",
     ["namespace", "name", "writer"],
 )

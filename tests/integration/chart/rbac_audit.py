@@ -66,6 +66,9 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     ("rollouts/kruise/rollouts/batchrelease/fights.py", "_fresh", "resource"): {
         "get": ("WORKLOAD_RESOURCES",)  # the workload with managedFields, to name who reverted it
     },
+    ("rollouts/kruise/rollouts/rollout/trafficfights.py", "_read", "target.resource"): {
+        "get": ("READS",)  # a routed object with managedFields, to name who reverted it
+    },
     ("rollouts/kruise/rollouts/workloads/holdwebhook.py", "__call__", "resource"): {
         "list": ("RELATED_RESOURCES",)
     },

@@ -244,18 +244,34 @@ class KubeClient:
             params = {**params, "continue": cont}
 
     async def create(
-        self, res: Resource, body: JSON, namespace: str | None = None, *, dry_run: bool = False
+        self,
+        res: Resource,
+        body: JSON,
+        namespace: str | None = None,
+        *,
+        dry_run: bool = False,
+        field_manager: str = FIELD_MANAGER,
     ) -> JSON:
+        """POST ``body``; the fields it sets are ``field_manager``'s in ``managedFields``."""
         ns = namespace or (body.get("metadata") or {}).get("namespace")
-        params = {"dryRun": "All"} if dry_run else None
+        params = {"fieldManager": field_manager, **({"dryRun": "All"} if dry_run else {})}
         return await self.request("POST", res.path(ns if res.namespaced else None), body=body, params=params)
 
     async def replace(
-        self, res: Resource, body: JSON, *, subresource: str | None = None, dry_run: bool = False
+        self,
+        res: Resource,
+        body: JSON,
+        *,
+        subresource: str | None = None,
+        dry_run: bool = False,
+        field_manager: str = FIELD_MANAGER,
     ) -> JSON:
-        """PUT the whole object; ``metadata.resourceVersion`` in ``body`` is the precondition."""
+        """PUT the whole object; ``metadata.resourceVersion`` in ``body`` is the precondition. The
+        fields it changes become ``field_manager``'s in ``managedFields`` (without it the API server
+        names the writer after the HTTP client's User-Agent), which the GitOps fight guards tell
+        apart from other writers by."""
         meta = body["metadata"]
-        params = {"dryRun": "All"} if dry_run else None
+        params = {"fieldManager": field_manager, **({"dryRun": "All"} if dry_run else {})}
         return await self.request(
             "PUT", res.path(meta.get("namespace"), meta["name"], subresource), body=body, params=params
         )

@@ -41,6 +41,7 @@ from kruise.rollouts.workloads.fight import (
     Revert,
     condition_message,
     conflict_conditions,
+    conflict_kind,
     differs,
     judge,
     spec_leaves,
@@ -52,6 +53,14 @@ from kruise.rollouts.workloads.registry import resources
 
 WORKLOAD_RESOURCES = resources()
 """Every released workload kind's resource (what :meth:`FightGuard._fresh` may read)."""
+WORKLOAD_KINDS = frozenset(r.kind for r in WORKLOAD_RESOURCES)
+
+
+def workload_conflict(condition: Mapping[str, Any]) -> bool:
+    """Whether this guard set a ``Conflict`` condition (it names a workload kind, or none): the
+    Rollout controller's traffic guard sets the same condition type for the network objects."""
+    return conflict_kind(condition) in WORKLOAD_KINDS | {""}
+
 
 JSON = dict[str, Any]
 
@@ -150,7 +159,7 @@ class FightGuard:
         conditions = list(status.get("conditions") or [])
         message = condition_message(revert, kind, name) if revert is not None else ""
         now = fmt_time(datetime.datetime.now(datetime.UTC))
-        wanted = conflict_conditions(conditions, revert, message, now)
+        wanted = conflict_conditions(conditions, revert, message, now, workload_conflict)
         if wanted == conditions:
             return
         meta = rollout["metadata"]

@@ -87,11 +87,12 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
     runtime.add(daemonset.spec(), daemonset.reconcile, view)
 
     view = runtime.cache(RolloutController.name)
+    rollout_events = EventRecorder(kube, RolloutController.name)
     rollouts = RolloutController(
         kube,
-        EventRecorder(kube, RolloutController.name),
+        rollout_events,
         RolloutsCache(view),
-        KubeTraffic(kube, opts.rollout_configuration_namespace),
+        KubeTraffic(kube, opts.rollout_configuration_namespace, rollout_events),
         workers=opts.rollout_workers,
     )
     runtime.add(rollouts.spec(), rollouts.reconcile, view)

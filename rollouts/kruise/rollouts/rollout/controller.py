@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+from collections.abc import Mapping
 from typing import Any
 
 from kruise.analysis.resources import ANALYSIS_RUNS
@@ -46,6 +47,7 @@ from kruise.rollouts.rollout.bluegreen import decide
 from kruise.rollouts.rollout.effects import Effects, TrafficPort
 from kruise.rollouts.rollout.model import Action, BatchView, Observed, Outcomes
 from kruise.rollouts.rollout.readiness import with_rollout_kstatus
+from kruise.rollouts.workloads.fight import CONDITION_TYPE, conflict_conditions, conflict_kind
 from kruise.rollouts.workloads.label import label_patch, unlabel_patch
 from kruise.rollouts.workloads.registry import Found, find, resources
 
@@ -56,6 +58,13 @@ WORKLOAD_RESOURCES = resources()
 """What the workload-type label is written on (every registered kind's resource)."""
 BLOCKED_RECHECK_SECONDS = 5.0
 """How soon a Rollout blocked by an analysis gate looks again (the missing template may appear)."""
+WORKLOAD_KINDS = frozenset(r.kind for r in WORKLOAD_RESOURCES)
+
+
+def traffic_conflict(condition: Mapping[str, Any]) -> bool:
+    """A ``Conflict`` condition naming a network object (the workload's is the BatchRelease's)."""
+    kind = conflict_kind(condition)
+    return bool(kind) and kind not in WORKLOAD_KINDS
 
 
 def batch_view(br: JSON | None) -> BatchView:
@@ -102,6 +111,7 @@ class RolloutController:
         self.recorder = recorder
         self.cache = cache
         self.effects = Effects(kube, traffic)
+        self.traffic = traffic
         self.workers = workers
 
     def spec(self) -> ControllerSpec:
@@ -167,6 +177,7 @@ class RolloutController:
             ):
                 return Result(requeue_after=BLOCKED_RECHECK_SECONDS)
         new_status = with_rollout_kstatus(rollout, new_status, fmt_time(obs.now))  # Ready/Reconciling/Stalled
+        await self._traffic_conflict(rollout, new_status, fmt_time(obs.now))
         status_patch = merge_patch(rollout.get("status") or {}, new_status)
         if status_patch:
             try:
@@ -201,6 +212,17 @@ class RolloutController:
         ):
             requeue = RECHECK_SECONDS
         return Result(requeue_after=requeue)
+
+    async def _traffic_conflict(self, rollout: JSON, new_status: JSON, now: str) -> None:
+        """The ``Conflict`` condition for a fight over the network objects (:mod:`.trafficfights`);
+        one the BatchRelease controller set for the workload stays as it is."""
+        found = await self.traffic.conflict(rollout)
+        conditions = list(new_status.get("conditions") or [])
+        if found is None and not any(c.get("type") == CONDITION_TYPE for c in conditions):
+            return
+        revert, message = (found.revert, found.message) if found is not None else (None, "")
+        wanted = conflict_conditions(conditions, revert, message, now, traffic_conflict)
+        new_status["conditions"] = [dict(c) for c in wanted]
 
     async def _annotate_hash(self, rollout: JSON) -> bool:
         """``calculateRolloutHash``: keep ``rollouts.kruise.io/hash`` (the plan's hash, the one

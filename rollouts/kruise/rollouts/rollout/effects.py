@@ -22,6 +22,7 @@ from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION, POD_TEM
 from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.rollouts.rollout import analysis_effects
 from kruise.rollouts.rollout.model import Action, ActionKind
+from kruise.rollouts.rollout.trafficfights import TrafficConflict
 from kruise.rollouts.workloads.registry import Found, resources
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,10 @@ class TrafficPort(Protocol):
     async def ensure_routes(self, intent: JSON) -> bool: ...
 
     async def restore_routes(self, intent: JSON) -> bool: ...
+
+    async def conflict(self, rollout: JSON) -> TrafficConflict | None:
+        """Another writer fighting what the traffic actions wrote, for the ``Conflict`` condition."""
+        ...
 
 
 class Effects:

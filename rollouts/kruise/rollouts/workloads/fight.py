@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from kruise.core import ownership
 from kruise.rollouts.release.views import ConditionView
 
 FieldPath = tuple[str, ...]
@@ -92,26 +94,13 @@ def same(wanted: Any, live: Any) -> bool:
 
 
 def owns(fields_v1: Mapping[str, Any] | None, path: FieldPath) -> bool:
-    """Whether a ``fieldsV1`` set contains ``path`` (``f:<key>`` per level)."""
-    node: Any = fields_v1 or {}
-    for key in path:
-        if not isinstance(node, Mapping) or f"f:{key}" not in node:
-            return False
-        node = node[f"f:{key}"]
-    return True
+    """Whether a ``fieldsV1`` set owns ``path`` (:func:`kruise.core.ownership.owns`)."""
+    return ownership.owns(fields_v1, None, path)
 
 
 def field_writer(managed_fields: Sequence[Mapping[str, Any]], path: FieldPath, ours: str) -> str:
     """The field manager other than ``ours`` owning ``path`` (latest ``time`` first)."""
-    owners = [
-        entry
-        for entry in managed_fields
-        if entry.get("manager") != ours and owns(entry.get("fieldsV1"), path)
-    ]
-    if not owners:
-        return UNKNOWN_WRITER
-    latest = max(owners, key=lambda entry: str(entry.get("time") or ""))
-    return str(latest.get("manager") or UNKNOWN_WRITER)
+    return ownership.writer(managed_fields, None, path, ours) or UNKNOWN_WRITER
 
 
 @dataclass(frozen=True)
@@ -193,23 +182,41 @@ def step(fight: Fight | None, revert: Revert | None, now: float) -> Step:
 
 def condition_message(revert: Revert, kind: str, name: str) -> str:
     """The ``Conflict`` condition's and the event's message."""
-    fields = ", ".join(revert.fields)
+    more = len(revert.fields) - 3
+    fields = ", ".join(revert.fields[:3]) + (f" (+{more} more)" if more > 0 else "")
     return (
         f"field manager {revert.writer} set {fields} of {kind} {name} back; re-asserting with a "
         f"capped backoff (see docs/gitops.md to end the fight)"
     )
 
 
+_KIND = re.compile(r" of (\S+) \S+ back; ")
+
+
+def conflict_kind(condition: Mapping[str, Any]) -> str:
+    """The object kind a ``Conflict`` condition's message names ("" when it names none): the
+    workload guard and the traffic guard each clear only the condition they set."""
+    found = _KIND.search(str(condition.get("message") or ""))
+    return found.group(1) if found else ""
+
+
 def conflict_conditions(
-    conditions: Sequence[Mapping[str, Any]], revert: Revert | None, message: str, now: str
+    conditions: Sequence[Mapping[str, Any]],
+    revert: Revert | None,
+    message: str,
+    now: str,
+    mine: Callable[[Mapping[str, Any]], bool] = lambda condition: True,
 ) -> list[ConditionView]:
     """The Rollout's ``status.conditions`` with the ``Conflict`` condition (True, reason
-    ``ReconciliationConflict``, ``message``) while ``revert`` is set, without it otherwise; the
-    other conditions as they are. ``now``: the RFC 3339 time of a transition."""
+    ``ReconciliationConflict``, ``message``) while ``revert`` is set; without it otherwise, unless
+    ``mine`` says another guard set it (then it stays); the other conditions as they are.
+    ``now``: the RFC 3339 time of a transition."""
+    old = next((c for c in conditions if c.get("type") == CONDITION_TYPE), None)
+    if revert is None and old is not None and not mine(old):
+        return [ConditionView(**c) for c in conditions]  # type: ignore[typeddict-item]
     out = [ConditionView(**c) for c in conditions if c.get("type") != CONDITION_TYPE]  # type: ignore[typeddict-item]
     if revert is None:
         return out
-    old = next((c for c in conditions if c.get("type") == CONDITION_TYPE), None)
     since = str(old.get("lastTransitionTime") or now) if old and old.get("status") == "True" else now
     same_text = old is not None and old.get("message") == message
     out.append(
