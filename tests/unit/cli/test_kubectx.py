@@ -38,6 +38,21 @@ from kruise.rollouts.resources import ROLLOUTS
             id="a Go-style boolean",
         ),
         pytest.param(
+            ["rollout", "undo", "rollout/web", "--to-revision", "1", "--dry-run"],
+            ["rollout", "undo", "rollout/web", "--to-revision", "1", "--dry-run=client"],
+            id="a bare --dry-run is client, as in kubectl",
+        ),
+        pytest.param(
+            ["rollout", "undo", "rollout/web", "--dry-run", "--fast"],
+            ["rollout", "undo", "rollout/web", "--dry-run=client", "--fast"],
+            id="a bare --dry-run before another flag",
+        ),
+        pytest.param(
+            ["rollout", "undo", "rollout/web", "--dry-run", "server"],
+            ["rollout", "undo", "rollout/web", "--dry-run", "server"],
+            id="--dry-run with its value",
+        ),
+        pytest.param(
             ["create", "job", "j", "--image=busybox", "--", "sh", "-n", "x"],
             ["create", "job", "j", "--image=busybox", "--", "sh", "-n", "x"],
             id="nothing after -- moves",

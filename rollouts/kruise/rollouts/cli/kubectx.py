@@ -45,12 +45,15 @@ KUBECTL_COMMANDS = frozenset(
 BOOL_FLAGS = frozenset(
     {"--watch", "--overwrite", "--local", "--all", "--detail", "--fast", "--list", "--copy"}
 )
+#: ``--dry-run``'s values; kubectl reads a bare ``--dry-run`` as ``--dry-run=client``.
+DRY_RUN_VALUES = frozenset({"none", "client", "server"})
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
 def hoist_global_flags(argv: Sequence[str]) -> list[str]:
-    """``argv`` (without the program name) with kubectl's global flags moved to the front and
-    ``--flag=false`` spelled ``--no-flag`` (:data:`BOOL_FLAGS`).
+    """``argv`` (without the program name) with kubectl's global flags moved to the front,
+    ``--flag=false`` spelled ``--no-flag`` (:data:`BOOL_FLAGS`) and a bare ``--dry-run`` spelled
+    ``--dry-run=client``, as kubectl reads it.
 
     Only for :data:`KUBECTL_COMMANDS`; nothing after ``--`` moves (a command for a Job, say).
     """
@@ -75,6 +78,8 @@ def hoist_global_flags(argv: Sequence[str]) -> list[str]:
             head.append(f"--namespace={arg[2:]}")
         elif flag in BOOL_FLAGS and value.lower() in ("true", "false"):
             rest.append(flag if value.lower() == "true" else f"--no-{flag[2:]}")
+        elif arg == "--dry-run" and (i + 1 == len(args) or args[i + 1] not in DRY_RUN_VALUES):
+            rest.append("--dry-run=client")
         else:
             if command is None and not arg.startswith("-"):
                 command = arg
