@@ -390,3 +390,13 @@ def test_stable_partition_percent(stable: int, replicas: int, batch: str, want: 
     from kruise.rollouts.release.batchplan import stable_partition_percent
 
     assert stable_partition_percent(stable, replicas, batch) == want
+
+
+def test_a_first_status_while_the_workload_settles_carries_the_schema_required_fields() -> None:
+    # the v1beta1 CRD requires status.currentStepIndex and currentStepState; the shell adds the
+    # kstatus conditions to whatever status is decided, so even "wait" must bring them (a new
+    # Rollout over a workload whose status lags its spec got a 422 on its first status write)
+    info = WorkloadInfo(**{**World().info().__dict__, "status_consistent": False})
+    decision = decide(rollout([{"replicas": 1}]), Observed(now=T0, workload=info, batch=BatchView.absent()))
+    assert decision.status["currentStepIndex"] == 0 and decision.status["currentStepState"] == ""
+    assert decision.requeue_after == 1.0 and not decision.actions

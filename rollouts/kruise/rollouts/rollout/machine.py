@@ -85,7 +85,12 @@ def decide(rollout: Mapping[str, Any], obs: Observed, outcomes: Outcomes | None 
             )
         return Decision(status, requeue_after=None)
     if not workload.status_consistent:
-        return Decision(cast(RolloutStatusView, dict(rollout.get("status") or {})), requeue_after=1.0)
+        # the status as it was, nothing decided: but the shell still adds the kstatus conditions,
+        # so a first status must carry what the CRD schema requires
+        waiting = cast(RolloutStatusView, dict(rollout.get("status") or {}))
+        waiting.setdefault("currentStepIndex", 0)
+        waiting.setdefault("currentStepState", "")
+        return Decision(waiting, requeue_after=1.0)
     cs = status.get("canaryStatus")
     if cs and cs.get("canaryRevision") and cs.get("canaryRevision") == workload.canary_revision:
         # the sub-status follows the workload it describes
