@@ -287,3 +287,15 @@ def test_the_watch_panel_shows_step_pods_and_weights() -> None:
         "  pods: stable 5 (5 ready), canary 5 (4 ready)",
         "  traffic: web=50, web-canary=50",
     ]
+
+
+def test_httproute_weights_show_as_shares_of_their_rule() -> None:
+    from kruise.rollouts.cli.rollout_status import _rule_shares
+
+    assert _rule_shares([{"name": "web"}]) == ["web=100"]  # Gateway API's default weight 1
+    assert _rule_shares([{"name": "web", "weight": 1}]) == ["web=100"]
+    assert _rule_shares([{"name": "web", "weight": 95}, {"name": "web-canary", "weight": 5}]) == [
+        "web=95",
+        "web-canary=5",
+    ]
+    assert _rule_shares([{"name": "web", "weight": 0}]) == ["web=0"]

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -57,6 +57,17 @@ async def _quiet(coro: Any) -> Any:
     return None
 
 
+def _rule_shares(backends: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``service=percent`` of one HTTPRoute rule: Gateway API weights are relative within the
+    rule (default 1), so a lone backend of weight 1 takes all the traffic and shows 100, like
+    the Ingress and VirtualService weights beside it."""
+    weights = [int(b.get("weight", 1)) for b in backends]
+    total = sum(weights)
+    return [
+        f"{b.get('name')}={w * 100 // total if total else 0}" for b, w in zip(backends, weights, strict=True)
+    ]
+
+
 async def _weights(kube: KubeClient, rollout: Mapping[str, Any], namespace: str) -> list[str]:
     """``service=weight`` of the routes a Rollout's traffic routings name."""
     strategy = (rollout.get("spec") or {}).get("strategy") or {}
@@ -65,7 +76,7 @@ async def _weights(kube: KubeClient, rollout: Mapping[str, Any], namespace: str)
         route_name = (routing.get("gateway") or {}).get("httpRouteName")
         if route_name and (route := await _quiet(kube.get(HTTPROUTES, route_name, namespace))):
             for rule in (route.get("spec") or {}).get("rules") or []:
-                out += [f"{b.get('name')}={b.get('weight', 1)}" for b in rule.get("backendRefs") or []]
+                out += _rule_shares(rule.get("backendRefs") or [])
         ingress = (routing.get("ingress") or {}).get("name")
         if ingress and (canary := await _quiet(kube.get(INGRESSES, f"{ingress}-canary", namespace))):
             weight = (canary["metadata"].get("annotations") or {}).get(
