@@ -184,3 +184,23 @@ async def test_a_failing_reassert_leaves_the_fight_shown_and_raises_nothing() ->
     now[0] = 3.0  # the re-assert is due and fails
     shown = await fights.conflict(ROLLOUT)
     assert shown is not None and shown.revert.writer == "argocd-controller"
+
+
+async def test_the_rollout_is_woken_when_the_backoff_is_due_and_not_outside_a_fight() -> None:
+    # route changes do not wake the Rollout: a step paused for minutes must still requeue for
+    # the next re-assert and for the end of the hold
+    fights, kube, _, now = guard()
+    await fights.guarded([TARGET], kube.ensure)
+    assert fights.wake_in(ROLLOUT) is None  # calm
+    kube.live = route(0, ARGO)
+    now[0] = 1.0
+    await fights.conflict(ROLLOUT)
+    assert fights.wake_in(ROLLOUT) == 1.0  # the first re-assert may go out a second later
+    now[0] = 2.0
+    await fights.conflict(ROLLOUT)  # re-asserted; our value holds from now on
+    assert kube.writes == 2 and fights.wake_in(ROLLOUT) == 2.0
+    now[0] = 4.0
+    await fights.conflict(ROLLOUT)  # no revert: the hold runs from the last one seen (2.0)
+    assert fights.wake_in(ROLLOUT) == HOLD_SECONDS - 2.0
+    now[0] = 2.0 + HOLD_SECONDS
+    assert await fights.conflict(ROLLOUT) is None and fights.wake_in(ROLLOUT) is None

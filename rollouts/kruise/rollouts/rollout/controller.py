@@ -211,6 +211,9 @@ class RolloutController:
             and rollout.get("status", {}).get("phase") == RolloutPhase.PROGRESSING
         ):
             requeue = RECHECK_SECONDS
+        wake = self.traffic.wake_in(rollout)  # a traffic fight's next re-assert or hold check
+        if wake is not None:
+            requeue = wake if requeue is None else min(requeue, wake)
         return Result(requeue_after=requeue)
 
     async def _traffic_conflict(self, rollout: JSON, new_status: JSON, now: str) -> None:

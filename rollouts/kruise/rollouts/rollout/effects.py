@@ -50,6 +50,10 @@ class TrafficPort(Protocol):
         """Another writer fighting what the traffic actions wrote, for the ``Conflict`` condition."""
         ...
 
+    def wake_in(self, rollout: JSON) -> float | None:
+        """Seconds until such a fight is due to be judged again; ``None`` outside a fight."""
+        ...
+
 
 class Effects:
     """Executes :class:`Action` values for one Rollout object."""

@@ -45,6 +45,10 @@ class KubeTraffic:
         """The fight over the Rollout's network objects to show, if any (see :mod:`.trafficfights`)."""
         return await self.fights.conflict(rollout)
 
+    def wake_in(self, rollout: JSON) -> float | None:
+        """Seconds until a fight over the Rollout's network objects is due again (``None``: none)."""
+        return self.fights.wake_in(rollout)
+
     # ------------------------------------------------------------------ targets
     @staticmethod
     def _stable(intent: JSON) -> list[Target]:

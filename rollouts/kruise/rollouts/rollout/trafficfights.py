@@ -67,6 +67,7 @@ class _Memory:
     counts: list[str] = field(default_factory=list)  # writers of reverts not counted yet
     checked: float | None = None  # when it was last judged (clock seconds)
     announce: Revert | None = None  # a fight that started, not announced yet
+    look_at: float | None = None  # in a fight: when the backoff wants it judged again (clock seconds)
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,7 @@ class TrafficFights:
             revert = judge(memory.written, live, self.ours)
         s = step(memory.fight, revert, self.clock())
         memory.fight = s.fight
+        memory.look_at = None if s.fight is None or s.recheck is None else self.clock() + s.recheck
         if revert is not None and s.new_revert:
             memory.counts.append(revert.writer)
         if revert is not None and s.started:
@@ -152,6 +154,19 @@ class TrafficFights:
         """The objects were handed back (restored, deleted): what we wrote there is moot."""
         for target in targets:
             self._memory.pop(target.key, None)
+
+    def wake_in(self, rollout: Mapping[str, Any]) -> float | None:
+        """Seconds until a fight over one of the Rollout's objects is due to be judged again (the
+        next re-assert the backoff allows, or the end of the hold that clears it); ``None``
+        outside a fight. Changes of the traffic objects do not wake the Rollout, so its
+        controller requeues by this: a step paused for minutes still answers a revert on time."""
+        now = self.clock()
+        due = [
+            memory.look_at - now
+            for key in rollout_target_keys(rollout) & self._memory.keys()
+            if (memory := self._memory[key]).fight is not None and memory.look_at is not None
+        ]
+        return max(0.05, min(due)) if due else None
 
     async def conflict(self, rollout: Mapping[str, Any]) -> TrafficConflict | None:
         """Judge the Rollout's objects (see the module docstring); the first fight by object key."""
