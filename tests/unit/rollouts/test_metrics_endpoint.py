@@ -66,25 +66,29 @@ async def test_a_large_scrape_does_not_stall_the_event_loop() -> None:
     sources = metrics.StateSources(clonesets=lambda: objects)
     collectors = sources.collectors()
     metrics.register(collectors)
-    worst = 0.0
+    ticks: list[float] = []
     stop = asyncio.Event()
 
     async def ticker() -> None:
-        nonlocal worst
         while not stop.is_set():
-            before = time.perf_counter()
             await asyncio.sleep(0.001)
-            worst = max(worst, time.perf_counter() - before)
+            ticks.append(time.perf_counter())
 
     task = asyncio.create_task(ticker())
     await asyncio.sleep(0.01)  # the ticker is sleeping when the scrape starts
     try:
         started = time.perf_counter()
         response = await metrics.metrics_handler(sources)(None)  # type: ignore[arg-type]
-        took = time.perf_counter() - started
+        ended = time.perf_counter()
     finally:
         stop.set()
         await task
         metrics.unregister(collectors)
     assert response.body.count(b"kruise_cloneset_spec_replicas{") == 1000  # type: ignore[union-attr]
-    assert worst < took / 2, f"loop stalled {worst * 1000:.0f} ms of a {took * 1000:.0f} ms scrape"
+    # formatted on the loop, the scrape would leave the ticker no turn at all until it ended; off
+    # the loop the ticker runs all along (counted, not timed: a loaded machine may pause the
+    # whole process, which says nothing about the loop)
+    during = [t for t in ticks if started < t < ended]
+    assert len(during) >= 5, (
+        f"the loop ticked {len(during)} times in a {(ended - started) * 1000:.0f} ms scrape"
+    )
