@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from sts_builders import NOW, running, statefulset, with_image
 
 from kruise.workloads.admission.intstr import get_value
-from kruise.workloads.objects import name
+from kruise.workloads.objects import is_being_deleted, name
+from kruise.workloads.pods import is_ready
 from kruise.workloads.revisions import new_revision
 from kruise.workloads.statefulset.actions import CreatePod, DeletePod, DeleteReason, UpdateInPlace
 from kruise.workloads.statefulset.identity import STATEFULSET_KIND, new_pod, ordinal_of, replica_range
@@ -51,10 +52,6 @@ def worlds(draw: st.DrawFn) -> tuple[World, Options]:
         pods.append(pod)
     world = World(new_sts, pods, {}, old, new, [old, new], 0, NOW)
     return world, Options(start_ordinal=gate)
-
-
-def _ready(pod: dict[str, Any]) -> bool:
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", []))
 
 
 def _moved(p: Plan) -> list[str]:
@@ -107,7 +104,7 @@ def test_updates_respect_partition_and_max_unavailable(case: tuple[World, Option
     limit = max(1, get_value(rolling["maxUnavailable"], replicas, False))
     ordinals = replica_range(world.statefulset, start_ordinal_gate=options.start_ordinal)
     slots = [pod for pod in world.pods if ordinals.holds(ordinal_of(pod))]
-    unavailable = {name(pod) for pod in slots if not _ready(pod) or "deletionTimestamp" in pod["metadata"]}
+    unavailable = {name(pod) for pod in slots if not is_ready(pod) or is_being_deleted(pod)}
     available_moved = [n for n in moved if n not in unavailable]
     assert len(available_moved) <= max(0, limit - len(unavailable))
     if "unorderedUpdate" not in rolling:

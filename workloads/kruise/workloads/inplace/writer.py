@@ -10,7 +10,7 @@ the controller does not act on that pod again before its cache shows the write:
   ``Ready`` recomputed, ``SetPodReadyCondition``) through ``pods/status``, then labels,
   annotations and images in one strategic-merge patch guarded by the resourceVersion, rebuilt
   from a fresh read on conflict (``RetryOnConflict``);
-- :meth:`PodWriter.refresh`: the per-reconcile bookkeeping (grace period, next container batch,
+- :meth:`PodWriter.refresh_all`: the per-reconcile bookkeeping (grace period, next container batch,
   ``InPlaceUpdateReady=True``, the first ``KruisePodReady=True``) and the lifecycle state change
   ``refreshPodState`` makes;
 - :meth:`PodWriter.lifecycle`: ``UpdatePodLifecycle``: the ``markPodNotReady`` key first, then
@@ -176,7 +176,7 @@ async def bounded(jobs: Iterable[Coroutine[Any, Any, object]], limit: int = ROUN
 
 @dataclass
 class RefreshResult:
-    """What :meth:`PodWriter.refresh` did to one pod.
+    """What :meth:`PodWriter.refresh_all` did to one pod.
 
     ``modified``: a write went out; ``requeue_after``: seconds until a grace period ends;
     ``error``: the engine's or the client's message; ``in_place_completed``: the write that set
@@ -230,7 +230,7 @@ class RefreshPlan:
 def plan_refresh(
     workload: KubeObject, pod: KubeObject, update_revision: str, now: datetime, normal_needs_node: bool = True
 ) -> RefreshPlan:
-    """Decide one pod's refresh (see :meth:`PodWriter.refresh`); pure."""
+    """Decide one pod's refresh (see :meth:`PodWriter.refresh_all`); pure."""
     decision = refresh_in_place_update(pod, now)
     kruise_ready = initial_condition(pod, now)  # the pod-readiness controller's one write
     if decision.kind in _POD_PATCHES:
@@ -340,27 +340,6 @@ class PodWriter:
             self.rv_expectations.expect(uid(pod), str(result["metadata"]["resourceVersion"]))
             return
 
-    async def refresh(
-        self,
-        workload: KubeObject,
-        pod: KubeObject,
-        update_revision: str,
-        now: datetime,
-        *,
-        normal_needs_node: bool = True,
-    ) -> RefreshResult:
-        """Per-pod bookkeeping of one reconcile (upstream ``Refresh`` + ``refreshPodState``).
-
-        Grace periods, next batches and ``InPlaceUpdateReady`` as
-        :func:`~.apply.refresh_in_place_update` decides (a grace or batch patch ends the pod's
-        round), the first ``KruisePodReady=True``, then the lifecycle state change of
-        :func:`~kruise.workloads.lifecycle.refresh_transition`. Client errors are reported in
-        the result, not raised; a pod already gone is no error.
-        """
-        return await self._write_refresh(
-            pod, plan_refresh(workload, pod, update_revision, now, normal_needs_node), now
-        )
-
     async def refresh_all(
         self,
         workload: KubeObject,
@@ -370,7 +349,14 @@ class PodWriter:
         *,
         normal_needs_node: bool = True,
     ) -> list[tuple[KubeObject, RefreshResult]]:
-        """:meth:`refresh` of every pod, in the given order, its result beside it.
+        """Per-pod bookkeeping of one reconcile (upstream ``Refresh`` + ``refreshPodState``) for
+        every pod, in the given order, its result beside it.
+
+        Grace periods, next batches and ``InPlaceUpdateReady`` as
+        :func:`~.apply.refresh_in_place_update` decides (a grace or batch patch ends the pod's
+        round), the first ``KruisePodReady=True``, then the lifecycle state change of
+        :func:`~kruise.workloads.lifecycle.refresh_transition`. Client errors are reported in
+        the results, not raised; a pod already gone is no error.
 
         Each pod's refresh is decided first, without I/O (:func:`plan_refresh`); only the pods
         with something to write get a task (at most :data:`ROUND_CONCURRENCY` at once). Most
@@ -390,8 +376,6 @@ class PodWriter:
 
     async def _write_refresh(self, pod: KubeObject, plan: RefreshPlan, now: datetime) -> RefreshResult:
         out = plan.idle_result()
-        if not plan.writes:
-            return out
         try:
             await self._apply_refresh(pod, plan, now, out)
         except NotFoundError:
