@@ -202,7 +202,14 @@ class RolloutController:
                 rollout, [f for f in meta.get("finalizers") or [] if f != ROLLOUT_FINALIZER]
             )
             return Result()
-        requeue = decision.requeue_after
+        return Result(requeue_after=self._requeue(rollout, decision.requeue_after, blocked, obs))
+
+    def _requeue(
+        self, rollout: JSON, decided: float | None, blocked: AnalysisGateError | None, obs: Observed
+    ) -> float | None:
+        """When to look again: the decision's time, sooner while an analysis gate blocks, the
+        recheck while progressing, and a traffic fight's next re-assert or hold check."""
+        requeue = decided
         if blocked is not None:
             requeue = min(requeue or BLOCKED_RECHECK_SECONDS, BLOCKED_RECHECK_SECONDS)
         if (
@@ -211,10 +218,10 @@ class RolloutController:
             and rollout.get("status", {}).get("phase") == RolloutPhase.PROGRESSING
         ):
             requeue = RECHECK_SECONDS
-        wake = self.traffic.wake_in(rollout)  # a traffic fight's next re-assert or hold check
+        wake = self.traffic.wake_in(rollout)
         if wake is not None:
             requeue = wake if requeue is None else min(requeue, wake)
-        return Result(requeue_after=requeue)
+        return requeue
 
     async def _traffic_conflict(self, rollout: JSON, new_status: JSON, now: str) -> None:
         """The ``Conflict`` condition for a fight over the network objects (:mod:`.trafficfights`);
