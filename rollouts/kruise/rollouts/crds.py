@@ -13,6 +13,8 @@ from pathlib import Path
 
 from kruise.analysis.api import ANALYSISRUN_CRD, ANALYSISTEMPLATE_CRD, CLUSTERANALYSISTEMPLATE_CRD
 from kruise.core.crdgen import CRDSpec, render_crd_yaml
+from kruise.daemon.api.imagepulljob import IMAGELISTPULLJOB_CRD, IMAGEPULLJOB_CRD
+from kruise.daemon.api.nodeimage import NODEIMAGE_CRD
 from kruise.rollouts.api.batchrelease import BATCHRELEASE_CRD
 from kruise.rollouts.api.rollout import ROLLOUT_CRD
 from kruise.rollouts.api.rollouthistory import ROLLOUTHISTORY_CRD
@@ -36,6 +38,9 @@ ALL_CRDS: list[CRDSpec] = [
     ANALYSISTEMPLATE_CRD,
     CLUSTERANALYSISTEMPLATE_CRD,
     ANALYSISRUN_CRD,
+    NODEIMAGE_CRD,
+    IMAGEPULLJOB_CRD,
+    IMAGELISTPULLJOB_CRD,
 ]
 """Every CRD served, in install order.
 
