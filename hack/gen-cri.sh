@@ -11,7 +11,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(dirname "$HERE")"
-PYTHON="${1:-$ROOT/.venv/bin/python}"
+PYTHON="$(realpath -s "${1:-$ROOT/.venv/bin/python}")"
 OUT="$ROOT/daemon/kruise/daemon/cri/_generated"
 export GOWORK=off GOTOOLCHAIN=local GOFLAGS=-mod=mod
 

@@ -14,7 +14,11 @@ from kruise.core.webhook.patch import json_patch, pointer_token
 
 KEYS = st.sampled_from(["a", "b", "a/b", "~c", "kruise.io/x", ""])
 JSONS = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 3) | st.floats(allow_nan=False) | st.text(max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=3),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=4),
     max_leaves=12,
 )
