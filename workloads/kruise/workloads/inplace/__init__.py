@@ -15,6 +15,7 @@ A workload's shell writes what these return; the revision labels it writes are p
 nothing here knows which kind owns the pod.
 """
 
+from kruise.core.containermeta import RUNTIME_CONTAINERS_META_KEY
 from kruise.workloads.inplace.apply import (
     RefreshDecision,
     RefreshKind,
@@ -30,7 +31,6 @@ from kruise.workloads.inplace.spec import InPlaceUpdateSpec, calculate_in_place_
 from kruise.workloads.inplace.state import (
     GRACE_KEY,
     GRACE_KEY_OLD,
-    RUNTIME_CONTAINERS_META_KEY,
     STATE_KEY,
     STATE_KEY_OLD,
     HashCheck,

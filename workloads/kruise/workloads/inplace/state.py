@@ -7,8 +7,9 @@ Both fall back to their legacy keys (``inplace-update-state`` / ``inplace-update
 The JSON shapes follow upstream ``apps/pub/inplace_update.go`` field names and ``omitempty``.
 
 Completion mirrors ``DefaultCheckInPlaceUpdateCompleted``. The runtime-containers-meta hash
-comparisons need kubelet's container hash, so they are delegated to an optional
-``hashes_consistent`` callable; without it the imageID comparison decides.
+comparisons are a ``hashes_consistent`` callable (:func:`runtime_hashes_consistent` by
+default: the env-from-metadata hash the daemon reports; the kubelet's plain hash is not
+computed, so the imageID comparison decides there).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kruise.core.containermeta import RUNTIME_CONTAINERS_META_KEY, env_hashes_consistent
 from kruise.workloads.objects import (
     KubeObject,
     annotations_of,
@@ -36,7 +38,6 @@ STATE_KEY = "apps.kruise.io/inplace-update-state"
 STATE_KEY_OLD = "inplace-update-state"
 GRACE_KEY = "apps.kruise.io/inplace-update-grace"
 GRACE_KEY_OLD = "inplace-update-grace"
-RUNTIME_CONTAINERS_META_KEY = "apps.kruise.io/runtime-containers-meta"
 
 
 @dataclass(frozen=True)
@@ -158,15 +159,24 @@ def _spec_image(image: str) -> str:
 HashCheck = Callable[[KubeObject, Mapping[str, Any], str], bool]
 
 
+def runtime_hashes_consistent(pod: KubeObject, meta: Mapping[str, Any], kind: str) -> bool:
+    """The default :data:`HashCheck`: ``ExtractedEnvFromMetadataHash`` as upstream checks it
+    (:func:`kruise.core.containermeta.env_hashes_consistent`: the daemon's hash of every
+    container's running env equals the hash of what the pod's metadata now asks for, for the
+    current container IDs); ``PlainHash`` is never confirmed (the kubelet's container hash is not
+    computed here), so the imageID rule decides."""
+    return kind == "ExtractedEnvFromMetadataHash" and env_hashes_consistent(pod, meta)
+
+
 def containers_update_completed(
-    pod: KubeObject, state: InPlaceUpdateState, *, hashes_consistent: HashCheck | None = None
+    pod: KubeObject, state: InPlaceUpdateState, *, hashes_consistent: HashCheck = runtime_hashes_consistent
 ) -> bool:
     """Whether the last batch's containers run their new images.
 
     Mirrors ``defaultCheckContainersInPlaceUpdateCompleted``.
 
     With ``updateEnvFromMetadata`` the runtime-containers-meta annotation must exist (and pass
-    ``hashes_consistent`` when given). If ``hashes_consistent`` confirms the plain hashes, done.
+    ``hashes_consistent``). If ``hashes_consistent`` confirms the plain hashes, done.
     Otherwise each container recorded in ``lastContainerStatuses`` must report a different
     imageID, or the same imageID with ``status.image`` equal to the spec image (``:latest``
     appended when the spec image has no tag); a recorded container without status is not done.
@@ -179,9 +189,9 @@ def containers_update_completed(
     if state.update_env_from_metadata:
         if meta is None:
             return False
-        if hashes_consistent is not None and not hashes_consistent(pod, meta, "ExtractedEnvFromMetadataHash"):
+        if not hashes_consistent(pod, meta, "ExtractedEnvFromMetadataHash"):
             return False
-    if meta is not None and hashes_consistent is not None and hashes_consistent(pod, meta, "PlainHash"):
+    if meta is not None and hashes_consistent(pod, meta, "PlainHash"):
         return True
     spec_images = {
         str(mapping(c).get("name") or ""): _spec_image(str(mapping(c).get("image") or ""))
@@ -201,7 +211,9 @@ def containers_update_completed(
     return not remaining
 
 
-def check_in_place_update_completed(pod: KubeObject, *, hashes_consistent: HashCheck | None = None) -> bool:
+def check_in_place_update_completed(
+    pod: KubeObject, *, hashes_consistent: HashCheck = runtime_hashes_consistent
+) -> bool:
     """Whether the pod's in-place update has finished (``DefaultCheckInPlaceUpdateCompleted``).
 
     Not complete while the grace annotation exists, the state JSON is malformed, or a next
