@@ -81,12 +81,13 @@ Feature gates this manager understands (kruise.rollouts.manager.options.FEATURE_
 keeps the two lists equal).
 */}}
 {{- define "kruise.knownFeatureGates" -}}
-CloneSetShortHash,CloneSetPartitionRollback,PreparingUpdateAsUpdate,InPlaceUpdateEnvFromMetadata,ResourcesDeletionProtection,TemplateNoDefaults,StatefulSetAutoDeletePVC,StatefulSetStartOrdinal,PodIndexLabel,StatefulSetAutoResizePVCGate,EnableExternalCerts,PodWebhook,SidecarSetPatchPodMetadataDefaultsAllowed,AdvancedDeployment,KeepWorkloadPausedOnRolloutDeletion,RolloutHistory
+CloneSetShortHash,CloneSetPartitionRollback,PreparingUpdateAsUpdate,InPlaceUpdateEnvFromMetadata,ResourcesDeletionProtection,TemplateNoDefaults,StatefulSetAutoDeletePVC,StatefulSetStartOrdinal,PodIndexLabel,StatefulSetAutoResizePVCGate,EnableExternalCerts,PodWebhook,SidecarSetPatchPodMetadataDefaultsAllowed,AdvancedDeployment,KeepWorkloadPausedOnRolloutDeletion,RolloutHistory,KruiseDaemon,DaemonWatchingPod
 {{- end -}}
 
 {{/*
---feature-gates for the manager: .Values.featureGates checked against the known gates, with the
-chart-only gate KruiseDaemon removed. Fails on malformed or unknown gates.
+--feature-gates for the manager and the daemon: .Values.featureGates checked against the known
+gates (KruiseDaemon too: the manager's CRR webhooks and controller follow it, as upstream's).
+Fails on malformed or unknown gates.
 */}}
 {{- define "kruise.managerFeatureGates" -}}
 {{- $known := splitList "," (include "kruise.knownFeatureGates" .) -}}
@@ -99,11 +100,10 @@ chart-only gate KruiseDaemon removed. Fails on malformed or unknown gates.
 {{- if or (ne (len $parts) 2) (not (has (lower (last $parts)) (list "true" "false"))) -}}
 {{- fail (printf "featureGates: %q is not Name=true|false" $item) -}}
 {{- end -}}
-{{- if eq $name "KruiseDaemon" -}}
-{{- else if has $name $known -}}
+{{- if has $name $known -}}
 {{- $out = append $out $item -}}
 {{- else -}}
-{{- fail (printf "featureGates: unknown gate %q; this kruise manager knows %s (and KruiseDaemon)" $name (join ", " $known)) -}}
+{{- fail (printf "featureGates: unknown gate %q; this kruise manager knows %s" $name (join ", " $known)) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}

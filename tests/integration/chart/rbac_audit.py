@@ -16,13 +16,21 @@ import ast
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kruise.core.kube.resources import Resource
 from tests.integration.chart.support import REPO
 
 ROOTS = ("core", "workloads", "traffic", "analysis", "rollouts", "daemon")
 SKIP = ("/cli/", "/localcluster/", "/demo/")  # run by the user, not the manager
+DAEMON_PROCESS = (
+    "daemon/kruise/daemon/app.py",
+    "daemon/kruise/daemon/imagepuller/",
+    "daemon/kruise/daemon/containermeta/",
+)
+"""Source run by ``kruise daemon`` (the chart's kruise-daemon-role), not by the manager."""
+EVENTS_BY_RECORDER = {("", "events", "create"), ("", "events", "patch")}
+"""What :class:`kruise.core.events.EventRecorder` asks, in either process."""
 VERBS = {
     "get": "get",
     "get_or_none": "get",
@@ -123,8 +131,9 @@ def _enclosing(tree: ast.AST) -> dict[ast.AST, str]:
     return owner
 
 
-def code_requests() -> tuple[dict[tuple[str, str, str], str], list[str]]:
-    """``{(group, resource, verb): first call site}`` and the call sites this audit cannot resolve."""
+def code_requests(process: str = "manager") -> tuple[dict[tuple[str, str, str], str], list[str]]:
+    """``{(group, resource, verb): first call site}`` and the call sites this audit cannot resolve,
+    of ``process``: ``manager`` (everything but :data:`DAEMON_PROCESS`) or ``daemon``."""
     found: dict[tuple[str, str, str], str] = {}
     unknown: list[str] = []
 
@@ -135,6 +144,8 @@ def code_requests() -> tuple[dict[tuple[str, str, str], str], list[str]]:
         for path in sorted((REPO / root / "kruise").rglob("*.py")):
             rel = str(path.relative_to(REPO))
             if any(s in f"/{rel}" for s in SKIP):
+                continue
+            if rel.startswith(DAEMON_PROCESS) != (process == "daemon"):
                 continue
             tree = ast.parse(path.read_text())
             owner = _enclosing(tree)
@@ -170,9 +181,13 @@ def code_requests() -> tuple[dict[tuple[str, str, str], str], list[str]]:
                 suffix = f"/{sub.value}" if isinstance(sub, ast.Constant) and sub.value else ""
                 for res in targets:
                     add(res.group, res.plural + suffix, verb, where)
-    for res in informed_resources():
-        add(res.group, res.plural, "list", "an informer (kruise.rollouts.manager.controllers)")
-        add(res.group, res.plural, "watch", "an informer (kruise.rollouts.manager.controllers)")
+    composer = "kruise.rollouts.manager.controllers" if process == "manager" else "kruise.daemon.app"
+    for res in informed_resources() if process == "manager" else daemon_informed_resources():
+        add(res.group, res.plural, "list", f"an informer ({composer})")
+        add(res.group, res.plural, "watch", f"an informer ({composer})")
+    if process == "daemon":
+        for request in EVENTS_BY_RECORDER:
+            add(*request, "kruise.core.events.EventRecorder")
     return found, unknown
 
 
@@ -185,6 +200,18 @@ def informed_resources() -> list[Resource]:
 
     opts = ManagerOptions(feature_gates={gate: True for gate in FEATURE_GATES})
     runtime = build_runtime(KubeClient(KubeConfig(server="https://127.0.0.1:1", ssl_context=False)), opts)
+    return runtime.informers.resources()
+
+
+def daemon_informed_resources() -> list[Resource]:
+    """The kinds ``kruise daemon``'s informers list and watch."""
+    from kruise.core.kube import KubeClient
+    from kruise.core.kube.config import KubeConfig
+    from kruise.daemon.app import compose
+    from kruise.daemon.options import DaemonOptions
+
+    kube = KubeClient(KubeConfig(server="https://127.0.0.1:1", ssl_context=False))
+    runtime, _ = compose(kube, cast(Any, None), DaemonOptions(node_name="audit"))  # no CRI call is made
     return runtime.informers.resources()
 
 

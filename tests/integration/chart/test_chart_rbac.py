@@ -108,6 +108,36 @@ def test_the_charts_rbac_grants_nothing_the_code_does_not_use(helm: str) -> None
     assert surplus == [], f"granted but unused (drop them, or document them in EXTRAS): {surplus}"
 
 
+def daemon_rules(helm: str) -> list[JSON]:
+    return list(
+        find(render(helm, "--set", "daemon.enabled=true"), "ClusterRole", "kruise-daemon-role")["rules"]
+    )
+
+
+def test_the_daemons_rbac_grants_every_request_of_kruise_daemon(helm: str) -> None:
+    found, unresolved = code_requests("daemon")
+    assert unresolved == [], "list these call sites in rbac_audit.DYNAMIC:\n" + "\n".join(unresolved)
+    assert ("apps.kruise.io", "nodeimages", "watch") in found  # the audit sees the daemon's informers
+    rules = daemon_rules(helm)
+    missing = [
+        f"{group or 'core'} {resource} {verb}  ({where})"
+        for (group, resource, verb), where in sorted(found.items())
+        if not allowed(rules, group, resource, verb)
+    ]
+    assert missing == [], "the chart's kruise-daemon-role lacks:\n" + "\n".join(missing)
+
+
+def test_the_daemons_rbac_grants_nothing_kruise_daemon_does_not_use(helm: str) -> None:
+    found, _ = code_requests("daemon")
+    watched = {(g, r) for g, r, v in found if v == "list"}
+    surplus = sorted(
+        (g, r, v)
+        for g, r, v in granted(daemon_rules(helm))
+        if (g, r, v) not in found and not (v == "get" and (g, r) in watched)
+    )
+    assert surplus == [], f"kruise-daemon-role grants what the daemon never asks: {surplus}"
+
+
 @pytest.fixture(scope="module")
 def sa_manager(
     installed: JSON, chart_cluster: TestCluster, tmp_path_factory: pytest.TempPathFactory

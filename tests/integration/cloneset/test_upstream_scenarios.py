@@ -252,14 +252,6 @@ async def test_in_place_update_images_with_the_same_image_id() -> None:
 
 
 @pytest.mark.skip(
-    reason="env from metadata needs kruise-daemon (it reports apps.kruise.io/runtime-containers-meta "
-    "and restarts the container); the node daemon is not part of this product yet"
-)
-async def test_in_place_update_both_image_and_env_from_label() -> None:
-    """CloneSet > CloneSet Updating > in-place update both image and env from label"""
-
-
-@pytest.mark.skip(
     reason="container launch priority needs the pod webhook (KRUISE_CONTAINER_PRIORITY -> "
     "KRUISE_CONTAINER_BARRIER injection) and kubelet postStart timing; neither exists here yet. "
     "Batching by priority is unit-tested (test_inplace.py::test_container_priorities_update_in_batches)"

@@ -51,6 +51,7 @@ from kruise.core.localcluster.processes import (
     terminate,
     wait_for,
 )
+from kruise.core.localcluster.realnode.images import ImageSpec
 from kruise.core.localcluster.realnode.nodes import REGISTRY, RealNodes
 from kruise.core.localcluster.realnode.plan import NodePlan
 from kruise.core.localcluster.stages import StageDelays, write_stages
@@ -86,6 +87,7 @@ class ClusterState:
     real_nodes: int = 0
     registry_port: int = 0
     real_node_timings: dict[str, float] = field(default_factory=dict)
+    daemon_ports: dict[str, int] = field(default_factory=dict)
 
     @property
     def server(self) -> str:
@@ -332,6 +334,17 @@ class LocalCluster:
             raise ClusterError(f"no real node {node!r} in {self.directory}")
         return real.crictl(plan, *args)
 
+    def push_image(self, spec: ImageSpec) -> str:
+        """Build ``spec`` and push it to the real nodes' registry (as ``spec.ref``); returns its
+        manifest digest there. Needs running real nodes."""
+        assert self.state is not None
+        return self._real_nodes(self.state).push_image(spec)
+
+    def daemon_addr(self, node: str) -> str:
+        """``127.0.0.1:<port>`` of real node ``node``'s kruise-daemon (``/healthz``, ``/metrics``)."""
+        assert self.state is not None
+        return self._real_nodes(self.state).daemon_addr(node)
+
     def node_ready(self, name: str) -> bool:
         """True when Node ``name`` exists and its Ready condition is True."""
         assert self.state is not None
@@ -356,6 +369,7 @@ class LocalCluster:
                 count=state.real_nodes,
                 log=self._log,
             )
+            self.real.daemon_ports = dict(state.daemon_ports)
         return self.real
 
     def _join(self, plans: list[NodePlan]) -> None:
@@ -371,6 +385,7 @@ class LocalCluster:
         self.state.real_nodes = self.real.count
         self.state.registry_port = self.real.registry_port if self.real.count else 0
         self.state.real_node_timings = dict(self.real.timings)
+        self.state.daemon_ports = dict(self.real.daemon_ports)
         self.state.save()
 
     def restart_apiserver(self, *, down_seconds: float = 0.0, timeout: float = 10.0) -> float:

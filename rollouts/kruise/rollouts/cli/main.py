@@ -4,7 +4,8 @@ kubectl-kruise's commands (``rollout``, ``set``, ``scale``, ``describe``, ``crea
 ``expose``) take kubectl's global flags anywhere on the line (``-n``, ``--context``,
 ``--kubeconfig``) and read the namespace from the kubeconfig context as kubectl does
 (:mod:`kruise.rollouts.cli.kubectx`). kruise's own: ``cluster up|down|env`` (embedded control
-plane), ``manager`` (controllers and webhooks), ``crds``, ``demo``.
+plane), ``manager`` (controllers and webhooks), ``daemon`` (one node's kruise-daemon), ``crds``,
+``demo``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from kruise.rollouts.cli import (
     cluster,
     crds,
     create,
+    daemon,
     demo,
     describe,
     expose,
@@ -68,6 +70,7 @@ app.add_typer(cluster.app, name="cluster")
 app.command("crds")(crds.crds)
 app.command("demo")(demo.demo)
 app.command("manager")(manager.manager)
+app.command("daemon")(daemon.daemon)
 
 
 def main() -> None:

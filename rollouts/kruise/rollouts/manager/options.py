@@ -40,6 +40,11 @@ FEATURE_GATES: dict[str, bool] = {
     # Kruise Rollouts' gate (default false): record each release that has a rollout-id as a
     # RolloutHistory (rollouts.kruise.io/v1alpha1).
     "RolloutHistory": False,
+    # kruise-daemon (one per node; upstream default on): off skips the chart's DaemonSet.
+    "KruiseDaemon": True,
+    # kruise-daemon watches its node's pods (upstream default on): container meta reporting and
+    # the env-from-metadata restarts need it.
+    "DaemonWatchingPod": True,
 }
 
 

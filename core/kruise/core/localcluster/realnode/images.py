@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import random
 import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -188,6 +189,16 @@ def busybox_spec(busybox_binary: bytes, tag: str) -> ImageSpec:
         cmd=("/bin/sh", "-c", SERVE),
         labels={"io.kruise.image.version": tag},
     )
+
+
+def payload_spec(busybox_binary: bytes, repository: str, tag: str, payload_bytes: int = 0) -> ImageSpec:
+    """A busybox image (as :func:`busybox_spec`) named ``repository:tag`` with ``/payload`` of
+    ``payload_bytes`` incompressible bytes derived from the name, so every name is a new image
+    of the size asked for (a pull that really transfers, for pre-pull tests and benchmarks)."""
+    payload = random.Random(f"{repository}:{tag}").randbytes(payload_bytes)
+    base = busybox_spec(busybox_binary, "v1")
+    entries = (*base.entries, Entry("payload", payload), Entry("NAME", f"{repository}:{tag}\n".encode()))
+    return ImageSpec(repository, tag, entries, cmd=base.cmd, labels={"io.kruise.image.version": tag})
 
 
 def catalogue_refs() -> list[str]:

@@ -1,11 +1,12 @@
-"""Start and stop the real nodes of a local cluster: a registry, and per node a containerd
-and a kubelet (recipe: ``shared/reference/real-kubelet.md``).
+"""Start and stop the real nodes of a local cluster: a registry, and per node a containerd,
+a kubelet and a kruise-daemon (recipe: ``shared/reference/real-kubelet.md``).
 
 :meth:`RealNodes.prepare` needs no API server (host lock, bridges, cgroup roots, the
 registry and its images, the containerds), so the cluster runs it beside the control
-plane's start; :meth:`RealNodes.join` then starts the kubelets and waits for their Nodes
-to be Ready. :meth:`RealNodes.stop` stops kubelets, removes every pod sandbox through
-CRI, stops containerd and the registry (each by PID) and undoes the host changes
+plane's start; :meth:`RealNodes.join` then starts the kubelets, waits for their Nodes to be
+Ready and starts a ``kruise daemon`` per node against that node's containerd, as the chart's
+DaemonSet would. :meth:`RealNodes.stop` stops daemons and kubelets, removes every pod sandbox
+through CRI, stops containerd and the registry (each by PID) and undoes the host changes
 (:mod:`kruise.core.localcluster.realnode.host`).
 """
 
@@ -16,7 +17,10 @@ import functools
 import json
 import os
 import subprocess
+import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -51,6 +55,28 @@ def kubelet_key(plan: NodePlan) -> str:
     return f"kubelet/{plan.name}"
 
 
+def daemon_key(plan: NodePlan) -> str:
+    return f"daemon/{plan.name}"
+
+
+def daemon_command() -> list[str] | None:
+    """The ``kruise`` console script installed beside this interpreter (``kruise daemon`` runs
+    each real node's kruise-daemon, as the chart's DaemonSet would), or None without it."""
+    script = Path(sys.executable).parent / "kruise"
+    return [str(script)] if script.exists() else None
+
+
+def answers(url: str) -> bool:
+    """True when an HTTP server answers ``url`` at all (any status)."""
+    try:
+        with urllib.request.urlopen(url, timeout=2):
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except OSError:
+        return False
+
+
 class RealNodes:
     """The real nodes of the cluster in ``cluster_dir``; ``pids`` is the cluster's process
     table (shared with the control plane, saved by the caller)."""
@@ -74,6 +100,7 @@ class RealNodes:
         self.log = log
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
         self._bin_dir: Path | None = None
+        self.daemon_ports: dict[str, int] = {}
 
     @property
     def registry(self) -> str:
@@ -137,8 +164,33 @@ class RealNodes:
             self._spawn(kubelet_key(plan), self._kubelet_argv(plan, server, pki, ca))
         for plan in plans:
             self._wait(kubelet_key(plan), functools.partial(node_ready, plan.name), 60, f"{plan.name} Ready")
-        self._record_pids(host.load_record())
         self.timings["node_ready_seconds"] = round(time.monotonic() - t0, 2)
+        self._start_daemons(plans)
+        self._record_pids(host.load_record())
+
+    def _start_daemons(self, plans: list[NodePlan]) -> None:
+        """One ``kruise daemon`` per node against the node's containerd, with the cluster's
+        admin kubeconfig, serving ``/healthz`` and ``/metrics`` on a free loopback port
+        (:meth:`daemon_addr`). It lists its NodeImage until the CRDs are installed."""
+        command = daemon_command()
+        if command is None:
+            self.log("no kruise console script beside this Python: real nodes run without kruise-daemon")
+            return
+        for plan in plans:
+            port = free_port()
+            self.daemon_ports[plan.name] = port
+            argv = [
+                *command, "daemon", f"--kubeconfig={self.cluster_dir / 'kubeconfig'}",
+                f"--socket-file={plan.containerd_socket}", f"--addr=127.0.0.1:{port}",
+            ]  # fmt: skip
+            self._spawn(daemon_key(plan), argv, env={"NODE_NAME": plan.name})
+        for plan in plans:
+            url = f"http://{self.daemon_addr(plan.name)}/healthz"
+            self._wait(daemon_key(plan), functools.partial(answers, url), 30, "kruise-daemon's /healthz")
+
+    def daemon_addr(self, node: str) -> str:
+        """``127.0.0.1:<port>`` of node ``node``'s kruise-daemon (``/healthz``, ``/metrics``)."""
+        return f"127.0.0.1:{self.daemon_ports[node]}"
 
     def _kubelet_argv(self, plan: NodePlan, server: str, pki: Path, ca: CertificateAuthority) -> list[str]:
         d = plan.dir / "kubelet-config"
@@ -189,28 +241,36 @@ class RealNodes:
         layout = self.cluster_dir / "images"
         busybox_binary = Path(SYSTEM["busybox (static)"]).read_bytes()
         specs = catalogue((self._bin_dir / "pause").read_bytes(), busybox_binary)
-        for spec in specs:
+        for spec in specs:  # one after another: they share the layout's index.json
             write_oci_layout(spec, layout)
-
-        def push(spec: ImageSpec) -> str:
-            digest_file = layout / f"{spec.repository}-{spec.tag}.digest"
-            proc = subprocess.run(
-                [
-                    "/usr/bin/skopeo", "copy", "--quiet", "--insecure-policy", "--dest-tls-verify=false",
-                    f"--digestfile={digest_file}", f"oci:{layout}:{spec.tag}",
-                    f"docker://{self.registry}/{spec.repository}:{spec.tag}",
-                ],
-                capture_output=True,
-                text=True,
-            )  # fmt: skip
-            if proc.returncode != 0:
-                raise RealNodeError(f"pushing {spec.ref} to {self.registry}: {proc.stderr.strip()}")
-            return digest_file.read_text().strip()
-
+        push = functools.partial(self._copy_to_registry, layout=layout)
         with concurrent.futures.ThreadPoolExecutor(len(specs)) as pool:
             digests = dict(zip((s.ref for s in specs), pool.map(push, specs), strict=True))
         (self.cluster_dir / "images.json").write_text(json.dumps(digests, indent=2))
         return digests
+
+    def push_image(self, spec: ImageSpec, *, layout: Path | None = None) -> str:
+        """Build ``spec`` into the OCI layout ``layout`` (default ``<cluster>/images``) and push it
+        to the local registry as ``spec.ref`` (``kruise.local/<repository>:<tag>``); returns the
+        registry's manifest digest. Raises :class:`RealNodeError`."""
+        layout = layout or self.cluster_dir / "images"
+        write_oci_layout(spec, layout)
+        return self._copy_to_registry(spec, layout)
+
+    def _copy_to_registry(self, spec: ImageSpec, layout: Path) -> str:
+        digest_file = layout / f"{spec.repository}-{spec.tag}.digest"
+        proc = subprocess.run(
+            [
+                "/usr/bin/skopeo", "copy", "--quiet", "--insecure-policy", "--dest-tls-verify=false",
+                f"--digestfile={digest_file}", f"oci:{layout}:{spec.tag}",
+                f"docker://{self.registry}/{spec.repository}:{spec.tag}",
+            ],
+            capture_output=True,
+            text=True,
+        )  # fmt: skip
+        if proc.returncode != 0:
+            raise RealNodeError(f"pushing {spec.ref} to {self.registry}: {proc.stderr.strip()}")
+        return digest_file.read_text().strip()
 
     # ------------------------------------------------------------------ use
     def crictl(self, plan: NodePlan, *args: str, timeout: float = 60) -> str:
@@ -247,6 +307,9 @@ class RealNodes:
         """Stop every real-node process and undo the host changes; returns what failed."""
         plans = self.plans()
         for plan in plans:
+            self._stop(daemon_key(plan), timeout)
+            self.daemon_ports.pop(plan.name, None)
+        for plan in plans:
             self._stop(kubelet_key(plan), timeout)
         for plan in plans:
             self._remove_pods(plan)
@@ -280,12 +343,12 @@ class RealNodes:
             self._stop(key, 10)
 
     # ------------------------------------------------------------------ processes
-    def _spawn(self, key: str, argv: list[str]) -> None:
+    def _spawn(self, key: str, argv: list[str], env: dict[str, str] | None = None) -> None:
         proc = spawn(
             argv,
             self.log_path(key),
             attached=self.attached,
-            env={"PATH": PATH, "HOME": os.environ.get("HOME", "/root")},
+            env={"PATH": PATH, "HOME": os.environ.get("HOME", "/root"), **(env or {})},
         )
         self._procs[key] = proc
         self.pids[key] = proc.pid

@@ -1,0 +1,107 @@
+"""The daemon's container-meta controller (shell over :func:`.plan.plan_meta`).
+
+Woken by events of its node's pods that :func:`.plan.stale` accepts (5 workers, upstream's
+count). Per pod: list the pod's containers through CRI, plan, read ``env`` (``ExecSync``, 3 s)
+in each running container whose hash is not known yet, plan again, stop the containers to
+restart (grace 2 s: the kubelet's minimum, which upstream's restarter gets by passing no pod),
+and write the annotation with a strategic-merge patch of ``pods/status`` when it changed. An
+``env`` that fails is retried in 3 s. Env hashes are remembered per container ID, so a pod event
+that arrives before our own write is seen does not run ``env`` again.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from kruise.core.containermeta import RUNTIME_CONTAINERS_META_KEY, current_hash, parse_env_output
+from kruise.core.events import EventRecorder
+from kruise.core.informer.store import Delta, EventType, object_key
+from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import PODS
+from kruise.core.runtime import CacheReader, ControllerSpec, Watch
+from kruise.core.workqueue import Result
+from kruise.daemon.containermeta.plan import plan_meta, stale
+from kruise.daemon.cri.port import CriError, CriRuntime
+
+__all__ = ["ContainerMetaController"]
+
+log = logging.getLogger("kruise.daemon.containermeta")
+ENV_TIMEOUT = 3
+STOP_GRACE = 2
+RETRY_SECONDS = 3.0
+
+
+class ContainerMetaController:
+    """``apps.kruise.io/runtime-containers-meta`` for the pods of ``node_name``."""
+
+    name = "containermeta"
+
+    def __init__(
+        self,
+        kube: KubeClient,
+        recorder: EventRecorder,
+        cache: CacheReader,
+        cri: CriRuntime,
+        node_name: str,
+        *,
+        env_gate: bool = True,
+        workers: int = 5,
+    ) -> None:
+        self.kube = kube
+        self.recorder = recorder
+        self.cache = cache
+        self.cri = cri
+        self.node_name = node_name
+        self.env_gate = env_gate
+        self.workers = workers
+        self._env_hashes: dict[str, dict[str, int]] = {}  # pod key -> runtime ID -> hash
+
+    def spec(self) -> ControllerSpec:
+        def accept(delta: Delta) -> bool:
+            return delta.type is not EventType.DELETED and stale(delta.obj, self.env_gate)
+
+        def forget(delta: Delta) -> None:
+            if delta.type is EventType.DELETED:
+                self._env_hashes.pop(object_key(delta.obj), None)
+
+        watch = Watch(PODS, lambda obj: (object_key(obj),), observe=forget, accept=accept)
+        return ControllerSpec(name=self.name, watches=(watch,), workers=self.workers)
+
+    async def stop(self) -> None:
+        return None
+
+    async def reconcile(self, key: str) -> Result | None:
+        pod = self.cache.get(PODS, key)
+        if pod is None or not stale(pod, self.env_gate):
+            return None
+        meta = pod["metadata"]
+        containers = {c.id: c for c in await self.cri.list_containers(pod_uid=meta["uid"])}
+        known = {cid: h for cid, h in self._env_hashes.get(key, {}).items() if cid in containers}
+        self._env_hashes[key] = known
+        plan = plan_meta(pod, containers, known, env_gate=self.env_gate)
+        retry = False
+        if plan.needs_env:
+            specs = {c["name"]: c for c in pod["spec"]["containers"]}
+            for container_id in plan.needs_env:
+                try:
+                    result = await self.cri.exec_sync(container_id, ["env"], ENV_TIMEOUT)
+                except CriError as err:
+                    log.warning("pod %s: env of container %s: %s", key, container_id, err)
+                    retry = True
+                    continue
+                spec = specs[containers[container_id].name]
+                known[container_id] = current_hash(spec, parse_env_output(result.stdout))
+            plan = plan_meta(pod, containers, known, env_gate=self.env_gate)
+        for container_id in plan.restart:
+            name = containers[container_id].name
+            message = f"Stopping containerID {container_id} by container meta restarter"
+            self.recorder.event(pod, "Normal", "Killing", f"Container {name}: {message}")
+            await self.cri.stop_container(container_id, STOP_GRACE)
+        if plan.changed:
+            value = json.dumps(plan.meta, separators=(",", ":"))
+            patch = {"metadata": {"annotations": {RUNTIME_CONTAINERS_META_KEY: value}}}
+            await self.kube.patch(
+                PODS, meta["name"], patch, meta["namespace"], patch_type="strategic", subresource="status"
+            )
+        return Result(requeue_after=RETRY_SECONDS) if retry else None
