@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kruise.analysis.api import ANALYSISRUN_CRD, ANALYSISTEMPLATE_CRD, CLUSTERANALYSISTEMPLATE_CRD
 from kruise.core.crdgen import CRDSpec, render_crd_yaml
+from kruise.daemon.api.containerrecreaterequest import CONTAINERRECREATEREQUEST_CRD
 from kruise.rollouts.api.batchrelease import BATCHRELEASE_CRD
 from kruise.rollouts.api.rollout import ROLLOUT_CRD
 from kruise.rollouts.api.rollouthistory import ROLLOUTHISTORY_CRD
@@ -36,6 +37,7 @@ ALL_CRDS: list[CRDSpec] = [
     ANALYSISTEMPLATE_CRD,
     CLUSTERANALYSISTEMPLATE_CRD,
     ANALYSISRUN_CRD,
+    CONTAINERRECREATEREQUEST_CRD,
 ]
 """Every CRD served, in install order.
 

@@ -1,0 +1,1 @@
+"""API models of the node-side kinds (``apps.kruise.io/v1alpha1``) and their CRD descriptions."""
