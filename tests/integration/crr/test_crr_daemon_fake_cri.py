@@ -222,3 +222,33 @@ async def test_crrs_of_one_pod_run_one_at_a_time_in_order(
     both = await completed(kube, namespace, "both")
     assert [s["phase"] for s in both["status"]["containerRecreateStates"]] == ["Succeeded", "Succeeded"]
     assert [cid for cid, _ in node.stops] == ["web-0-app-1", "web-0-sidecar-1"]
+
+
+async def test_a_second_crr_of_the_pod_waits_pending_for_the_first(
+    kube: KubeClient, namespace: str, pod_and_daemon: tuple[JSON, FakeNode]
+) -> None:
+    """One CRR per pod at a time: the first holds the pod through its unready grace (the manager
+    records unready-acquired; this pod has no KruisePodReady gate), the second is set Pending and
+    runs once the first completed."""
+    _, node = pod_and_daemon
+    first = crr_body("first", "web-0", "sidecar", strategy={"unreadyGracePeriodSeconds": 3})
+    await kube.create(CONTAINERRECREATEREQUESTS, first, namespace)
+
+    async def recreating() -> bool:
+        crr = await kube.get(CONTAINERRECREATEREQUESTS, "first", namespace)
+        return (crr.get("status") or {}).get("phase") == "Recreating"
+
+    await eventually(recreating, what="the first CRR Recreating")
+    await kube.create(CONTAINERRECREATEREQUESTS, crr_body("second", "web-0", "app"), namespace)
+
+    async def pending() -> bool:
+        crr = await kube.get(CONTAINERRECREATEREQUESTS, "second", namespace)
+        return (crr.get("status") or {}).get("phase") == "Pending"
+
+    await eventually(pending, what="the second CRR Pending")
+    assert node.stops == []  # nothing is stopped during the first one's unready grace
+    done_first = await completed(kube, namespace, "first")
+    done_second = await completed(kube, namespace, "second")
+    assert done_first["metadata"]["annotations"]["crr.apps.kruise.io/unready-acquired"]
+    assert [cid for cid, _ in node.stops] == ["web-0-sidecar-1", "web-0-app-1"]
+    assert done_first["status"]["completionTime"] <= done_second["status"]["completionTime"]

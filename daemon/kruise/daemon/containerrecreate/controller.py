@@ -165,9 +165,10 @@ class ContainerRecreateController:
             await self._complete(crr, decision.complete)
         elif decision.kill is not None:
             error = await self._kill(crr, decision.kill)
-            await self._write_status(crr, {"containerRecreateStates": killed_states(decision, error)})
+            states = killed_states(decision, error)
+            await self._write_status(crr, {"containerRecreateStates": states}, precondition=False)
         elif decision.states is not None:
-            await self._write_status(crr, {"containerRecreateStates": decision.states})
+            await self._write_status(crr, {"containerRecreateStates": decision.states}, precondition=False)
         return Result(requeue_after=decision.requeue_after)
 
     # ------------------------------------------------------------------ act
@@ -229,14 +230,22 @@ class ContainerRecreateController:
         log.info("crr %s completed%s", _name(crr), f": {message}" if message else "")
         await self._write_status(crr, body)
 
-    async def _write_status(self, crr: Mapping[str, Any], status: Mapping[str, Any]) -> None:
-        """Merge-patch ``status`` (precondition: the CRR's resourceVersion) and expect the result."""
+    async def _write_status(
+        self, crr: Mapping[str, Any], status: Mapping[str, Any], *, precondition: bool = True
+    ) -> None:
+        """Merge-patch ``status`` and expect the result in the cache. Phase changes and completion
+        carry the CRR's resourceVersion (upstream ``Status().Update``); container states do not
+        (upstream ``Status().Patch``), so the outcome of a kill is written even when the manager
+        has just touched the CRR's metadata."""
         meta = crr.get("metadata") or {}
+        body: dict[str, Any] = {"status": dict(status)}
+        if precondition:
+            body["metadata"] = {"resourceVersion": meta.get("resourceVersion")}
         try:
             written = await self.kube.patch(
                 CONTAINERRECREATEREQUESTS,
                 str(meta.get("name")),
-                {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "status": dict(status)},
+                body,
                 str(meta.get("namespace")),
                 patch_type="merge",
                 subresource="status",
