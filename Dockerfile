@@ -5,6 +5,9 @@
 #   docker build -t kruise:0.1.0 .
 #   helm install kruise charts/kruise --set manager.image.repository=<registry>/kruise
 #
+# The CRI stubs kruise-daemon imports are generated, not committed: run `make venv` (which runs
+# hack/gen-cri.sh, Go and grpcio-tools) before `docker build`, so daemon/ holds them.
+#
 # Not built by the test suite: the development environment has no Docker daemon.
 # tests/unit/test_dockerfile.py instead checks this file's shape and replays its build stage
 # (a wheel built from exactly the COPY'd paths, installed, `kruise --help` run from it).

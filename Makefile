@@ -4,6 +4,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+CRI_STUBS := daemon/kruise/daemon/cri/_generated/VERSION
 export KRUISE_CACHE_DIR ?= $(HOME)/.cache/kruise
 # pytest-xdist workers for `make test`, each with its own embedded control plane (0: one process)
 TEST_WORKERS ?= 2
@@ -18,7 +19,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-venv: $(STAMP)
+# CRI stubs for kruise-daemon, generated from k8s.io/cri-api (Go module proxy) by grpcio-tools
+$(CRI_STUBS): $(STAMP) hack/gen-cri.sh hack/kubelet-bin/go.mod
+	hack/gen-cri.sh $(BIN)/python
+	@touch $@
+
+venv: $(STAMP) $(CRI_STUBS)
 
 ## tools: build kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd, kwok, helm and
 ## the real node's kubelet, crictl and pause from Go modules into $(KRUISE_CACHE_DIR)/bin (reused when present).

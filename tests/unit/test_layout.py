@@ -41,6 +41,9 @@ def test_wheel_contains_every_root(tmp_path: Path) -> None:
         assert f"kruise/{root}/__init__.py" in names, f"{root} missing from the wheel"
     assert "kruise/core/localcluster/kwok-stages.yaml" in names
     assert "kruise/core/localcluster/realnode/containerd.toml" in names
+    # the generated (gitignored) CRI stubs travel in the wheel: kruise-daemon imports them
+    for stub in ("__init__.py", "api_pb2.py", "api_pb2_grpc.py"):
+        assert f"kruise/daemon/cri/_generated/{stub}" in names, f"CRI stub {stub} missing from the wheel"
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "kruise = " in text and "kubectl-kruise = " in text

@@ -5,7 +5,8 @@ With the session manager stopped (``failurePolicy: Fail``, nothing listening): a
 SidecarSet selects is refused ("failed calling webhook"), as upstream refuses every pod then;
 every other pod, here and in other namespaces, is created at once. Each selector operator is
 checked on pods whose labels sit on either side of it. Once the SidecarSets are gone the
-condition is ``false`` and no pod waits for the manager at all.
+condition is only the fixed term of container launch priority: a pod that asks for a launch
+order still waits for the manager, no other pod does.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import MUTATING_WEBHOOKS, NAMESPACES, PODS, SIDECARSETS
 from kruise.core.webhook.configuration import MUTATING_NAME
 from kruise.rollouts.manager.process import ManagerProcess
+from kruise.workloads.launchpriority.webhook import POD_TERM as LAUNCH_PRIORITY_POD_TERM
 from tests.integration.sidecarset.helpers import base_sidecarset, create_sidecarset
 from tests.support.wait import eventually
 
@@ -30,12 +32,13 @@ JSON = dict[str, Any]
 PROMPT_SECONDS = 5.0
 
 
-def bare_pod(name: str, labels: dict[str, str]) -> JSON:
+def bare_pod(name: str, labels: dict[str, str], annotations: dict[str, str] | None = None) -> JSON:
+    containers = [{"name": "main", "image": "busybox:1"}, {"name": "second", "image": "busybox:1"}]
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {"terminationGracePeriodSeconds": 0, "containers": [{"name": "main", "image": "busybox:1"}]},
+        "metadata": {"name": name, "labels": labels, "annotations": annotations or {}},
+        "spec": {"terminationGracePeriodSeconds": 0, "containers": containers},
     }
 
 
@@ -46,12 +49,14 @@ async def condition(kube: KubeClient) -> str | None:
     return found[0]["expression"] if found else None
 
 
-async def admitted(kube: KubeClient, namespace: str, labels: dict[str, str]) -> bool:
+async def admitted(
+    kube: KubeClient, namespace: str, labels: dict[str, str], annotations: dict[str, str] | None = None
+) -> bool:
     """Create a pod; True when admitted (quickly), False when the webhook call failed."""
     name = f"p-{uuid.uuid4().hex[:6]}"
     started = time.monotonic()
     try:
-        await kube.create(PODS, bare_pod(name, labels), namespace)
+        await kube.create(PODS, bare_pod(name, labels, annotations), namespace)
     except KruiseError as err:
         assert "failed calling webhook" in str(err), err
         return False
@@ -114,12 +119,15 @@ async def test_a_stopped_manager_blocks_only_pods_a_sidecarset_selects(
             await kube.delete(SIDECARSETS, item["metadata"]["name"])
 
     async def unscoped() -> bool:
-        return await condition(kube) == "false"
+        return await condition(kube) == LAUNCH_PRIORITY_POD_TERM
 
-    await eventually(unscoped, timeout=60, what="the pod webhook's condition back to false")
+    await eventually(unscoped, timeout=60, what="the pod webhook's condition back to launch priority's alone")
     await asyncio.to_thread(manager.stop)
     try:
         assert await admitted(kube, ns, {"app": "sidecarset"})
+        ordered = {"apps.kruise.io/container-launch-priority": "Ordered"}
+        assert not await admitted(kube, ns, {"app": "web"}, ordered)  # a launch order needs the manager
+        assert await admitted(kube, ns, {"app": "web"}, {"apps.kruise.io/container-launch-priority": "No"})
     finally:
         await asyncio.to_thread(manager.start)
     for pod in (await kube.list(PODS, "default", label_selector="tier=a"))["items"]:

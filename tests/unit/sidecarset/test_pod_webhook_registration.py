@@ -17,6 +17,7 @@ from kruise.core.webhook.configuration import ClientTarget, build_configuration
 from kruise.rollouts.cli.main import app
 from kruise.rollouts.manager.options import FEATURE_GATES, ManagerOptions
 from kruise.rollouts.manager.webhooks import webhook_specs
+from kruise.workloads.launchpriority.webhook import POD_TERM as LAUNCH_PRIORITY_POD_TERM
 from kruise.workloads.podwebhook import POD_CONDITION
 from tests.unit.sidecarset.builders import sidecarset
 
@@ -68,7 +69,10 @@ def test_the_pod_webhook_may_have_its_own_failure_policy() -> None:
 
 
 def test_the_condition_follows_the_sidecarsets() -> None:
-    assert registered()["mpod.kb.io"]["matchConditions"] == [{"name": POD_CONDITION, "expression": "false"}]
+    # without SidecarSets only container launch priority's pods are sent
+    assert registered()["mpod.kb.io"]["matchConditions"] == [
+        {"name": POD_CONDITION, "expression": LAUNCH_PRIORITY_POD_TERM}
+    ]
     (condition,) = registered([sidecarset("log")])["mpod.kb.io"]["matchConditions"]
     assert condition["name"] == POD_CONDITION
     assert condition["expression"] not in ("false", "true")

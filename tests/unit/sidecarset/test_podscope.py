@@ -28,9 +28,9 @@ def test_status_writes_do_not_wake_the_scope() -> None:
 def test_the_condition_is_rebuilt_only_when_a_generation_moves(monkeypatch: Any) -> None:
     calls: list[int] = []
 
-    def counted(sidecarsets: Any) -> Any:
+    def counted(sidecarsets: Any, also: Any = ()) -> Any:
         calls.append(1)
-        return pod_conditions(sidecarsets)
+        return pod_conditions(sidecarsets, also)
 
     monkeypatch.setattr(podscope, "pod_conditions", counted)
     current = [sidecarset("log")]

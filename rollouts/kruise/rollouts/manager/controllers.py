@@ -22,6 +22,7 @@ from kruise.rollouts.advanceddeployment.controller import AdvancedDeploymentCont
 from kruise.rollouts.batchrelease.controller import BatchReleaseController
 from kruise.rollouts.cache import RolloutsCache
 from kruise.rollouts.manager.options import ManagerOptions
+from kruise.rollouts.manager.webhooks import POD_TERMS
 from kruise.rollouts.rollout.controller import RolloutController
 from kruise.rollouts.rollout.traffic import CONFIGMAP_NAME, KubeTraffic
 from kruise.rollouts.rollouthistory.controller import RolloutHistoryController
@@ -30,6 +31,7 @@ from kruise.rollouts.trafficrouting.routes import TrafficRoutingRoutes
 from kruise.traffic.configmap_source import ConfigMapLuaSource
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
 from kruise.workloads.daemonset.controller import DaemonSetController, DaemonSetOptions
+from kruise.workloads.launchpriority.controller import LaunchPriorityController
 from kruise.workloads.podreadiness import (
     NotReadyChange,
     NotReadyKey,
@@ -96,6 +98,10 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
         ),
     )
     runtime.add(daemonset.spec(), daemonset.reconcile, view)
+
+    view = runtime.cache(LaunchPriorityController.name)
+    launch = LaunchPriorityController(kube, view)
+    runtime.add(launch.spec(), launch.reconcile, view)
 
     if gates.get("KruiseDaemon", True):
         view = runtime.cache(ContainerRecreateRequestController.name)
@@ -182,7 +188,7 @@ def _add_sidecarset(runtime: Runtime, kube: KubeClient, opts: ManagerOptions) ->
     scope = None
     if opts.feature_gates.get("PodWebhook", True):
         view = runtime.cache(PodWebhookScope.name)
-        scope = PodWebhookScope(kube, lambda: view.list(SIDECARSETS))
+        scope = PodWebhookScope(kube, lambda: view.list(SIDECARSETS), also=POD_TERMS)
         runtime.add(scope.spec(), scope.reconcile, view).enqueue(SCOPE_KEY)
     view = runtime.cache(SidecarSetController.name)
     sidecarset = SidecarSetController(

@@ -32,6 +32,8 @@ from kruise.workloads.cloneset.webhooks import (
 from kruise.workloads.daemonset.webhooks import MUTATE_PATH as MUTATE_DAEMONSET_PATH
 from kruise.workloads.daemonset.webhooks import VALIDATE_PATH as VALIDATE_DAEMONSET_PATH
 from kruise.workloads.daemonset.webhooks import DaemonSetWebhooks, daemonset_webhook_specs
+from kruise.workloads.launchpriority.webhook import POD_TERM as LAUNCH_PRIORITY_POD_TERM
+from kruise.workloads.launchpriority.webhook import LaunchPriorityMutator
 from kruise.workloads.objects import KubeObject
 from kruise.workloads.podwebhook import MUTATE_POD_PATH, VALIDATE_POD_PATH, PodWebhook, pod_webhook_specs
 from kruise.workloads.sidecarset.scope import pod_match_condition
@@ -52,6 +54,11 @@ WEBHOOK_CACHE = "webhooks"
 
 CONVERTED_CRDS = [*ROLLOUT_CONVERTED_CRDS, "statefulsets.apps.kruise.io"]
 """Multi-version CRDs whose conversion stanza the manager points at ``/convert``."""
+
+
+POD_TERMS = (LAUNCH_PRIORITY_POD_TERM,)
+"""The pod webhook's fixed scope terms (features that need no SidecarSet to apply), OR'ed with the
+SidecarSets' in its match condition."""
 
 
 def convert(review: dict[str, Any]) -> dict[str, Any]:
@@ -78,7 +85,7 @@ def webhook_specs(options: ManagerOptions, sidecarsets: Iterable[KubeObject] = (
     settings = webhook_settings(options)
     protection = options.feature_gates.get("ResourcesDeletionProtection", False)
     pods = (
-        pod_webhook_specs(settings, condition=pod_match_condition(sidecarsets))
+        pod_webhook_specs(settings, condition=pod_match_condition(sidecarsets, POD_TERMS))
         if options.feature_gates.get("PodWebhook", True)
         else []
     )
@@ -144,6 +151,6 @@ def register_webhooks(
     server.register(MUTATE_CRR_PATH, crr.mutate)
     server.register(VALIDATE_CRR_PATH, crr.validate)
     if gates.get("PodWebhook", True):
-        pods = PodWebhook([SidecarSetPodMutator(cache, namespace=namespace)])
+        pods = PodWebhook([SidecarSetPodMutator(cache, namespace=namespace), LaunchPriorityMutator()])
         server.register(MUTATE_POD_PATH, pods.mutate)
         server.register(VALIDATE_POD_PATH, pods.validate)

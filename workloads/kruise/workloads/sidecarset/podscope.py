@@ -39,9 +39,10 @@ FRESH_SECONDS = 10.0
 KEY = "mpod"
 
 
-def pod_conditions(sidecarsets: Iterable[KubeObject]) -> tuple[MatchCondition, ...]:
-    """The pod webhook's ``matchConditions`` for these SidecarSets (none: every pod is sent)."""
-    expression = pod_match_condition(sidecarsets)
+def pod_conditions(sidecarsets: Iterable[KubeObject], also: Iterable[str] = ()) -> tuple[MatchCondition, ...]:
+    """The pod webhook's ``matchConditions`` for these SidecarSets and the fixed terms ``also``
+    (none: every pod is sent)."""
+    expression = pod_match_condition(sidecarsets, also)
     return () if expression is None else (MatchCondition(POD_CONDITION, expression),)
 
 
@@ -69,10 +70,12 @@ class PodWebhookScope:
         kube: KubeClient,
         sidecarsets: Callable[[], Sequence[KubeObject]],
         *,
+        also: Sequence[str] = (),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.kube = kube
         self.sidecarsets = sidecarsets
+        self.also = tuple(also)
         self.clock = clock
         self._lock = asyncio.Lock()
         self._verified: tuple[tuple[MatchCondition, ...], float] | None = None
@@ -86,7 +89,7 @@ class PodWebhookScope:
         versions = tuple(sorted(_version(s) for s in sidecarsets))
         if self._built is None or versions != self._built[0]:
             # the objects are kept so that an id() in the versions stays theirs
-            self._built = (versions, sidecarsets, pod_conditions(sidecarsets))
+            self._built = (versions, sidecarsets, pod_conditions(sidecarsets, self.also))
         return self._built[2]
 
     async def ensure(self, *, reread: bool = False) -> bool:

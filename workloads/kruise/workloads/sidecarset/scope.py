@@ -11,9 +11,10 @@ SidecarSets not paused for injection, of
   ``matchExpressions`` operators; an empty selector selects nothing, as in :mod:`.matching`).
 
 ``namespaceSelector`` (namespace labels, which CEL cannot read) is not narrowed: such a SidecarSet
-is asked about every pod its selector matches. Without SidecarSets the condition is ``false``
-and the webhook is never called; our outage then blocks only the pods a SidecarSet would have
-injected, which would rather be refused than started without their sidecars. The condition is
+is asked about every pod its selector matches. The webhook's other features add fixed terms
+(``also``: container launch priority sends the pods that ask for a launch order). Without
+SidecarSets and such pods the webhook is never called; our outage then blocks only the pods a
+feature would have changed, which would rather be refused than started without it. The condition is
 exact for what it checks and otherwise wider, never narrower, than :func:`~.matching.pod_matches`.
 
 A key or value that is not a valid label string (the webhook refuses such selectors; they can
@@ -98,16 +99,20 @@ def _term(sidecarset: KubeObject) -> str | None:
         return "true"
 
 
-def pod_match_condition(sidecarsets: Iterable[KubeObject]) -> str | None:
-    """The CEL expression of the pod webhook's ``matchConditions`` entry (see the module docstring);
-    ``None`` when too long to be worth it."""
+def pod_match_condition(sidecarsets: Iterable[KubeObject], also: Iterable[str] = ()) -> str | None:
+    """The CEL expression of the pod webhook's ``matchConditions`` entry (see the module docstring),
+    OR'ed with ``also`` (the fixed terms of the webhook's other features, e.g. container launch
+    priority's); ``None`` when too long to be worth it."""
     terms: Sequence[str] = sorted(
         {
-            term
-            for s in sidecarsets
-            if not mapping(spec(s).get("injectionStrategy")).get("paused")
-            for term in (_term(s),)
-            if term is not None
+            *also,
+            *(
+                term
+                for s in sidecarsets
+                if not mapping(spec(s).get("injectionStrategy")).get("paused")
+                for term in (_term(s),)
+                if term is not None
+            ),
         }
     )
     if "true" in terms:
