@@ -4,7 +4,7 @@ through CRI and the kubelet starts it again.
 Named after upstream's ``It``\\ s (``test/e2e/apps/v1alpha1/containerrecreate.go``). The daemon's
 CRR controller runs in-process on the runtime wired as ``kruise daemon`` wires it (its CRRs by
 the node label, pods by ``spec.nodeName``), over the grpc CRI adapter
-(:mod:`kruise.daemon.cri.grpcclient`) on the node's containerd socket; the session's manager
+(:class:`~kruise.daemon.cri.grpcclient.GrpcCri`) on the node's containerd socket; the session's manager
 serves the webhooks and the manager controller.
 """
 
@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
-import importlib
-import inspect
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -26,6 +24,8 @@ from kruise.core.kube import KubeClient, Resource
 from kruise.core.kube.resources import CONTAINERRECREATEREQUESTS, PODS
 from kruise.core.runtime import Runtime
 from kruise.daemon.containerrecreate.controller import ContainerRecreateController, crr_label_selector
+from kruise.daemon.cri.endpoint import resolve_endpoint
+from kruise.daemon.cri.grpcclient import GrpcCri
 from kruise.daemon.cri.port import CriRuntime
 from tests.integration.realnode.conftest import (
     RealNode,
@@ -40,16 +40,10 @@ pytestmark = pytest.mark.usefixtures("manager")
 JSON = dict[str, Any]
 
 
-async def connect_cri(real_node: RealNode) -> CriRuntime:
-    """The grpc CRI adapter on the real node's containerd (``unix://<socket>``)."""
+async def connect_cri(real_node: RealNode) -> GrpcCri:
+    """The grpc CRI adapter on the real node's containerd."""
     (plan,) = [p for p in real_node.local.real_node_plans() if p.name == real_node.name]
-    module = importlib.import_module("kruise.daemon.cri.grpcclient")
-    endpoint = f"unix://{plan.containerd_socket}"
-    grpc_cri = module.GrpcCri
-    connect = getattr(grpc_cri, "connect", None)
-    made = connect(endpoint) if connect is not None else grpc_cri(endpoint)
-    cri: CriRuntime = await made if inspect.isawaitable(made) else made
-    return cri
+    return await GrpcCri.connect(resolve_endpoint(str(plan.containerd_socket), "/hostvarrun"))
 
 
 @pytest.fixture
@@ -170,3 +164,64 @@ async def test_recreates_containers_with_prestophook(
     stopped = await daemon.container_status(first["id"])  # the exited attempt, in full
     created = _time(crr["metadata"]["creationTimestamp"]).timestamp()
     assert stopped.finished_at / 1e9 - created >= 3, "the container stopped after its preStop hook"
+
+
+async def test_recreates_containers_by_force(
+    kube: KubeClient, namespace: str, real_node: RealNode, daemon: CriRuntime
+) -> None:
+    """``forceRecreate``: both containers are stopped once each and come back."""
+    pod = await two_container_pod(kube, namespace, "web-2")
+    before = {n: container_status(pod, n) for n in ("web", "sidecar")}
+    body = crr_body("r", "web-2", "web", "sidecar", strategy={"forceRecreate": True})
+    await kube.create(CONTAINERRECREATEREQUESTS, body, namespace)
+    crr = await completed(kube, namespace, "r")
+    assert crr["status"]["containerRecreateStates"] == [
+        {"name": "web", "phase": "Succeeded", "isKilled": True},
+        {"name": "sidecar", "phase": "Succeeded", "isKilled": True},
+    ]
+    pod = await wait_pod(kube, namespace, "web-2")
+    for name, old in before.items():
+        now = container_status(pod, name)
+        assert now["containerID"] != old["containerID"], name
+        assert now["restartCount"] == old["restartCount"] + 1, name
+
+
+async def test_unready_grace_keeps_the_pod_out_of_service_while_its_container_restarts(
+    kube: KubeClient, namespace: str, real_node: RealNode, daemon: CriRuntime
+) -> None:
+    """``unreadyGracePeriodSeconds``: the manager sets ``KruisePodReady`` False (the kubelet then
+    reports the pod not Ready) before the daemon stops anything, and gives it back on completion."""
+    spec = real_pod_spec(web_container("web", port=8080), web_container("sidecar", port=8081), grace=10)
+    spec["readinessGates"] = [{"conditionType": "KruisePodReady"}]
+    pod_body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-3"}, "spec": spec}
+    await kube.create(PODS, pod_body, namespace)
+    ready_gate = {"type": "KruisePodReady", "status": "True"}
+    await kube.patch(
+        PODS,
+        "web-3",
+        {"status": {"conditions": [ready_gate]}},
+        namespace,
+        patch_type="strategic",
+        subresource="status",
+    )
+    pod = await wait_pod(kube, namespace, "web-3", timeout=120)
+    web = container_status(pod, "web")
+    body = crr_body("r", "web-3", "web", strategy={"unreadyGracePeriodSeconds": 3})
+    await kube.create(CONTAINERRECREATEREQUESTS, body, namespace)
+
+    async def out_of_service() -> Any:
+        current = await kube.get(PODS, "web-3", namespace)
+        gate = next(c for c in current["status"]["conditions"] if c["type"] == "KruisePodReady")
+        ready = next(c for c in current["status"]["conditions"] if c["type"] == "Ready")
+        return current if gate["status"] == "False" and ready["status"] == "False" else None
+
+    unready = await eventually(out_of_service, timeout=30, what="the pod not ready")
+    assert container_status(unready, "web")["containerID"] == web["containerID"], (
+        "stopped only after the grace"
+    )
+    crr = await completed(kube, namespace, "r")
+    assert crr["status"]["containerRecreateStates"] == [
+        {"name": "web", "phase": "Succeeded", "isKilled": True}
+    ]
+    pod = await wait_pod(kube, namespace, "web-3")
+    assert container_status(pod, "web")["restartCount"] == web["restartCount"] + 1

@@ -376,3 +376,12 @@ def test_deciding_twice_on_an_unchanged_world_yields_the_same_kill() -> None:
     target = crr(states=[{"name": "app", "phase": "Pending"}])
     node = [container("app-old")]
     assert decide(target, node, at(1)) == decide(target, node, at(1))
+
+
+def test_a_container_started_in_the_second_the_crr_was_created_is_not_taken_as_recreated() -> None:
+    """Creation times have second precision, CRI's nanoseconds: 0.5 s after the creation second
+    began is still that second."""
+    node = [container("app-old", started=0.5)]
+    assert container_states(crr(), node, at(1)) == [{"name": "app", "phase": "Pending"}]
+    later = [container("app-old", started=1.5)]
+    assert container_states(crr(), later, at(2)) == [{"name": "app", "phase": "Recreating"}]

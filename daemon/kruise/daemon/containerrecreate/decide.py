@@ -208,7 +208,9 @@ def container_states(
     Kept: a ``Failed``/``Succeeded`` state. Else from the newest attempt on the node: none ->
     ``Pending`` (``not found container on Node``); exited -> ``Recreating``; ``forceRecreate``
     and not killed yet -> ``Pending``; another ID than the statusContext's, a higher restart
-    count, or started after the CRR's creation -> ``Recreating``, ``Succeeded`` once the synced
+    count, or started after the CRR's creation (compared in whole seconds, the creation time's
+    precision: upstream compares the runtime's nanoseconds, so a container started in the second
+    the CRR was created counts as already recreated there) -> ``Recreating``, ``Succeeded`` once the synced
     pod status shows that same ID ready and it started more than ``minStartedSeconds`` ago;
     otherwise ``Pending``. ``isKilled`` carries over (dropped by the force case).
     """
@@ -249,7 +251,7 @@ def container_states(
         elif (
             full_id != context.get("containerID")
             or _restart_count(found) > int(context.get("restartCount") or 0)
-            or (started is not None and created is not None and started > created)
+            or (started is not None and created is not None and started.replace(microsecond=0) > created)
         ):
             state = {"name": name, "phase": P.RECREATING.value}
             seen = synced.get(name)
