@@ -13,6 +13,7 @@ from pathlib import Path
 
 from kruise.analysis.api import ANALYSISRUN_CRD, ANALYSISTEMPLATE_CRD, CLUSTERANALYSISTEMPLATE_CRD
 from kruise.core.crdgen import CRDSpec, render_crd_yaml
+from kruise.daemon.api.containerrecreaterequest import CONTAINERRECREATEREQUEST_CRD
 from kruise.daemon.api.imagepulljob import IMAGELISTPULLJOB_CRD, IMAGEPULLJOB_CRD
 from kruise.daemon.api.nodeimage import NODEIMAGE_CRD
 from kruise.rollouts.api.batchrelease import BATCHRELEASE_CRD
@@ -41,6 +42,7 @@ ALL_CRDS: list[CRDSpec] = [
     NODEIMAGE_CRD,
     IMAGEPULLJOB_CRD,
     IMAGELISTPULLJOB_CRD,
+    CONTAINERRECREATEREQUEST_CRD,
 ]
 """Every CRD served, in install order.
 

@@ -76,3 +76,7 @@ STATEFULSETS = Resource("apps.kruise.io", "v1beta1", "statefulsets", "StatefulSe
 DAEMONSETS = Resource("apps.kruise.io", "v1alpha1", "daemonsets", "DaemonSet")
 """Advanced DaemonSets (``daemon``/``ads``)."""
 SIDECARSETS = Resource("apps.kruise.io", "v1alpha1", "sidecarsets", "SidecarSet", namespaced=False)
+CONTAINERRECREATEREQUESTS = Resource(
+    "apps.kruise.io", "v1alpha1", "containerrecreaterequests", "ContainerRecreateRequest"
+)
+"""ContainerRecreateRequests (``crr``): restart containers of one pod in place (kruise-daemon)."""

@@ -8,11 +8,16 @@ controllers run only while this replica holds the leader lease (see ``app.py``).
 
 from __future__ import annotations
 
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
 from kruise.analysis.controller import AnalysisRunController, CachedRunSource
 from kruise.core.events import EventRecorder
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import SIDECARSETS
 from kruise.core.runtime import Runtime
+from kruise.daemon.crr.controller import ContainerRecreateRequestController
 from kruise.rollouts.advanceddeployment.controller import AdvancedDeploymentController
 from kruise.rollouts.batchrelease.controller import BatchReleaseController
 from kruise.rollouts.cache import RolloutsCache
@@ -27,6 +32,12 @@ from kruise.traffic.configmap_source import ConfigMapLuaSource
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
 from kruise.workloads.daemonset.controller import DaemonSetController, DaemonSetOptions
 from kruise.workloads.launchpriority.controller import LaunchPriorityController
+from kruise.workloads.podreadiness import (
+    NotReadyChange,
+    NotReadyKey,
+    has_kruise_readiness_gate,
+    not_ready_patch,
+)
 from kruise.workloads.sidecarset.controller import SidecarSetController, SidecarSetOptions
 from kruise.workloads.sidecarset.podscope import KEY as SCOPE_KEY
 from kruise.workloads.sidecarset.podscope import PodWebhookScope
@@ -92,6 +103,11 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
     launch = LaunchPriorityController(kube, view)
     runtime.add(launch.spec(), launch.reconcile, view)
 
+    if gates.get("KruiseDaemon", True):
+        view = runtime.cache(ContainerRecreateRequestController.name)
+        crr = ContainerRecreateRequestController(kube, view, WorkloadsPodReadiness())
+        runtime.add(crr.spec(), crr.reconcile, view)
+
     view = runtime.cache(RolloutController.name)
     rollout_events = EventRecorder(kube, RolloutController.name)
     rollouts = RolloutController(
@@ -151,6 +167,19 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
     )
     runtime.add(analysis.spec(), analysis.reconcile, view)
     return runtime
+
+
+class WorkloadsPodReadiness:
+    """The CRR controller's :class:`~kruise.daemon.crr.controller.PodReadiness` over
+    :mod:`kruise.workloads.podreadiness` (the layer ``kruise.daemon`` may not import)."""
+
+    def has_gate(self, pod: Mapping[str, Any]) -> bool:
+        return has_kruise_readiness_gate(pod)
+
+    def patch(
+        self, pod: Mapping[str, Any], *, add: bool, user_agent: str, key: str, now: datetime.datetime
+    ) -> dict[str, Any] | None:
+        return not_ready_patch(pod, NotReadyChange(add, NotReadyKey(user_agent, key)), now)
 
 
 def _add_sidecarset(runtime: Runtime, kube: KubeClient, opts: ManagerOptions) -> None:

@@ -10,6 +10,7 @@ from kruise.core.kube import KubeClient
 from kruise.core.runtime import CacheReader, ControllerSpec, Runtime
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
+from kruise.daemon.crr.webhooks import MUTATE_CRR_PATH, VALIDATE_CRR_PATH, CrrWebhooks, crr_webhook_specs
 from kruise.rollouts.api.conversion import convert_review
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.rollout.rollout_webhooks import (
@@ -94,6 +95,7 @@ def webhook_specs(options: ManagerOptions, sidecarsets: Iterable[KubeObject] = (
         *statefulset_webhook_specs(settings, deletion_protection=protection),
         *daemonset_webhook_specs(settings),
         *sidecarset_webhook_specs(settings),
+        *crr_webhook_specs(settings),
         *hold_webhook_specs(settings),
         *rollout_webhook_specs(settings),
     ]
@@ -145,6 +147,9 @@ def register_webhooks(
     )
     server.register(MUTATE_SIDECARSET_PATH, sidecarset.mutate)
     server.register(VALIDATE_SIDECARSET_PATH, sidecarset.validate)
+    crr = CrrWebhooks(kube, enabled=gates.get("KruiseDaemon", True))
+    server.register(MUTATE_CRR_PATH, crr.mutate)
+    server.register(VALIDATE_CRR_PATH, crr.validate)
     if gates.get("PodWebhook", True):
         pods = PodWebhook([SidecarSetPodMutator(cache, namespace=namespace), LaunchPriorityMutator()])
         server.register(MUTATE_POD_PATH, pods.mutate)

@@ -1,0 +1,1 @@
+"""ContainerRecreateRequest on the manager's side: its admission webhooks and its controller."""
