@@ -3,8 +3,9 @@
 Upstream (``K:pkg/daemon/daemon.go``) runs, on every node, informers scoped to that node and a
 set of runnables over one CRI connection. Here the same shape sits on the shared runtime
 (:class:`~kruise.core.runtime.Runtime`): one informer per kind, each narrowed by a field selector
-(``metadata.name=<node>`` for the node's NodeImage, ``spec.nodeName=<node>`` for pods), one work
-queue per controller, and:
+(``metadata.name=<node>`` for the node's NodeImage, ``spec.nodeName=<node>`` for pods) or label
+selector (``crr.apps.kruise.io/node-name=<node>,crr.apps.kruise.io/active=true`` for
+ContainerRecreateRequests), one work queue per controller (image puller, CRR, container meta), and:
 
 - ``/healthz`` on ``--addr``: 200 ``ok`` once every informer has synced, else 500 naming the one
   that has not (upstream registers ``nodeImageInformerSynced`` and fails the same way);
@@ -21,6 +22,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+from collections.abc import Callable
 from typing import Protocol
 
 from aiohttp import web
@@ -29,24 +31,38 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from kruise.core.events import EventRecorder
 from kruise.core.informer import Informer
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import PODS, Resource
+from kruise.core.kube.resources import CONTAINERRECREATEREQUESTS, PODS, Resource
 from kruise.core.runtime import Runtime
 from kruise.daemon.api.nodeimage import NODEIMAGES
 from kruise.daemon.containermeta.controller import ContainerMetaController
+from kruise.daemon.containerrecreate.controller import ContainerRecreateController, crr_label_selector
 from kruise.daemon.cri.endpoint import resolve_endpoint
 from kruise.daemon.cri.grpcclient import GrpcCri
 from kruise.daemon.cri.port import CriRuntime
 from kruise.daemon.imagepuller.controller import ImagePullerController
 from kruise.daemon.options import DaemonOptions
 
-__all__ = ["Daemon", "compose", "field_selectors", "run"]
+__all__ = ["Daemon", "compose", "field_selectors", "label_selectors", "node_informer", "run"]
 
 log = logging.getLogger("kruise.daemon")
 
 
 def field_selectors(node_name: str) -> dict[Resource, str]:
-    """Which objects of each kind this node's daemon may see."""
+    """Which objects of each kind this node's daemon may see, by field."""
     return {NODEIMAGES: f"metadata.name={node_name}", PODS: f"spec.nodeName={node_name}"}
+
+
+def label_selectors(node_name: str) -> dict[Resource, str]:
+    """... and by label: the node's active ContainerRecreateRequests (upstream's CRR informer)."""
+    return {CONTAINERRECREATEREQUESTS: crr_label_selector(node_name)}
+
+
+def node_informer(node_name: str) -> Callable[[KubeClient, Resource], Informer]:
+    """The runtime's informer factory: every kind narrowed to ``node_name``'s objects."""
+    fields, labels = field_selectors(node_name), label_selectors(node_name)
+    return lambda kube, res: Informer(
+        kube, res, field_selector=fields.get(res), label_selector=labels.get(res)
+    )
 
 
 class Stoppable(Protocol):
@@ -71,6 +87,11 @@ def compose(kube: KubeClient, cri: CriRuntime, opts: DaemonOptions) -> tuple[Run
     )
     puller.bind(runtime.add(puller.spec(), puller.reconcile, view).enqueue)
     stoppables: list[Stoppable] = [puller]
+    view = runtime.cache(ContainerRecreateController.name)
+    crr = ContainerRecreateController(
+        kube, EventRecorder(kube, f"kruise-daemon-crr/{opts.node_name}"), view, cri, opts.node_name
+    )
+    runtime.add(crr.spec(), crr.reconcile, view)
     gates = opts.feature_gates
     if gates.get("DaemonWatchingPod", True):
         view = runtime.cache(ContainerMetaController.name)

@@ -1,29 +1,23 @@
 """ContainerRecreateRequest on the real node: the daemon's controller stops a real container
 through CRI and the kubelet starts it again.
 
-Named after upstream's ``It``\\ s (``test/e2e/apps/v1alpha1/containerrecreate.go``). The daemon's
-CRR controller runs in-process on the runtime wired as ``kruise daemon`` wires it (its CRRs by
-the node label, pods by ``spec.nodeName``), over the grpc CRI adapter
-(:class:`~kruise.daemon.cri.grpcclient.GrpcCri`) on the node's containerd socket; the session's manager
-serves the webhooks and the manager controller.
+Named after upstream's ``It``\\ s (``test/e2e/apps/v1alpha1/containerrecreate.go``). The node's
+``kruise daemon`` process (its CRRs by the node label, pods by ``spec.nodeName``) executes them
+over the grpc CRI adapter on the node's containerd socket; the session's manager serves the
+webhooks and the manager controller. The tests read containerd directly
+(:class:`~kruise.daemon.cri.grpcclient.GrpcCri`) to check what was stopped.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import datetime
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from kruise.core.events import EventRecorder
-from kruise.core.informer import Informer
-from kruise.core.kube import KubeClient, Resource
+from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CONTAINERRECREATEREQUESTS, PODS
-from kruise.core.runtime import Runtime
-from kruise.daemon.containerrecreate.controller import ContainerRecreateController, crr_label_selector
 from kruise.daemon.cri.endpoint import resolve_endpoint
 from kruise.daemon.cri.grpcclient import GrpcCri
 from kruise.daemon.cri.port import CriRuntime
@@ -47,30 +41,13 @@ async def connect_cri(real_node: RealNode) -> GrpcCri:
 
 
 @pytest.fixture
-async def daemon(kube: KubeClient, namespace: str, real_node: RealNode) -> AsyncIterator[CriRuntime]:
-    """The daemon's CRR controller of the real node, running until the test ends."""
+async def daemon(real_node: RealNode) -> AsyncIterator[CriRuntime]:
+    """The real node's containerd, to look at what the node's ``kruise daemon`` (started by the
+    cluster beside the kubelet, as the chart's DaemonSet would) did to the containers."""
     cri = await connect_cri(real_node)
-
-    def informer(k: KubeClient, res: Resource) -> Informer:
-        if res == CONTAINERRECREATEREQUESTS:
-            return Informer(k, res, namespace=namespace, label_selector=crr_label_selector(real_node.name))
-        return Informer(k, res, namespace=namespace, field_selector=f"spec.nodeName={real_node.name}")
-
-    runtime = Runtime(kube, informer_factory=informer)
-    recorder = EventRecorder(kube, "kruise-daemon-crr")
-    view = runtime.cache(ContainerRecreateController.name)
-    controller = ContainerRecreateController(kube, recorder, view, cri, real_node.name)
-    runtime.add(controller.spec(), controller.reconcile, view)
-    runtime.start_informers()
-    task = asyncio.create_task(runtime.run_controllers())
     try:
         yield cri
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        await runtime.stop()
-        await recorder.flush()
         await cri.close()
 
 
