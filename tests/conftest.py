@@ -130,7 +130,9 @@ def manager(cluster: TestCluster) -> Iterator[ManagerProcess]:
     cluster.kubectl("create", "namespace", "kruise-system", check=False)
     workdir = Path(tempfile.mkdtemp(prefix="kruise-manager-"))
     # the reference Rollout (steps 20/50/100% with traffic) needs a limit above upstream's 50
-    proc = ManagerProcess(cluster.kubeconfig, workdir, extra_args=("--partition-percent-limit=100",))
+    # NodeImages 1 s after a Node is Ready (upstream waits 30 s): a test's real node gets its own at once
+    extra = ("--partition-percent-limit=100", "--nodeimage-creation-delay=1")
+    proc = ManagerProcess(cluster.kubeconfig, workdir, extra_args=extra)
     proc.start()
     try:
         yield proc

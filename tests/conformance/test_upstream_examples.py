@@ -32,12 +32,19 @@ CONVERTED = {("rollouts.kruise.io/v1alpha1", "Rollout"), ("rollouts.kruise.io/v1
 """Served, not stored: these need our conversion webhook to keep their v1alpha1-only fields."""
 CORPUS = UPSTREAM_EXAMPLES
 WEBHOOK_REJECTS = {
-    f"kruise-rollouts/Rollout/00{i}-rollouts-demo.yaml": "replicas cannot be empty" for i in range(1, 6)
+    **{f"kruise-rollouts/Rollout/00{i}-rollouts-demo.yaml": "replicas cannot be empty" for i in range(1, 6)},
+    "kruise/ImagePullJob/002-job-with-always.yaml": (
+        "can not set both names and labelSelector in this spec.selector"
+    ),
 }
 """Examples upstream's validating webhook rejects too: these five come from a design proposal
 (``docs/proposals/20231107-v1beta1-apis.md``) that uses draft step fields (``trafficWeight``,
 ``desiredReplicas``) the API never had; the schema prunes them (the README lists them as unknown)
-and Kruise Rollouts' webhook then denies the step without ``replicas``, with this message."""
+and Kruise Rollouts' webhook then denies the step without ``replicas``, with this message.
+``002-job-with-always`` (the ImageListPullJob proposal) lacks the required ``completionPolicy``,
+which OpenKruise's mutating webhook fills (Go's non-pointer struct marshals as
+``{type: Always}``) before the schema sees it; its validating webhook then refuses ``names``
+beside ``matchLabels`` (HTTP 400, as upstream's ``admission.Errored``)."""
 WEBHOOK_REJECTS.update(
     {
         "kruise/ContainerRecreateRequest/001-xxx.yaml": "no found Pod named pod-name",

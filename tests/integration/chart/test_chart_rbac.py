@@ -63,6 +63,7 @@ EXTRAS: dict[tuple[str, str, str], str] = {
         "update",
     ): "blockOwnerDeletion on the advanced Deployment's ReplicaSets",
     ("rollouts.kruise.io", "trafficroutings/finalizers", "update"): "blockOwnerDeletion on canary Ingresses",
+    ("apps.kruise.io", "imagelistpulljobs/finalizers", "update"): "blockOwnerDeletion on ImagePullJobs",
     **{
         ("rollouts.kruise.io", kind, verb): "read-only until its controller lands"
         for kind in ("analysistemplates", "clusteranalysistemplates")

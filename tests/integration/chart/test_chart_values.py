@@ -82,16 +82,14 @@ def test_crds_managed_decides_whether_the_crds_are_in_the_release(helm: str, tmp
     assert flag_map(manager_args(docs))["--webhook-cert-writer"] == "external"
 
 
-def test_upstream_kruise_values_are_refused_for_the_gate_only(helm: str, tmp_path: Path) -> None:
-    upstream = str(UPSTREAM / "kruise-1.8.3-values.yaml")
-    refused = helm_run(helm, "template", "kruise", str(CHART), "-f", upstream)
-    assert refused.returncode == 1
-    assert 'featureGates: unknown gate "ImagePullJobGate"' in refused.stderr
-    assert "nil pointer" not in refused.stderr and "schema" not in refused.stderr
-    docs = render_upstream(helm, tmp_path, "kruise-1.8.3-values.yaml", {"featureGates": ""})
+def test_upstream_kruise_values_render_unchanged(helm: str) -> None:
+    """openkruise/charts 1.8.3's own values (``featureGates: "ImagePullJobGate=true"``) apply as
+    they are now that the manager serves image pre-pull."""
+    docs = render(helm, "-f", str(UPSTREAM / "kruise-1.8.3-values.yaml"))
     deploy = find(docs, "Deployment", "kruise-controller-manager")
     assert deploy["spec"]["replicas"] == 2
     assert deploy["spec"]["template"]["spec"]["containers"][0]["image"] == "openkruise/kruise-manager:v1.8.3"
+    assert flag_map(manager_args(docs))["--feature-gates"] == "ImagePullJobGate=true"
 
 
 def test_upstream_kruise_rollout_values_map_onto_the_manager(helm: str) -> None:

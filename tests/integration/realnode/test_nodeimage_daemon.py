@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from kruise.core.errors import NotFoundError
+from kruise.core.errors import AlreadyExistsError, NotFoundError
 from kruise.core.kube import KubeClient
 from kruise.core.localcluster.binaries import SYSTEM
 from kruise.core.localcluster.realnode.images import image_ref, payload_spec
@@ -42,11 +42,15 @@ def node_images(node: RealNode) -> dict[str, str]:
 
 
 async def node_image(kube: KubeClient, node: str) -> JSON:
+    """The node's NodeImage: the manager's NodeImage controller makes it; made here if not yet."""
     try:
         return await kube.get(NODEIMAGES, node)
     except NotFoundError:
         body = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "NodeImage", "metadata": {"name": node}}
-        return await kube.create(NODEIMAGES, body)
+        try:
+            return await kube.create(NODEIMAGES, body)
+        except AlreadyExistsError:
+            return await kube.get(NODEIMAGES, node)
 
 
 async def ask(kube: KubeClient, node: str, image: str, version: int = 1, **policy: Any) -> None:

@@ -38,6 +38,25 @@ def manager(
     sidecarset_workers: Annotated[
         int, typer.Option("--sidecarset-workers", help="Concurrent SidecarSet reconciles.")
     ] = 3,
+    imagepulljob_workers: Annotated[
+        int, typer.Option("--imagepulljob-workers", help="Concurrent ImagePullJob reconciles.")
+    ] = 3,
+    nodeimage_workers: Annotated[
+        int, typer.Option("--nodeimage-workers", help="Concurrent NodeImage reconciles.")
+    ] = 3,
+    nodeimage_creation_delay: Annotated[
+        float,
+        typer.Option(
+            "--nodeimage-creation-delay", help="Seconds a Node is Ready before its NodeImage is created."
+        ),
+    ] = 30.0,
+    default_ttlseconds_for_always_nodeimage: Annotated[
+        int,
+        typer.Option(
+            "--default-ttlseconds-for-always-nodeimage",
+            help="Seconds an Always job's finished tag stays on a NodeImage beyond its TTL (plus jitter).",
+        ),
+    ] = 300,
     rollout_workers: Annotated[
         int, typer.Option("--rollout-workers", help="Concurrent Rollout reconciles.")
     ] = 3,
@@ -158,6 +177,10 @@ def manager(
     ):
         if policy not in (None, "Fail", "Ignore"):
             raise typer.BadParameter("want Fail or Ignore", param_hint=hint)
+    if not 0 < default_ttlseconds_for_always_nodeimage <= 7 * 24 * 3600:
+        raise typer.BadParameter(
+            "must be positive and at most 604800", param_hint="--default-ttlseconds-for-always-nodeimage"
+        )
     if logging_format not in ("text", "json"):
         raise typer.BadParameter("want text or json", param_hint="--logging-format")
     options = ManagerOptions(
@@ -169,6 +192,10 @@ def manager(
         daemonset_workers=daemonset_workers,
         assign_pods_by_scheduler=assign_pods_by_scheduler,
         sidecarset_workers=sidecarset_workers,
+        imagepulljob_workers=imagepulljob_workers,
+        nodeimage_workers=nodeimage_workers,
+        nodeimage_creation_delay=nodeimage_creation_delay,
+        default_ttlseconds_for_always_nodeimage=default_ttlseconds_for_always_nodeimage,
         rollout_workers=rollout_workers,
         batchrelease_workers=batchrelease_workers,
         analysisrun_workers=analysisrun_workers,

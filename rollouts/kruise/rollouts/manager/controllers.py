@@ -18,6 +18,9 @@ from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import SIDECARSETS
 from kruise.core.runtime import Runtime
 from kruise.daemon.crr.controller import ContainerRecreateRequestController
+from kruise.daemon.imagepulljob.controller import ImagePullJobController
+from kruise.daemon.imagepulljob.list_controller import ImageListPullJobController
+from kruise.daemon.imagepulljob.nodeimage_controller import NodeImageController
 from kruise.rollouts.advanceddeployment.controller import AdvancedDeploymentController
 from kruise.rollouts.batchrelease.controller import BatchReleaseController
 from kruise.rollouts.cache import RolloutsCache
@@ -107,6 +110,35 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
         view = runtime.cache(ContainerRecreateRequestController.name)
         crr = ContainerRecreateRequestController(kube, view, WorkloadsPodReadiness())
         runtime.add(crr.spec(), crr.reconcile, view)
+
+    view = runtime.cache(NodeImageController.name)
+    nodeimages = NodeImageController(
+        kube,
+        EventRecorder(kube, NodeImageController.name),
+        view,
+        workers=opts.nodeimage_workers,
+        creation_delay=opts.nodeimage_creation_delay,
+    )
+    runtime.add(nodeimages.spec(), nodeimages.reconcile, view)
+
+    if gates.get("ImagePullJobGate", True):
+        view = runtime.cache(ImagePullJobController.name)
+        pulljobs = ImagePullJobController(
+            kube,
+            view,
+            workers=opts.imagepulljob_workers,
+            ttl_for_always=opts.default_ttlseconds_for_always_nodeimage,
+        )
+        runtime.add(pulljobs.spec(), pulljobs.reconcile, view)
+
+        view = runtime.cache(ImageListPullJobController.name)
+        listjobs = ImageListPullJobController(
+            kube,
+            EventRecorder(kube, ImageListPullJobController.name),
+            view,
+            expectation_timeout=opts.expectation_timeout,
+        )
+        runtime.add(listjobs.spec(), listjobs.reconcile, view)
 
     view = runtime.cache(RolloutController.name)
     rollout_events = EventRecorder(kube, RolloutController.name)

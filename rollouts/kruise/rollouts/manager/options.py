@@ -45,6 +45,10 @@ FEATURE_GATES: dict[str, bool] = {
     # kruise-daemon watches its node's pods (upstream default on): container meta reporting and
     # the env-from-metadata restarts need it.
     "DaemonWatchingPod": True,
+    # OpenKruise's gate (default false upstream; its chart sets ImagePullJobGate=true, and so does
+    # this manager by default): the ImagePullJob and ImageListPullJob controllers, and their
+    # validating webhooks refuse every object while it is off.
+    "ImagePullJobGate": True,
 }
 
 
@@ -77,6 +81,10 @@ class ManagerOptions:
     analysisrun_workers: int = 2
     trafficrouting_workers: int = 3  # Kruise Rollouts' --trafficrouting-workers
     rollouthistory_workers: int = 3  # Kruise Rollouts' --rollouthistory-workers
+    imagepulljob_workers: int = 3  # --imagepulljob-workers
+    nodeimage_workers: int = 3  # --nodeimage-workers
+    nodeimage_creation_delay: float = 30.0  # --nodeimage-creation-delay (seconds after Node Ready)
+    default_ttlseconds_for_always_nodeimage: int = 300  # --default-ttlseconds-for-always-nodeimage
     rollout_configuration_namespace: str = "kruise-system"
     partition_percent_limit: int = 50  # kruise-rollout's --partition-percent-limit
     webhook_port: int = 9876

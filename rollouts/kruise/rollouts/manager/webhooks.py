@@ -11,6 +11,8 @@ from kruise.core.runtime import CacheReader, ControllerSpec, Runtime
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
 from kruise.daemon.crr.webhooks import MUTATE_CRR_PATH, VALIDATE_CRR_PATH, CrrWebhooks, crr_webhook_specs
+from kruise.daemon.imagepulljob.webhooks import GATE as IMAGEPULLJOB_GATE
+from kruise.daemon.imagepulljob.webhooks import ImagePullWebhooks, imagepull_webhook_specs
 from kruise.rollouts.api.conversion import convert_review
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.rollout.rollout_webhooks import (
@@ -96,6 +98,7 @@ def webhook_specs(options: ManagerOptions, sidecarsets: Iterable[KubeObject] = (
         *daemonset_webhook_specs(settings),
         *sidecarset_webhook_specs(settings),
         *crr_webhook_specs(settings),
+        *imagepull_webhook_specs(settings),
         *hold_webhook_specs(settings),
         *rollout_webhook_specs(settings),
     ]
@@ -132,6 +135,8 @@ def register_webhooks(
     daemonset = DaemonSetWebhooks(kube)
     server.register(MUTATE_DAEMONSET_PATH, daemonset.mutate)
     server.register(VALIDATE_DAEMONSET_PATH, daemonset.validate)
+    for path, handler in ImagePullWebhooks(gate=gates.get(IMAGEPULLJOB_GATE, True)).handlers().items():
+        server.register(path, handler)
     for path, hold in hold_webhooks(kube).items():
         server.register(path, hold)
     rollout = RolloutWebhooks(kube, partition_percent_limit=options.partition_percent_limit)
