@@ -59,7 +59,8 @@ async def ask(kube: KubeClient, node: str, image: str, version: int = 1, **polic
     entry = {
         "tag": tag,
         "version": version,
-        "pullPolicy": {"timeoutSeconds": 60, "backoffLimit": 1, **policy},
+        # the NodeImage webhook wants a TTL on every tag (upstream's validation)
+        "pullPolicy": {"timeoutSeconds": 60, "backoffLimit": 1, "ttlSecondsAfterFinished": 600, **policy},
     }
     await node_image(kube, node)
     await kube.patch(NODEIMAGES, node, {"spec": {"images": {repo: {"tags": [entry]}}}})

@@ -142,12 +142,18 @@ async def test_the_active_deadline_stops_retrying() -> None:
     assert len(cri.pulls) == 2  # the second attempt got only what was left of the deadline
 
 
-async def test_credentials_are_tried_in_turn_then_anonymously() -> None:
+async def test_matching_credentials_are_tried_in_turn_and_never_followed_by_an_anonymous_pull() -> None:
     first, second = PullAuth(username="a"), PullAuth(username="b")
     cri, rec = ScriptedCri([CriPullError("401"), CriPullError("401")]), Recorder()
     final = await worker(TagJob(REPO, "v1", backoff_limit=0), cri, rec, auths=(first, second)).run()
-    assert [auth for _, auth in cri.pulls] == [first, second, None]
-    assert final.phase == "Succeeded"
+    assert [auth for _, auth in cri.pulls] == [first, second]
+    assert (final.phase, final.message) == ("Failed", "401")
+    cri, rec = ScriptedCri([CriPullError("401")]), Recorder()
+    final = await worker(TagJob(REPO, "v1", backoff_limit=0), cri, rec, auths=(first, second)).run()
+    assert [auth for _, auth in cri.pulls] == [first, second] and final.phase == "Succeeded"
+    cri, rec = ScriptedCri(), Recorder()
+    await worker(TagJob(REPO, "v1"), cri, rec).run()
+    assert [auth for _, auth in cri.pulls] == [None]  # no credential matched: anonymous
 
 
 async def test_start_reports_waiting_and_a_stopped_worker_reports_nothing_more() -> None:

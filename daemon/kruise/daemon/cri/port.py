@@ -103,8 +103,10 @@ class PullAuth:
 
 @dataclass(frozen=True)
 class CriImage:
-    """One image the runtime holds: ``id`` is its config digest (``sha256:...``, what a pod
-    status's ``imageID`` and upstream's NodeImage ``imageID`` carry), ``size`` in bytes."""
+    """One image the runtime holds: ``id`` is its config digest (``sha256:...``, what ``PullImage``
+    answers and upstream's NodeImage ``imageID`` carries after ``repo@``); a pod status's
+    ``imageID`` is a repo digest instead (``repo@sha256:...``, :attr:`CriContainer.image_ref`);
+    ``size`` in bytes."""
 
     id: str
     repo_tags: tuple[str, ...] = ()

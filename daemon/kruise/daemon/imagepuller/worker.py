@@ -8,8 +8,8 @@ A worker reports its tag's state through ``report`` at each step, exactly as ups
 3. up to ``1 + backoffLimit`` attempts, each bounded by ``timeoutSeconds`` and by what is left of
    ``activeDeadlineSeconds`` (counted from ``startTime``); between attempts it sleeps 1 s,
    doubling to at most 30 s. With ``imagePullPolicy: IfNotPresent`` an image the runtime already
-   holds succeeds at once (progress 100, no pull). Each attempt tries the pull credentials in
-   turn, then anonymously (kubelet's keyring order);
+   holds succeeds at once (progress 100, no pull). Each attempt tries the matching pull
+   credentials in turn, or pulls anonymously when none matched (upstream's order);
 4. ``Succeeded`` (``progress`` 100, ``imageID`` ``repo@<image id>``) or ``Failed`` with the last
    error as ``message`` ("pulling exceeds the activeDeadlineSeconds" when the deadline cut it),
    both with ``completionTime``; an Event ``PullImageSucceed``/``PullImageFailed`` (the latter
@@ -54,8 +54,8 @@ def _utcnow() -> datetime:
 
 
 class PullWorker:
-    """Pulls ``job`` through ``cri`` with ``auths`` (credentials to try in turn; the worker adds
-    the anonymous attempt) and reports each state to ``report``."""
+    """Pulls ``job`` through ``cri`` with ``auths`` (credentials to try in turn; none: an anonymous
+    pull) and reports each state to ``report``."""
 
     def __init__(
         self,
@@ -178,7 +178,9 @@ class PullWorker:
                 log.info("image %s is already present", job.image)
                 return f"{job.repo}@{present.id}"
         last: CriError | None = None
-        for auth in (*self._auths, None):
+        # upstream (imageruntime/cri.go): the matching credentials in turn, and anonymously only
+        # when none matched; a pull every credential failed is not retried without one
+        for auth in self._auths or (None,):
             try:
                 await self._cri.pull_image(job.image, auth=auth, sandbox_config=job.sandbox_config)
                 break

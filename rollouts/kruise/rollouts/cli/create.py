@@ -14,11 +14,12 @@ from typing import Annotated, Any
 import typer
 
 from kruise.core.kube import KubeClient
+from kruise.rollouts.cli import create_crr
 from kruise.rollouts.cli.kubectx import fail, run_kube, target_of
 from kruise.rollouts.cli.output import DryRunOpt, OutputOpt, check_dry_run, check_output, emit
 from kruise.rollouts.cli.refs import CRONJOBS, JOBS, Ref, RefError, parse_refs
 
-app = typer.Typer(help="Create a resource (job).", no_args_is_help=True)
+app = typer.Typer(help="Create a resource (job, ContainerRecreateRequest).", no_args_is_help=True)
 JSON = dict[str, Any]
 
 
@@ -96,3 +97,8 @@ def job(
         emit(ref, "created" + (" (server dry run)" if dry_run == "server" else ""), done, output)
 
     run_kube(target, body)
+
+
+app.command("ContainerRecreateRequest", context_settings={"allow_extra_args": True})(
+    create_crr.container_recreate_request
+)
