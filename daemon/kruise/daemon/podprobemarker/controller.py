@@ -17,7 +17,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from kruise.core.errors import AlreadyExistsError, ConflictError, NotFoundError
+from kruise.core.errors import AlreadyExistsError, ConflictError, NotFoundError, TransientError
 from kruise.core.informer.store import Delta, EventType
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import NODES, PODS
@@ -69,7 +69,7 @@ async def _write_pod_probes(kube: KubeClient, node: str, edit: Any) -> bool:
             return True
         except ConflictError:
             continue
-    raise ConflictError(f"NodePodProbe {node}: too many conflicts")
+    raise TransientError(f"NodePodProbe {node}: too many conflicts")
 
 
 class PodProbeMarkerController:
