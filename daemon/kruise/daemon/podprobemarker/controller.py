@@ -22,7 +22,7 @@ from kruise.core.informer.store import Delta, EventType
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import NODES, PODS
 from kruise.core.runtime import CacheReader, ControllerSpec, primary
-from kruise.core.runtime.spec import Watch
+from kruise.core.runtime.spec import Read, Watch
 from kruise.core.workqueue import Result
 from kruise.daemon.api.podprobe import NODEPODPROBES, PODPROBEMARKER_FINALIZER, PODPROBEMARKERS
 from kruise.daemon.imagepulljob.selectors import matches
@@ -89,6 +89,7 @@ class PodProbeMarkerController:
                 Watch(PODS, self._markers_of),
                 Watch(NODEPODPROBES, lambda _o: (), delta_keys=self._all_on_create),
             ),
+            reads=(Read(NODES),),
         )
 
     def _markers_of(self, pod: JSON) -> Iterable[str]:
