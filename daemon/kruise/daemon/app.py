@@ -3,9 +3,10 @@
 Upstream (``K:pkg/daemon/daemon.go``) runs, on every node, informers scoped to that node and a
 set of runnables over one CRI connection. Here the same shape sits on the shared runtime
 (:class:`~kruise.core.runtime.Runtime`): one informer per kind, each narrowed by a field selector
-(``metadata.name=<node>`` for the node's NodeImage, ``spec.nodeName=<node>`` for pods) or label
-selector (``crr.apps.kruise.io/node-name=<node>,crr.apps.kruise.io/active=true`` for
-ContainerRecreateRequests), one work queue per controller (image puller, CRR, container meta), and:
+(``metadata.name=<node>`` for the node's NodeImage and NodePodProbe, ``spec.nodeName=<node>``
+for pods) or label selector (``crr.apps.kruise.io/node-name=<node>,crr.apps.kruise.io/active=true``
+for ContainerRecreateRequests), one work queue per controller (image puller, CRR, pod probes,
+container meta), and:
 
 - ``/healthz`` on ``--addr``: 200 ``ok`` once every informer has synced, else 500 naming the one
   that has not (upstream registers ``nodeImageInformerSynced`` and fails the same way);
@@ -34,6 +35,7 @@ from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CONTAINERRECREATEREQUESTS, PODS, Resource
 from kruise.core.runtime import Runtime
 from kruise.daemon.api.nodeimage import NODEIMAGES
+from kruise.daemon.api.podprobe import NODEPODPROBES
 from kruise.daemon.containermeta.controller import ContainerMetaController
 from kruise.daemon.containerrecreate.controller import ContainerRecreateController, crr_label_selector
 from kruise.daemon.cri.endpoint import resolve_endpoint
@@ -41,6 +43,7 @@ from kruise.daemon.cri.grpcclient import GrpcCri
 from kruise.daemon.cri.port import CriRuntime
 from kruise.daemon.imagepuller.controller import ImagePullerController
 from kruise.daemon.options import DaemonOptions
+from kruise.daemon.podprobe.controller import PodProbeController
 
 __all__ = ["Daemon", "compose", "field_selectors", "label_selectors", "node_informer", "run"]
 
@@ -49,7 +52,11 @@ log = logging.getLogger("kruise.daemon")
 
 def field_selectors(node_name: str) -> dict[Resource, str]:
     """Which objects of each kind this node's daemon may see, by field."""
-    return {NODEIMAGES: f"metadata.name={node_name}", PODS: f"spec.nodeName={node_name}"}
+    return {
+        NODEIMAGES: f"metadata.name={node_name}",
+        NODEPODPROBES: f"metadata.name={node_name}",
+        PODS: f"spec.nodeName={node_name}",
+    }
 
 
 def label_selectors(node_name: str) -> dict[Resource, str]:
@@ -93,6 +100,13 @@ def compose(kube: KubeClient, cri: CriRuntime, opts: DaemonOptions) -> tuple[Run
     )
     runtime.add(crr.spec(), crr.reconcile, view)
     gates = opts.feature_gates
+    if gates.get("PodProbeMarkerGate", True):
+        view = runtime.cache(PodProbeController.name)
+        probes = PodProbeController(
+            kube, EventRecorder(kube, f"kruise-daemon-podprobe/{opts.node_name}"), view, cri, opts.node_name
+        )
+        probes.bind(runtime.add(probes.spec(), probes.reconcile, view).enqueue)
+        stoppables.append(probes)
     if gates.get("DaemonWatchingPod", True):
         view = runtime.cache(ContainerMetaController.name)
         meta = ContainerMetaController(

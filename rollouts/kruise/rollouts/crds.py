@@ -16,6 +16,7 @@ from kruise.core.crdgen import CRDSpec, render_crd_yaml
 from kruise.daemon.api.containerrecreaterequest import CONTAINERRECREATEREQUEST_CRD
 from kruise.daemon.api.imagepulljob import IMAGELISTPULLJOB_CRD, IMAGEPULLJOB_CRD
 from kruise.daemon.api.nodeimage import NODEIMAGE_CRD
+from kruise.daemon.api.podprobe import NODEPODPROBE_CRD, PODPROBEMARKER_CRD
 from kruise.rollouts.api.batchrelease import BATCHRELEASE_CRD
 from kruise.rollouts.api.rollout import ROLLOUT_CRD
 from kruise.rollouts.api.rollouthistory import ROLLOUTHISTORY_CRD
@@ -43,6 +44,8 @@ ALL_CRDS: list[CRDSpec] = [
     IMAGEPULLJOB_CRD,
     IMAGELISTPULLJOB_CRD,
     CONTAINERRECREATEREQUEST_CRD,
+    PODPROBEMARKER_CRD,
+    NODEPODPROBE_CRD,
 ]
 """Every CRD served, in install order.
 

@@ -28,6 +28,7 @@ DAEMON_PROCESS = (
     "daemon/kruise/daemon/imagepuller/",
     "daemon/kruise/daemon/containermeta/",
     "daemon/kruise/daemon/containerrecreate/",
+    "daemon/kruise/daemon/podprobe/",
 )
 """Source run by ``kruise daemon`` (the chart's kruise-daemon-role), not by the manager."""
 EVENTS_BY_RECORDER = {("", "events", "create"), ("", "events", "patch")}

@@ -21,6 +21,7 @@ from kruise.daemon.crr.controller import ContainerRecreateRequestController
 from kruise.daemon.imagepulljob.controller import ImagePullJobController
 from kruise.daemon.imagepulljob.list_controller import ImageListPullJobController
 from kruise.daemon.imagepulljob.nodeimage_controller import NodeImageController
+from kruise.daemon.podprobemarker.controller import NodePodProbeController, PodProbeMarkerController
 from kruise.rollouts.advanceddeployment.controller import AdvancedDeploymentController
 from kruise.rollouts.batchrelease.controller import BatchReleaseController
 from kruise.rollouts.cache import RolloutsCache
@@ -110,6 +111,14 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
         view = runtime.cache(ContainerRecreateRequestController.name)
         crr = ContainerRecreateRequestController(kube, view, WorkloadsPodReadiness())
         runtime.add(crr.spec(), crr.reconcile, view)
+
+    if gates.get("KruiseDaemon", True) and gates.get("PodProbeMarkerGate", True):
+        view = runtime.cache(PodProbeMarkerController.name)
+        markers = PodProbeMarkerController(kube, view)
+        runtime.add(markers.spec(), markers.reconcile, view)
+        view = runtime.cache(NodePodProbeController.name)
+        nodeprobes = NodePodProbeController(kube, view)
+        runtime.add(nodeprobes.spec(), nodeprobes.reconcile, view)
 
     view = runtime.cache(NodeImageController.name)
     nodeimages = NodeImageController(

@@ -49,6 +49,9 @@ FEATURE_GATES: dict[str, bool] = {
     # this manager by default): the ImagePullJob and ImageListPullJob controllers, and their
     # validating webhooks refuse every object while it is off.
     "ImagePullJobGate": True,
+    # OpenKruise's gate (default on): PodProbeMarker/NodePodProbe controllers, the daemon's probes;
+    # off, the PodProbeMarker webhook refuses every object.
+    "PodProbeMarkerGate": True,
 }
 
 

@@ -13,6 +13,8 @@ from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
 from kruise.daemon.crr.webhooks import MUTATE_CRR_PATH, VALIDATE_CRR_PATH, CrrWebhooks, crr_webhook_specs
 from kruise.daemon.imagepulljob.webhooks import GATE as IMAGEPULLJOB_GATE
 from kruise.daemon.imagepulljob.webhooks import ImagePullWebhooks, imagepull_webhook_specs
+from kruise.daemon.podprobemarker.webhooks import GATE as PPM_GATE
+from kruise.daemon.podprobemarker.webhooks import VALIDATE_PPM_PATH, PodProbeMarkerWebhooks, ppm_webhook_specs
 from kruise.rollouts.api.conversion import convert_review
 from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.rollout.rollout_webhooks import (
@@ -99,6 +101,7 @@ def webhook_specs(options: ManagerOptions, sidecarsets: Iterable[KubeObject] = (
         *sidecarset_webhook_specs(settings),
         *crr_webhook_specs(settings),
         *imagepull_webhook_specs(settings),
+        *ppm_webhook_specs(settings),
         *hold_webhook_specs(settings),
         *rollout_webhook_specs(settings),
     ]
@@ -155,6 +158,8 @@ def register_webhooks(
     crr = CrrWebhooks(kube, enabled=gates.get("KruiseDaemon", True))
     server.register(MUTATE_CRR_PATH, crr.mutate)
     server.register(VALIDATE_CRR_PATH, crr.validate)
+    ppm = PodProbeMarkerWebhooks(gate=gates.get(PPM_GATE, True), daemon=gates.get("KruiseDaemon", True))
+    server.register(VALIDATE_PPM_PATH, ppm.validate)
     if gates.get("PodWebhook", True):
         pods = PodWebhook([SidecarSetPodMutator(cache, namespace=namespace), LaunchPriorityMutator()])
         server.register(MUTATE_POD_PATH, pods.mutate)

@@ -1,0 +1,1 @@
+"""PodProbeMarker and NodePodProbe, manager side: the webhook and the two controllers."""
