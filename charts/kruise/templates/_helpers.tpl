@@ -81,7 +81,7 @@ Feature gates this manager understands (kruise.rollouts.manager.options.FEATURE_
 keeps the two lists equal).
 */}}
 {{- define "kruise.knownFeatureGates" -}}
-CloneSetShortHash,CloneSetPartitionRollback,PreparingUpdateAsUpdate,InPlaceUpdateEnvFromMetadata,ResourcesDeletionProtection,TemplateNoDefaults,StatefulSetAutoDeletePVC,StatefulSetStartOrdinal,PodIndexLabel,StatefulSetAutoResizePVCGate,EnableExternalCerts,PodWebhook,SidecarSetPatchPodMetadataDefaultsAllowed,AdvancedDeployment,KeepWorkloadPausedOnRolloutDeletion,RolloutHistory,KruiseDaemon,DaemonWatchingPod,ImagePullJobGate
+CloneSetShortHash,CloneSetPartitionRollback,PreparingUpdateAsUpdate,InPlaceUpdateEnvFromMetadata,ResourcesDeletionProtection,TemplateNoDefaults,StatefulSetAutoDeletePVC,StatefulSetStartOrdinal,PodIndexLabel,StatefulSetAutoResizePVCGate,EnableExternalCerts,PodWebhook,SidecarSetPatchPodMetadataDefaultsAllowed,AdvancedDeployment,KeepWorkloadPausedOnRolloutDeletion,RolloutHistory,KruiseDaemon,DaemonWatchingPod,ImagePullJobGate,PreDownloadImageForInPlaceUpdate
 {{- end -}}
 
 {{/*
