@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import PODS
+from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, IMAGEPULLJOBS, PODS
 from kruise.rollouts.manager.process import ManagerProcess
 from tests.integration.cloneset.helpers import (
     INSTANCE_ID,
@@ -440,6 +440,86 @@ async def test_change_resource_and_qos_succeeds_to_recreate(kube: KubeClient, na
 
 
 # ---------------------------------------------------------------------------------- pre-download
-@pytest.mark.skip(reason="image pre-download needs ImagePullJob (and kruise-daemon), not in this product yet")
-async def test_pre_download_for_new_image() -> None:
+@pytest.fixture
+async def pre_download_gate(
+    manager: ManagerProcess, cluster: TestCluster, tmp_path: Path
+) -> AsyncIterator[None]:
+    """A manager with the gate ``PreDownloadImageForInPlaceUpdate``, as upstream's e2e run enables it."""
+    gates = ("--feature-gates=PreDownloadImageForInPlaceUpdate=true",)
+    async with own_replica(manager, cluster, tmp_path / "predownload", extra_args=gates):
+        yield
+
+
+async def _pull_jobs(kube: KubeClient, namespace: str) -> list[dict[str, Any]]:
+    return list((await kube.list(IMAGEPULLJOBS, namespace)).get("items") or [])
+
+
+async def _start_pre_download_update(kube: KubeClient, namespace: str) -> str:
+    """Upstream's steps: 5 replicas, partition 1, available; then parallelism 2 and a new image."""
+    body = new_cloneset("clone", 5, strategy={"type": "InPlaceIfPossible", "partition": 1})
+    await create(kube, namespace, body)
+    await wait_status(kube, namespace, "clone", readyReplicas=5, availableReplicas=5, timeout=60)
+    annotations = {"apps.kruise.io/image-predownload-parallelism": "2"}
+    await kube.patch(
+        CLONESETS, "clone", {"metadata": {"annotations": annotations}}, namespace, patch_type="merge"
+    )
+    await set_image(kube, namespace, "clone", NEW_IMAGE)
+    return str((await wait_status(kube, namespace, "clone"))["status"]["updateRevision"])
+
+
+@pytest.mark.usefixtures("pre_download_gate")
+async def test_pre_download_for_new_image(kube: KubeClient, namespace: str) -> None:
     """CloneSet > CloneSet pre-download images > pre-download for new image"""
+    update_revision = await _start_pre_download_update(kube, namespace)
+    jobs = await eventually(lambda: _pull_jobs(kube, namespace), what="the ImagePullJob")
+    (job,) = jobs
+    cs = await get(kube, namespace, "clone")
+    revision_hash = update_revision.rsplit("-", 1)[1]
+    assert job["metadata"]["name"] == f"{update_revision}-nginx"
+    assert job["spec"]["image"] == NEW_IMAGE
+    assert job["spec"]["parallelism"] == 2
+    assert job["spec"]["pullPolicy"] == {"backoffLimit": 1, "timeoutSeconds": 300}
+    assert job["spec"]["completionPolicy"] == {"type": "Always", "ttlSecondsAfterFinished": 600}
+    assert job["metadata"]["labels"] == {"app": "clone", "controller.kubernetes.io/hash": revision_hash}
+    (ref,) = job["metadata"]["ownerReferences"]
+    assert (ref["kind"], ref["name"], ref["uid"], ref["controller"]) == (
+        "CloneSet",
+        "clone",
+        cs["metadata"]["uid"],
+        True,
+    )
+    assert job["spec"]["podSelector"] == {
+        "matchLabels": {"app": "clone"},
+        "matchExpressions": [
+            {
+                "key": "controller-revision-hash",
+                "operator": "NotIn",
+                "values": [update_revision, revision_hash],
+            }
+        ],
+    }
+    rev = await kube.get(CONTROLLER_REVISIONS, update_revision, namespace)
+    assert rev["metadata"]["labels"].get("apps.kruise.io/pre-predownload-created") == "true"
+
+    # the revisions converge: the jobs go
+    await patch_spec(kube, namespace, "clone", {"updateStrategy": {"partition": 0}})
+    await wait_status(
+        kube, namespace, "clone", updatedReadyReplicas=5, currentRevision=update_revision, timeout=60
+    )
+
+    async def gone() -> bool:
+        return not await _pull_jobs(kube, namespace)
+
+    await eventually(gone, what="the ImagePullJob deleted")
+
+
+async def test_pre_download_gate_off_creates_nothing(kube: KubeClient, namespace: str) -> None:
+    """Ours: with ``PreDownloadImageForInPlaceUpdate`` off (the default) no ImagePullJob appears."""
+    update_revision = await _start_pre_download_update(kube, namespace)
+    await consistently(lambda: _no_jobs(kube, namespace), seconds=3)
+    rev = await kube.get(CONTROLLER_REVISIONS, update_revision, namespace)
+    assert "apps.kruise.io/pre-predownload-created" not in (rev["metadata"].get("labels") or {})
+
+
+async def _no_jobs(kube: KubeClient, namespace: str) -> bool:
+    return not await _pull_jobs(kube, namespace)

@@ -80,3 +80,7 @@ CONTAINERRECREATEREQUESTS = Resource(
     "apps.kruise.io", "v1alpha1", "containerrecreaterequests", "ContainerRecreateRequest"
 )
 """ContainerRecreateRequests (``crr``): restart containers of one pod in place (kruise-daemon)."""
+IMAGEPULLJOBS = Resource("apps.kruise.io", "v1alpha1", "imagepulljobs", "ImagePullJob")
+"""ImagePullJobs: pull an image on the nodes of selected pods or nodes (kruise-daemon). Defined
+here so the workload controllers (image pre-download) and Rollouts can create them; the daemon's
+API module re-exports it."""

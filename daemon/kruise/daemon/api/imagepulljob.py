@@ -28,7 +28,7 @@ from kruise.core.api import (
     Time,
 )
 from kruise.core.crdgen import CRDSpec, CRDVersion, PrinterColumn
-from kruise.core.kube.resources import Resource
+from kruise.core.kube.resources import IMAGEPULLJOBS, Resource
 from kruise.daemon.api.nodeimage import AGE_COLUMN, GROUP, VERSION, SandboxConfig, int_column
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
     "ImagePullJobTemplate",
 ]
 
-IMAGEPULLJOBS = Resource(GROUP, VERSION, "imagepulljobs", "ImagePullJob")
 IMAGELISTPULLJOBS = Resource(GROUP, VERSION, "imagelistpulljobs", "ImageListPullJob")
 
 

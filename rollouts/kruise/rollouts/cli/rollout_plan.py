@@ -1,6 +1,9 @@
 """kruise's own ``rollout plan`` and ``rollout check-update`` (not in kubectl-kruise).
 
-- ``plan rollout/NAME [-o json]``: every step's canary/stable pods and traffic before anything runs;
+- ``plan rollout/NAME [-o json]``: every step's canary/stable pods and traffic before anything runs,
+  and, for a Rollout annotated ``rollouts.kruise.io/prepull-next-batch``, the line
+  ``pre-pull on: node-a, node-b`` naming the nodes pre-pulling the next step's images (its
+  ``PrePullNextBatch`` condition; ``prePull`` in the JSON);
 - ``check-update cloneset/NAME --image CONTAINER=IMAGE [--env CONTAINER:NAME=VALUE]``: whether the
   change is done in place (same pods, the container restarts) or recreates pods, and why.
 """
@@ -23,6 +26,7 @@ from kruise.rollouts.cli.kubectx import fail, run_kube, target_of
 from kruise.rollouts.cli.output import Targets, resolve
 from kruise.rollouts.cli.refs import Ref, RefError, only
 from kruise.rollouts.resources import ROLLOUTS
+from kruise.rollouts.rollout.prepull import CONDITION_TYPE as PREPULL_CONDITION
 from kruise.rollouts.rollout.steps import plan as plan_steps
 from kruise.workloads.inplace import calculate_in_place_update_spec
 
@@ -49,6 +53,14 @@ def plan(
         workload = await kube.get(res, str(wref.get("name")), ref.namespace)
         replicas = int((workload.get("spec") or {}).get("replicas", 1))
         steps = plan_steps(ro, replicas)
+        prepull = next(
+            (
+                str(c.get("message") or "")
+                for c in (ro.get("status") or {}).get("conditions") or []
+                if c.get("type") == PREPULL_CONDITION
+            ),
+            None,
+        )
         if output == "json":
             rows = [
                 {
@@ -63,7 +75,8 @@ def plan(
                 }
                 for s in steps
             ]
-            sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+            doc: object = rows if prepull is None else {"steps": rows, "prePull": prepull}
+            sys.stdout.write(json.dumps(doc, indent=2) + "\n")
             return
         table = Table(
             title=f"rollout/{ref.name} over {wref.get('kind')}/{wref.get('name')} ({replicas} replicas)"
@@ -88,6 +101,8 @@ def plan(
                 str(s.index), str(s.replicas), str(s.canary), str(s.stable), weight, stable, matches, pause
             )
         Console().print(table)
+        if prepull:
+            sys.stdout.write(prepull + "\n")
 
     run_kube(target_of(ctx), body)
 

@@ -25,7 +25,7 @@ from kruise.daemon.podprobemarker.controller import NodePodProbeController, PodP
 from kruise.rollouts.advanceddeployment.controller import AdvancedDeploymentController
 from kruise.rollouts.batchrelease.controller import BatchReleaseController
 from kruise.rollouts.cache import RolloutsCache
-from kruise.rollouts.manager.options import ManagerOptions
+from kruise.rollouts.manager.options import ManagerOptions, image_pull_jobs_enabled, pre_download_enabled
 from kruise.rollouts.manager.webhooks import POD_TERMS
 from kruise.rollouts.rollout.controller import RolloutController
 from kruise.rollouts.rollout.traffic import CONFIGMAP_NAME, KubeTraffic
@@ -54,6 +54,7 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
     client they write with (fenced by the leader lease in the manager)."""
     runtime = runtime or Runtime(kube)
     gates = opts.feature_gates
+    pre_download = pre_download_enabled(gates)
 
     view = runtime.cache(CloneSetController.name)
     cloneset = CloneSetController(
@@ -67,6 +68,8 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
             partition_rollback=gates.get("CloneSetPartitionRollback", False),
             preparing_update_as_update=gates.get("PreparingUpdateAsUpdate", False),
             exclude_preparing_delete=opts.cloneset_scaling_exclude_preparing_delete,
+            pre_download=pre_download,
+            env_from_metadata=gates.get("InPlaceUpdateEnvFromMetadata", True),
         ),
     )
     runtime.add(cloneset.spec(), cloneset.reconcile, view)
@@ -86,6 +89,7 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
                 auto_delete_pvc=gates.get("StatefulSetAutoDeletePVC", True),
                 env_from_metadata=gates.get("InPlaceUpdateEnvFromMetadata", True),
             ),
+            pre_download=pre_download,
         ),
     )
     runtime.add(statefulset.spec(), statefulset.reconcile, view)
@@ -130,7 +134,7 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
     )
     runtime.add(nodeimages.spec(), nodeimages.reconcile, view)
 
-    if gates.get("ImagePullJobGate", True):
+    if image_pull_jobs_enabled(gates):
         view = runtime.cache(ImagePullJobController.name)
         pulljobs = ImagePullJobController(
             kube,

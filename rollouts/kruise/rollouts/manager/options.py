@@ -52,7 +52,21 @@ FEATURE_GATES: dict[str, bool] = {
     # OpenKruise's gate (default on): PodProbeMarker/NodePodProbe controllers, the daemon's probes;
     # off, the PodProbeMarker webhook refuses every object.
     "PodProbeMarkerGate": True,
+    # OpenKruise's gate (default false): CloneSets and Advanced StatefulSets create ImagePullJobs
+    # for the images of an in-place update (kruise.workloads.predownload); needs KruiseDaemon and
+    # turns ImagePullJobGate on.
+    "PreDownloadImageForInPlaceUpdate": False,
 }
+
+
+def pre_download_enabled(gates: dict[str, bool]) -> bool:
+    """``PreDownloadImageForInPlaceUpdate`` in effect: KruiseDaemon off forces it off (upstream)."""
+    return gates.get("PreDownloadImageForInPlaceUpdate", False) and gates.get("KruiseDaemon", True)
+
+
+def image_pull_jobs_enabled(gates: dict[str, bool]) -> bool:
+    """``ImagePullJobGate`` in effect: ``PreDownloadImageForInPlaceUpdate`` turns it on (upstream)."""
+    return gates.get("ImagePullJobGate", True) or pre_download_enabled(gates)
 
 
 def parse_feature_gates(text: str) -> dict[str, bool]:

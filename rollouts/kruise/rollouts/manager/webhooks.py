@@ -11,12 +11,11 @@ from kruise.core.runtime import CacheReader, ControllerSpec, Runtime
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
 from kruise.daemon.crr.webhooks import MUTATE_CRR_PATH, VALIDATE_CRR_PATH, CrrWebhooks, crr_webhook_specs
-from kruise.daemon.imagepulljob.webhooks import GATE as IMAGEPULLJOB_GATE
 from kruise.daemon.imagepulljob.webhooks import ImagePullWebhooks, imagepull_webhook_specs
 from kruise.daemon.podprobemarker.webhooks import GATE as PPM_GATE
 from kruise.daemon.podprobemarker.webhooks import VALIDATE_PPM_PATH, PodProbeMarkerWebhooks, ppm_webhook_specs
 from kruise.rollouts.api.conversion import convert_review
-from kruise.rollouts.manager.options import ManagerOptions
+from kruise.rollouts.manager.options import ManagerOptions, image_pull_jobs_enabled
 from kruise.rollouts.rollout.rollout_webhooks import (
     CONVERT_PATH,
     MUTATE_ROLLOUT_PATH,
@@ -138,7 +137,7 @@ def register_webhooks(
     daemonset = DaemonSetWebhooks(kube)
     server.register(MUTATE_DAEMONSET_PATH, daemonset.mutate)
     server.register(VALIDATE_DAEMONSET_PATH, daemonset.validate)
-    for path, handler in ImagePullWebhooks(gate=gates.get(IMAGEPULLJOB_GATE, True)).handlers().items():
+    for path, handler in ImagePullWebhooks(gate=image_pull_jobs_enabled(gates)).handlers().items():
         server.register(path, handler)
     for path, hold in hold_webhooks(kube).items():
         server.register(path, hold)

@@ -46,6 +46,7 @@ from kruise.rollouts.rollout.analysis_gate import has_analysis
 from kruise.rollouts.rollout.bluegreen import decide
 from kruise.rollouts.rollout.effects import Effects, TrafficPort
 from kruise.rollouts.rollout.model import Action, BatchView, Observed, Outcomes
+from kruise.rollouts.rollout.prepull_effects import PrePuller
 from kruise.rollouts.rollout.readiness import with_rollout_kstatus
 from kruise.rollouts.workloads.fight import CONDITION_TYPE, conflict_conditions, conflict_kind
 from kruise.rollouts.workloads.label import label_patch, unlabel_patch
@@ -113,6 +114,7 @@ class RolloutController:
         self.effects = Effects(kube, traffic)
         self.traffic = traffic
         self.workers = workers
+        self.prepull = PrePuller(kube)
 
     def spec(self) -> ControllerSpec:
         """Woken by its Rollouts, their BatchReleases (same name), their workloads (every
@@ -178,6 +180,10 @@ class RolloutController:
                 return Result(requeue_after=BLOCKED_RECHECK_SECONDS)
         new_status = with_rollout_kstatus(rollout, new_status, fmt_time(obs.now))  # Ready/Reconciling/Stalled
         await self._traffic_conflict(rollout, new_status, fmt_time(obs.now))
+        # ours: rollouts.kruise.io/prepull-next-batch (jobs and the PrePullNextBatch condition)
+        await self.prepull.sync(
+            rollout, None if found is None else found.workload, new_status, fmt_time(obs.now)
+        )
         status_patch = merge_patch(rollout.get("status") or {}, new_status)
         if status_patch:
             try:

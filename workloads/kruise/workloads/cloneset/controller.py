@@ -8,7 +8,8 @@ Reconcile order follows OpenKruise's ``doReconcile``/``syncCloneSet``:
 3. active owned pods, PVCs and ControllerRevisions from the cache;
 4. revisions: reuse / bump (rollback) / create the update revision, bumping
    ``collisionCount`` on a hash clash;
-5. Scale; only when it changed nothing, refresh and Update;
+5. image pre-download for the update revision (gate ``PreDownloadImageForInPlaceUpdate``);
+   Scale; only when it changed nothing, refresh and Update;
 6. status (only when it changed), ``podsToDelete`` truncation, history truncation;
 7. requeue after the shortest pending delay (grace periods, ``minReadySeconds``).
 """
@@ -49,6 +50,7 @@ from kruise.workloads.objects import (
     uid,
 )
 from kruise.workloads.pods import is_active
+from kruise.workloads.predownloader import PreDownloader
 from kruise.workloads.revisions import (
     plan_revisions,
     sort_revisions,
@@ -71,6 +73,8 @@ class CloneSetOptions:
     exclude_preparing_delete: bool = False  # --cloneset-scaling-exclude-preparing-delete
     partition_rollback: bool = False  # gate CloneSetPartitionRollback
     preparing_update_as_update: bool = False  # gate PreparingUpdateAsUpdate (Scale only)
+    pre_download: bool = False  # gate PreDownloadImageForInPlaceUpdate (and KruiseDaemon)
+    env_from_metadata: bool = True  # gate InPlaceUpdateEnvFromMetadata
 
 
 def _now() -> datetime.datetime:
@@ -102,6 +106,15 @@ class CloneSetController:
         self.updater = Updater(
             kube, recorder, self.rv_expectations, short_hash_label=options.short_hash_label
         )
+        self.predownloader = PreDownloader(
+            kube,
+            recorder,
+            cache,
+            self.rv_expectations,
+            CLONESETS,
+            enabled=options.pre_download,
+            env_from_metadata=options.env_from_metadata,
+        )
 
     def spec(self) -> ControllerSpec:
         """Woken by CloneSets and the pods, PVCs and ControllerRevisions they control (indexed by
@@ -114,6 +127,7 @@ class CloneSetController:
                 owned(PODS, CLONESETS, observe=self._pod_event),
                 owned(PVCS, CLONESETS),
                 owned(CONTROLLER_REVISIONS, CLONESETS),
+                *self.predownloader.watches(),
             ),
             workers=self.options.workers,
             pace=RECONCILE_PACE,
@@ -177,6 +191,7 @@ class CloneSetController:
         by_name.setdefault(name(update_rev), update_rev)
         current_rev = by_name.get(current_name, update_rev)
         now = _now()
+        await self.predownloader.sync(cs, current_rev, update_rev)
 
         errors: dict[str, str] = {}
         reported = True  # every error so far was also a Warning event

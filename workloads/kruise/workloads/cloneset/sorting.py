@@ -216,15 +216,19 @@ def sort_for_update(
 ) -> list[int]:
     """Order candidate ``indexes`` (into ``pods``) for update (``SortUpdateIndexes``).
 
-    ActivePods order, then ``priorityStrategy``, then ``scatterStrategy``, then a stable pass
-    that puts ``PreparingUpdate`` pods first.
+    ActivePods order (ties by pod name), then ``priorityStrategy``, then ``scatterStrategy``, then
+    a stable pass that puts ``PreparingUpdate`` pods first.
     """
     strategy = mapping(update_strategy)
 
     def compare(i: int, j: int) -> int:
         return compare_active_pods(pods[i], pods[j])
 
-    ordered = sorted(indexes, key=functools.cmp_to_key(compare))
+    # ties (same ready time, restarts and creation second: common) go by pod name, so the order
+    # is a function of the pods alone (upstream's is the informer's list order) and a Rollout can
+    # predict it (kruise.rollouts.rollout.prepull)
+    by_name = sorted(indexes, key=lambda i: str(mapping(pods[i].get("metadata")).get("name") or ""))
+    ordered = sorted(by_name, key=functools.cmp_to_key(compare))
     if strategy.get("priorityStrategy") is not None:
         ordered = priority_sort(pods, ordered, mapping(strategy.get("priorityStrategy")))
     if strategy.get("scatterStrategy") is not None:

@@ -7,7 +7,8 @@ write status once. Upstream's ``statefulset-controller`` (``ReconcileStatefulSet
 3. claim pods (``ClaimPods``): adopt orphans named ``<set>-<n>`` that match the selector,
    release owned pods that no longer match or are not named after the set;
 4. revisions: reuse / bump / create the update revision (:class:`~kruise.workloads.history.History`);
-5. plan, execute the scale actions, refresh every live pod (in-place bookkeeping, lifecycle),
+5. image pre-download for the update revision (gate ``PreDownloadImageForInPlaceUpdate``);
+   plan, execute the scale actions, refresh every live pod (in-place bookkeeping, lifecycle),
    then the update actions unless the round ended or a refresh wrote something;
 6. status (with ``FailedCreatePod``/``FailedUpdatePod`` conditions of this round), history
    truncation, requeue after the soonest time-based change.
@@ -44,6 +45,7 @@ from kruise.workloads.objects import KubeObject, is_being_deleted, mapping, meta
 from kruise.workloads.objects import spec as spec_of
 from kruise.workloads.objects import status as status_of
 from kruise.workloads.objects import uid as uid_of
+from kruise.workloads.predownloader import PreDownloader
 from kruise.workloads.requeue import soonest
 from kruise.workloads.revisions import sort_revisions
 from kruise.workloads.selector import SelectorError
@@ -101,6 +103,7 @@ class StatefulSetOptions:
     workers: int = 3
     expectation_timeout: float = 300.0
     gates: Options = field(default_factory=Options)
+    pre_download: bool = False  # gate PreDownloadImageForInPlaceUpdate (and KruiseDaemon)
 
 
 class StatefulSetSyncError(KruiseError):
@@ -128,6 +131,15 @@ class StatefulSetController:
         self.writer = PodWriter(kube, self.rv_expectations)
         self.history = History(kube, STATEFULSET_KIND, self.rv_expectations, self._patch_status)
         self.executor = Executor(kube, recorder, self.writer, self.scale_expectations)
+        self.predownloader = PreDownloader(
+            kube,
+            recorder,
+            cache,
+            self.rv_expectations,
+            STATEFULSETS,
+            enabled=options.pre_download,
+            env_from_metadata=options.gates.env_from_metadata,
+        )
 
     def spec(self) -> ControllerSpec:
         """Woken by StatefulSets, the pods they own or may adopt, their ControllerRevisions and
@@ -145,6 +157,7 @@ class StatefulSetController:
                 pods,
                 owned(CONTROLLER_REVISIONS, STATEFULSETS),
                 Watch(PVCS, _claim_keys),
+                *self.predownloader.watches(),
             ),
             workers=self.options.workers,
             pace=RECONCILE_PACE,
@@ -188,6 +201,7 @@ class StatefulSetController:
         by_name.setdefault(name(update_rev), update_rev)
         current_rev = by_name.get(str(status_of(sts).get("currentRevision") or ""), update_rev)
         now = _now()
+        await self.predownloader.sync(sts, current_rev, update_rev)
         world = World(
             sts,
             pods,
