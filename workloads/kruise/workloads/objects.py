@@ -7,9 +7,13 @@ fields the way Go's zero values do: an absent label map reads as empty, an absen
 """
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any
+
+from kruise.core.api.base import as_utc as as_utc
+from kruise.core.api.base import format_time as format_time
+from kruise.core.api.base import parse_time as parse_time
 
 #: A Kubernetes object (Pod, CloneSet, ControllerRevision...) as a JSON mapping.
 KubeObject = Mapping[str, Any]
@@ -76,38 +80,6 @@ def annotations_of(obj: KubeObject) -> Mapping[str, str]:
 def finalizers(obj: KubeObject) -> Sequence[str]:
     """``metadata.finalizers`` (empty when absent)."""
     return sequence(metadata(obj).get("finalizers"))
-
-
-def parse_time(value: Any) -> datetime | None:
-    """Parse an RFC 3339 timestamp (``metav1.Time``) into an aware UTC datetime.
-
-    ``None``/"" (Go's zero ``metav1.Time``) and unparsable values give ``None``. Aware
-    datetimes pass through (normalised to UTC); naive ones are taken as UTC.
-    """
-    if isinstance(value, datetime):
-        return as_utc(value)
-    if not isinstance(value, str) or not value:
-        return None
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return as_utc(parsed)
-
-
-def as_utc(moment: datetime) -> datetime:
-    """Return ``moment`` as an aware UTC datetime (naive values are taken as UTC)."""
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
-
-
-def format_time(moment: datetime) -> str:
-    """Format like Go's ``time.RFC3339`` for UTC: ``2006-01-02T15:04:05Z`` (seconds precision)."""
-    return as_utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def creation_time(obj: KubeObject) -> datetime | None:

@@ -23,8 +23,10 @@ from kruise.core.api.base import (
     SchemaOverride,
     SchemaRequired,
     Time,
+    as_utc,
     format_time,
     int_or_percent_value,
+    parse_time,
     scaled_value_from_int_or_percent,
 )
 from kruise.core.api.conditions import Condition, ConditionStatus, WorkloadCondition
@@ -67,7 +69,9 @@ __all__ = [
     "Schemaless",
     "Time",
     "WorkloadCondition",
+    "as_utc",
     "format_time",
     "int_or_percent_value",
+    "parse_time",
     "scaled_value_from_int_or_percent",
 ]

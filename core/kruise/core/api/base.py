@@ -200,6 +200,33 @@ Bool = Annotated[bool, Strict()]
 """Go ``bool``: only JSON ``true``/``false`` are accepted."""
 
 
+def as_utc(moment: datetime) -> datetime:
+    """``moment`` as an aware UTC datetime (naive values are taken as UTC)."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def parse_time(value: Any) -> datetime | None:
+    """Parse an RFC 3339 timestamp (``metav1.Time``: ``Z`` or an offset) into an aware UTC datetime.
+
+    ``None``/"" (Go's zero ``metav1.Time``) and unparsable values give ``None``. Aware
+    datetimes pass through (normalised to UTC); naive ones are taken as UTC.
+    """
+    if isinstance(value, datetime):
+        return as_utc(value)
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return as_utc(parsed)
+
+
 def format_time(value: datetime) -> str:
     """Render ``value`` like ``metav1.Time``: RFC 3339 in UTC with second precision.
 

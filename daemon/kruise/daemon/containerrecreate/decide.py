@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kruise.core.api import parse_time
 from kruise.daemon.api.containerrecreaterequest import (
     FAILURE_POLICY_IGNORE,
     SYNC_CONTAINER_STATUSES_ANNOTATION,
@@ -62,15 +63,6 @@ P = ContainerRecreateRequestPhase
 
 def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def _time(value: Any) -> datetime.datetime | None:
-    if not value:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _ns(nanos: int) -> datetime.datetime:
@@ -216,7 +208,7 @@ def container_states(
     """
     meta, spec = _map(crr.get("metadata")), _map(crr.get("spec"))
     strategy = _map(spec.get("strategy"))
-    created = _time(meta.get("creationTimestamp"))
+    created = parse_time(meta.get("creationTimestamp"))
     min_started = float(strategy.get("minStartedSeconds") or 0)
     previous = {
         str(_map(s).get("name")): _map(s)
@@ -293,7 +285,7 @@ def decide(
         raw = _map(meta.get("annotations")).get(UNREADY_ACQUIRED_KEY)
         if not raw:
             return Decision(waiting="unready acquirement")
-        acquired = _time(raw)
+        acquired = parse_time(raw)
         if acquired is None:
             return Decision(complete=f"failed to parse unready time {raw}")
         left = float(strategy["unreadyGracePeriodSeconds"]) - (now - acquired).total_seconds()

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from kruise.core.api import format_time
 from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.informer import Delta, EventType
 from kruise.core.informer.store import JSON as StoreJSON
@@ -33,7 +34,7 @@ from kruise.daemon.api.containerrecreaterequest import (
     UNREADY_ACQUIRED_KEY,
     ContainerRecreateRequestPhase,
 )
-from kruise.daemon.crr.decide import Action, Step, decide, format_time, readiness_key
+from kruise.daemon.crr.decide import Action, Step, decide, readiness_key
 
 __all__ = ["POD_UID_INDEX", "ContainerRecreateRequestController", "PodReadiness"]
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from kruise.core.api import format_time, parse_time
 from kruise.daemon.api.containerrecreaterequest import (
     ACTIVE_LABEL,
     POD_UID_LABEL,
@@ -99,21 +100,6 @@ class Decision:
 
 def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def parse_time(value: Any) -> datetime.datetime | None:
-    """An RFC 3339 timestamp (``Z`` or offset) as an aware datetime; None when absent or bad."""
-    if not value:
-        return None
-    try:
-        return datetime.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-def format_time(value: datetime.datetime) -> str:
-    """``metav1.Time``'s form: UTC, second precision, ``Z``."""
-    return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def readiness_key(crr: Mapping[str, Any]) -> tuple[str, str]:

@@ -27,10 +27,11 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 
+from kruise.core.api import format_time
 from kruise.daemon.cri.port import CriError, CriRuntime, CriTimeoutError, PullAuth
 from kruise.daemon.imagepuller.plan import FAILED, PULLING, SUCCEEDED, WAITING, TagJob, TagKey, TagState
 
-__all__ = ["MAX_BACKOFF", "PullWorker", "Report", "rfc3339"]
+__all__ = ["MAX_BACKOFF", "PullWorker", "Report"]
 
 log = logging.getLogger("kruise.daemon.imagepuller")
 
@@ -42,11 +43,6 @@ Report = Callable[[TagKey, TagState], None]
 """Called with each new state of a tag (from the event loop; must not block)."""
 Finished = Callable[[TagJob, TagState, float], None]
 """Called once with the final state and the seconds the pull took."""
-
-
-def rfc3339(moment: datetime) -> str:
-    """``2026-12-04T03:38:15Z``: the API's ``metav1.Time`` (second precision, UTC)."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _utcnow() -> datetime:
@@ -120,7 +116,7 @@ class PullWorker:
         job = self.job
         started = self._now()
         t0 = time.monotonic()
-        start_time = rfc3339(started)
+        start_time = format_time(started)
         self._emit(TagState(tag=job.tag, phase=PULLING, version=job.version, start_time=start_time))
         deadline = None if job.active_deadline is None else t0 + job.active_deadline
         step = self._first_backoff
@@ -145,12 +141,12 @@ class PullWorker:
                 continue
             final = TagState(
                 tag=job.tag, phase=SUCCEEDED, version=job.version, progress=100, start_time=start_time,
-                completion_time=rfc3339(self._now()), image_id=image_id,
+                completion_time=format_time(self._now()), image_id=image_id,
             )  # fmt: skip
             return self._finish(final, t0)
         final = TagState(
             tag=job.tag, phase=FAILED, version=job.version, start_time=start_time,
-            completion_time=rfc3339(self._now()), message=error,
+            completion_time=format_time(self._now()), message=error,
         )  # fmt: skip
         return self._finish(final, t0)
 

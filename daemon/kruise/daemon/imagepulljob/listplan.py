@@ -28,8 +28,8 @@ from typing import Any
 
 import orjson
 
+from kruise.core.api import format_time
 from kruise.daemon.imagepulljob.admission import NEVER
-from kruise.daemon.imagepulljob.plan import format_time
 
 __all__ = ["HASH_LABEL", "ListPlan", "list_plan", "new_child", "template_hash"]
 

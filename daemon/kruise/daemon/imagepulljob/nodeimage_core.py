@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kruise.daemon.imagepulljob.plan import format_time, parse_time
+from kruise.core.api import format_time, parse_time
 
 __all__ = [
     "DEFAULT_CREATION_DELAY",

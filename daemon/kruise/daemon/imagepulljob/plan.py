@@ -41,9 +41,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
+from kruise.core.api import format_time, parse_time
 from kruise.daemon.imagepulljob.admission import DEFAULT_BACKOFF_LIMIT, DEFAULT_TIMEOUT_SECONDS, NEVER
 from kruise.daemon.imagepulljob.imageref import name_and_tag
 from kruise.daemon.imagepulljob.selectors import matches
@@ -54,9 +55,7 @@ __all__ = [
     "Reference",
     "add_tag",
     "after_completion",
-    "format_time",
     "owner_reference",
-    "parse_time",
     "plan",
     "tag_pull_policy",
     "targets",
@@ -73,18 +72,6 @@ DEFAULT_DEADLINE_FOR_NEVER = 1800
 DEFAULT_PARALLELISM = 1
 MIN_REQUEUE = 1.0
 API_VERSION = "apps.kruise.io/v1alpha1"
-
-
-def parse_time(value: str | None) -> datetime | None:
-    """An RFC 3339 API time (``2024-01-02T03:04:05Z``) -> an aware datetime (None stays None)."""
-    if not value:
-        return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def format_time(moment: datetime) -> str:
-    """An aware datetime -> the API's RFC 3339 form, whole seconds, UTC."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _pod_active(pod: Mapping[str, Any]) -> bool:
