@@ -21,7 +21,7 @@ import pytest
 
 from kruise.core.containermeta import RUNTIME_CONTAINERS_META_KEY
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, PODS
+from kruise.core.kube.resources import CLONESETS, PODS, STATEFULSETS
 from kruise.core.localcluster.realnode import busybox
 from tests.integration.realnode.conftest import RealNode, container_status, real_pod_spec, web_container
 from tests.support.wait import eventually
@@ -160,3 +160,61 @@ async def test_in_place_update_both_image_and_env_from_label(
     assert status["containerID"] != container_status(old, "web")["containerID"]
     assert status["image"] == busybox("v2")
     assert running_env(real_node, new)["TEST_ENV"] == "bar"
+
+
+async def test_should_in_place_update_env_from_label(
+    kube: KubeClient, namespace: str, real_node: RealNode
+) -> None:
+    """Advanced StatefulSet (upstream v1beta1 e2e): a template label read by an env var changes,
+    pods are updated in place in ordinal order, each container restarted once with the new value
+    (upstream's 10 s in-place grace is 1 s here)."""
+    web = web_container("web", "v1", 8080)
+    web["env"].append(
+        {"name": "TEST_ENV", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['test-env']"}}}
+    )
+    spec = real_pod_spec(web)
+    spec["readinessGates"] = [{"conditionType": "InPlaceUpdateReady"}]
+    sts = {
+        "apiVersion": "apps.kruise.io/v1beta1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "ss"},
+        "spec": {
+            "replicas": 3,
+            "selector": {"matchLabels": {"app": "ss"}},
+            "template": {"metadata": {"labels": {"app": "ss", "test-env": "foo"}}, "spec": spec},
+            "updateStrategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {
+                    "podUpdatePolicy": "InPlaceIfPossible",
+                    "inPlaceUpdateStrategy": {"gracePeriodSeconds": 1},
+                },
+            },
+        },
+    }
+    await kube.create(STATEFULSETS, sts, namespace)
+
+    async def settled(revision: str | None = None) -> JSON | None:
+        ss = await kube.get(STATEFULSETS, "ss", namespace)
+        st = ss.get("status") or {}
+        ok = st.get("observedGeneration") == ss["metadata"]["generation"] and st.get("readyReplicas") == 3
+        ok = ok and st.get("updatedReplicas") == 3 and st.get("currentRevision") == st.get("updateRevision")
+        return ss if ok and (revision is None or st.get("updateRevision") != revision) else None
+
+    first: JSON = await eventually(settled, timeout=120, what="ss 3 ready")
+    before = {p["metadata"]["name"]: p for p in await cloneset_pods(kube, namespace, "ss")}
+    for pod in before.values():
+        assert (
+            running_env(real_node, await reported(kube, namespace, pod["metadata"]["name"]))["TEST_ENV"]
+            == "foo"
+        )
+
+    patch = {"spec": {"template": {"metadata": {"labels": {"test-env": "bar"}}}}}
+    await kube.patch(STATEFULSETS, "ss", patch, namespace)
+    await eventually(
+        lambda: settled(first["status"]["updateRevision"]), timeout=180, what="ss updated in place"
+    )
+    for pod in await cloneset_pods(kube, namespace, "ss"):
+        old = before[pod["metadata"]["name"]]
+        assert pod["metadata"]["uid"] == old["metadata"]["uid"]
+        assert container_status(pod, "web")["restartCount"] == 1
+        assert running_env(real_node, pod)["TEST_ENV"] == "bar"

@@ -316,11 +316,6 @@ async def test_should_in_place_update_pods_when_the_pod_update_strategy_is_in_pl
         assert pod["status"]["containerStatuses"][0]["restartCount"] == 1
 
 
-@pytest.mark.skip(reason="waits for the node-daemon issue: env from metadata needs kruise-daemon's restart")
-async def test_should_in_place_update_env_from_label() -> None:
-    """should in-place update env from label"""
-
-
 async def test_should_recreate_update_when_pod_qos_changed(kube: KubeClient, namespace: str) -> None:
     """should recreate update when pod qos changed"""
     rolling = {"inPlaceUpdateStrategy": {"gracePeriodSeconds": 2}, "partition": 3}
