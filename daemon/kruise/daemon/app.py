@@ -24,16 +24,16 @@ import contextlib
 import logging
 import signal
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 
-from kruise.core.events import EventRecorder
 from kruise.core.informer import Informer
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CONTAINERRECREATEREQUESTS, PODS, Resource
-from kruise.core.runtime import Runtime
+from kruise.core.runtime import ControllerSpec, Runtime, ScopedCache
+from kruise.core.workqueue import Result
 from kruise.daemon.api.nodeimage import NODEIMAGES
 from kruise.daemon.api.podprobe import NODEPODPROBES
 from kruise.daemon.containermeta.controller import ContainerMetaController
@@ -42,6 +42,7 @@ from kruise.daemon.cri.endpoint import resolve_endpoint
 from kruise.daemon.cri.grpcclient import GrpcCri
 from kruise.daemon.cri.port import CriRuntime
 from kruise.daemon.imagepuller.controller import ImagePullerController
+from kruise.daemon.node import NodeDeps
 from kruise.daemon.options import DaemonOptions
 from kruise.daemon.podprobe.controller import PodProbeController
 
@@ -76,49 +77,55 @@ class Stoppable(Protocol):
     async def stop(self) -> None: ...
 
 
+@runtime_checkable
+class _Binds(Protocol):
+    def bind(self, enqueue: Callable[[str], None]) -> None: ...
+
+
+@runtime_checkable
+class _Stops(Protocol):
+    async def stop(self) -> None: ...
+
+
+class _Controller(Protocol):
+    name: str
+
+    def spec(self) -> ControllerSpec: ...
+
+    async def reconcile(self, key: str) -> Result | None: ...
+
+
 def compose(kube: KubeClient, cri: CriRuntime, opts: DaemonOptions) -> tuple[Runtime, list[Stoppable]]:
     """Every controller of the daemon on a new runtime whose informers see only ``opts.node_name``'s
-    objects (no I/O until the runtime starts); returns it and what to stop on exit."""
-    selectors = field_selectors(opts.node_name)
-    runtime = Runtime(
-        kube, informer_factory=lambda k, res: Informer(k, res, field_selector=selectors.get(res))
-    )
-    view = runtime.cache(ImagePullerController.name)
-    puller = ImagePullerController(
-        kube,
-        EventRecorder(kube, f"kruise-daemon-imagepuller/{opts.node_name}"),
-        view,
-        cri,
-        opts.node_name,
-        max_workers=opts.max_workers_for_pull_image,
-    )
-    puller.bind(runtime.add(puller.spec(), puller.reconcile, view).enqueue)
-    stoppables: list[Stoppable] = [puller]
-    view = runtime.cache(ContainerRecreateController.name)
-    crr = ContainerRecreateController(
-        kube, EventRecorder(kube, f"kruise-daemon-crr/{opts.node_name}"), view, cri, opts.node_name
-    )
-    runtime.add(crr.spec(), crr.reconcile, view)
+    objects (no I/O until the runtime starts); returns it and what to stop on exit.
+
+    The rows: the image puller and the CRR daemon always run (upstream gates the puller with
+    ImagePullJobGate on the manager side only); pod probes under PodProbeMarkerGate and container
+    meta under DaemonWatchingPod, both on by default as upstream."""
+    node = NodeDeps(kube, cri, opts.node_name)
     gates = opts.feature_gates
-    if gates.get("PodProbeMarkerGate", True):
-        view = runtime.cache(PodProbeController.name)
-        probes = PodProbeController(
-            kube, EventRecorder(kube, f"kruise-daemon-podprobe/{opts.node_name}"), view, cri, opts.node_name
-        )
-        probes.bind(runtime.add(probes.spec(), probes.reconcile, view).enqueue)
-        stoppables.append(probes)
-    if gates.get("DaemonWatchingPod", True):
-        view = runtime.cache(ContainerMetaController.name)
-        meta = ContainerMetaController(
-            kube,
-            EventRecorder(kube, f"kruise-daemon-containermeta/{opts.node_name}"),
-            view,
-            cri,
-            opts.node_name,
-            env_gate=gates.get("InPlaceUpdateEnvFromMetadata", True),
-        )
-        runtime.add(meta.spec(), meta.reconcile, view)
-        stoppables.append(meta)
+    rows: list[tuple[bool, str, Callable[[ScopedCache], _Controller]]] = [
+        (True, ImagePullerController.name,
+         lambda view: ImagePullerController(node, view, max_workers=opts.max_workers_for_pull_image)),
+        (True, ContainerRecreateController.name, lambda view: ContainerRecreateController(node, view)),
+        (gates.get("PodProbeMarkerGate", True), PodProbeController.name,
+         lambda view: PodProbeController(node, view)),
+        (gates.get("DaemonWatchingPod", True), ContainerMetaController.name,
+         lambda view: ContainerMetaController(
+             node, view, env_gate=gates.get("InPlaceUpdateEnvFromMetadata", True))),
+    ]  # fmt: skip
+    runtime = Runtime(kube, informer_factory=node_informer(opts.node_name))
+    stoppables: list[Stoppable] = []
+    for enabled, name, build in rows:
+        if not enabled:
+            continue
+        view = runtime.cache(name)
+        controller = build(view)
+        handle = runtime.add(controller.spec(), controller.reconcile, view)
+        if isinstance(controller, _Binds):
+            controller.bind(handle.enqueue)
+        if isinstance(controller, _Stops):
+            stoppables.append(controller)
     return runtime, stoppables
 
 

@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from kruise.core.events import EventRecorder
 from kruise.core.informer import Informer
 from kruise.core.kube import KubeClient, Resource
 from kruise.core.kube.resources import CONTAINERRECREATEREQUESTS, PODS
@@ -35,6 +34,7 @@ from kruise.daemon.cri.port import (
     PullAuth,
     RuntimeVersion,
 )
+from kruise.daemon.node import NodeDeps
 from tests.integration.crr.helpers import crr_body, running_pod
 from tests.support.wait import eventually
 
@@ -161,9 +161,8 @@ async def pod_and_daemon(kube: KubeClient, namespace: str) -> AsyncIterator[tupl
         return Informer(k, res, namespace=namespace, field_selector=f"spec.nodeName={node_name}")
 
     runtime = Runtime(kube, informer_factory=informer)
-    recorder = EventRecorder(kube, "kruise-daemon-crr")
     view = runtime.cache(ContainerRecreateController.name)
-    controller = ContainerRecreateController(kube, recorder, view, node, node_name)
+    controller = ContainerRecreateController(NodeDeps(kube, node, node_name), view)
     runtime.add(controller.spec(), controller.reconcile, view)
     runtime.start_informers()
     task = asyncio.create_task(runtime.run_controllers())
@@ -174,7 +173,7 @@ async def pod_and_daemon(kube: KubeClient, namespace: str) -> AsyncIterator[tupl
         with contextlib.suppress(asyncio.CancelledError):
             await task
         await runtime.stop()
-        await recorder.flush()
+        await controller.recorder.flush()
 
 
 async def completed(kube: KubeClient, namespace: str, name: str) -> JSON:

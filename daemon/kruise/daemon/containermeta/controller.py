@@ -17,14 +17,13 @@ import logging
 import time
 
 from kruise.core.containermeta import RUNTIME_CONTAINERS_META_KEY, current_hash, parse_env_output
-from kruise.core.events import EventRecorder
 from kruise.core.informer.store import JSON, Delta, EventType, object_key
-from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import PODS
 from kruise.core.runtime import CacheReader, ControllerSpec, Watch
 from kruise.core.workqueue import Result
 from kruise.daemon.containermeta.plan import plan_meta, stale
-from kruise.daemon.cri.port import CriError, CriRuntime
+from kruise.daemon.cri.port import CriError
+from kruise.daemon.node import NodeDeps
 
 __all__ = ["ContainerMetaController"]
 
@@ -43,20 +42,15 @@ class ContainerMetaController:
 
     def __init__(
         self,
-        kube: KubeClient,
-        recorder: EventRecorder,
+        node: NodeDeps,
         cache: CacheReader,
-        cri: CriRuntime,
-        node_name: str,
         *,
         env_gate: bool = True,
         workers: int = 5,
     ) -> None:
-        self.kube = kube
-        self.recorder = recorder
+        self.kube, self.cri, self.node_name = node.kube, node.cri, node.node_name
+        self.recorder = node.recorder(self.name)
         self.cache = cache
-        self.cri = cri
-        self.node_name = node_name
         self.env_gate = env_gate
         self.workers = workers
         self._env_hashes: dict[str, dict[str, int]] = {}  # pod key -> runtime ID -> hash

@@ -25,10 +25,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kruise.core.errors import NotFoundError
-from kruise.core.events import NORMAL, WARNING, EventRecorder
+from kruise.core.events import NORMAL, WARNING
 from kruise.core.expectations import ResourceVersionExpectations
 from kruise.core.informer.store import JSON as StoreJSON
-from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CONTAINERRECREATEREQUESTS, PODS
 from kruise.core.runtime import CacheReader, ControllerSpec, Read, Watch
 from kruise.core.workqueue import Result
@@ -47,7 +46,8 @@ from kruise.daemon.containerrecreate.decide import (
     stop_grace,
 )
 from kruise.daemon.containerrecreate.prestop import PreStopError, run_pre_stop
-from kruise.daemon.cri.port import CriContainer, CriError, CriNotFoundError, CriRuntime
+from kruise.daemon.cri.port import CriContainer, CriError, CriNotFoundError
+from kruise.daemon.node import NodeDeps
 
 __all__ = ["POD_NAME_INDEX", "ContainerRecreateController", "crr_label_selector"]
 
@@ -82,20 +82,15 @@ class ContainerRecreateController:
 
     def __init__(
         self,
-        kube: KubeClient,
-        recorder: EventRecorder,
+        node: NodeDeps,
         cache: CacheReader,
-        cri: CriRuntime,
-        node_name: str,
         *,
         workers: int = WORKERS,
         clock: Callable[[], datetime.datetime] = _now,
     ) -> None:
-        self.kube = kube
-        self.recorder = recorder
+        self.kube, self.cri, self.node_name = node.kube, node.cri, node.node_name
+        self.recorder = node.recorder("crr")
         self.cache = cache
-        self.cri = cri
-        self.node_name = node_name
         self.workers = workers
         self.clock = clock
         self.expectations = ResourceVersionExpectations(timeout=EXPECTATION_TIMEOUT)

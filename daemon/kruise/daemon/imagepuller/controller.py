@@ -25,16 +25,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kruise.core.errors import NotFoundError
-from kruise.core.events import EventRecorder
 from kruise.core.informer.store import JSON, Delta, EventType
 from kruise.core.jsoncopy import json_copy
-from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import SECRETS
 from kruise.core.runtime import CacheReader, ControllerSpec, primary
 from kruise.core.workqueue import Result
 from kruise.daemon.api.nodeimage import NODEIMAGES
 from kruise.daemon.cri.auth import pull_auths
-from kruise.daemon.cri.port import CriRuntime, PullAuth
+from kruise.daemon.cri.port import PullAuth
 from kruise.daemon.imagepuller import metrics
 from kruise.daemon.imagepuller.plan import (
     FAILED,
@@ -47,6 +45,7 @@ from kruise.daemon.imagepuller.plan import (
     tag_jobs,
 )
 from kruise.daemon.imagepuller.worker import PullWorker
+from kruise.daemon.node import NodeDeps
 
 __all__ = ["ImagePullerController", "StatusRateLimit", "spec_changed"]
 
@@ -90,20 +89,15 @@ class ImagePullerController:
 
     def __init__(
         self,
-        kube: KubeClient,
-        recorder: EventRecorder,
+        node: NodeDeps,
         cache: CacheReader,
-        cri: CriRuntime,
-        node_name: str,
         *,
         max_workers: int = -1,
         rate: StatusRateLimit | None = None,
     ) -> None:
-        self.kube = kube
-        self.recorder = recorder
+        self.kube, self.cri, self.node_name = node.kube, node.cri, node.node_name
+        self.recorder = node.recorder(self.name)
         self.cache = cache
-        self.cri = cri
-        self.node_name = node_name
         self.rate = rate or StatusRateLimit()
         self._limit = asyncio.Semaphore(max_workers) if max_workers > 0 else None
         self._workers: dict[TagKey, PullWorker] = {}

@@ -31,13 +31,12 @@ from typing import Any
 import aiohttp
 
 from kruise.core.errors import ConflictError, NotFoundError
-from kruise.core.events import EventRecorder
 from kruise.core.informer.store import JSON, Delta, EventType
-from kruise.core.kube import KubeClient
 from kruise.core.runtime import CacheReader, ControllerSpec, primary
 from kruise.core.workqueue import Result as QueueResult
 from kruise.daemon.api.podprobe import NODEPODPROBES, PROBE_FAILED, PROBE_SUCCEEDED, PROBE_UNKNOWN
 from kruise.daemon.cri.port import ContainerState, CriContainer, CriError, CriRuntime, CriTimeoutError
+from kruise.daemon.node import NodeDeps
 from kruise.daemon.podprobe.results import (
     ProbeKey,
     Result,
@@ -176,10 +175,10 @@ class PodProbeController:
 
     name = "kruise-daemon-podprobe"
 
-    def __init__(
-        self, kube: KubeClient, recorder: EventRecorder, cache: CacheReader, cri: CriRuntime, node: str
-    ) -> None:
-        self.kube, self.recorder, self.cache, self.cri, self.node = kube, recorder, cache, cri, node
+    def __init__(self, node: NodeDeps, cache: CacheReader) -> None:
+        self.kube, self.cri, self.node = node.kube, node.cri, node.node_name
+        self.recorder = node.recorder("podprobe")
+        self.cache = cache
         self.results = Results()
         self.workers: dict[ProbeKey, _Worker] = {}
         self._wake: Callable[[str], None] = lambda _key: None
