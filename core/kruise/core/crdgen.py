@@ -66,6 +66,11 @@ class PrinterColumn:
     priority: int = 0
     format: str | None = None
 
+    @classmethod
+    def integer(cls, name: str, json_path: str, description: str) -> PrinterColumn:
+        """An ``integer`` column (most status counters)."""
+        return cls(name=name, type="integer", json_path=json_path, description=description)
+
     def render(self) -> dict[str, Any]:
         """Return the column in CRD wire form (``jsonPath``, ``priority`` only when non-zero)."""
         out: dict[str, Any] = {"name": self.name, "type": self.type, "jsonPath": self.json_path}

@@ -30,6 +30,7 @@ from kruise.core.api.base import (
     scaled_value_from_int_or_percent,
 )
 from kruise.core.api.conditions import Condition, ConditionStatus, WorkloadCondition
+from kruise.core.api.job import CompletionPolicy
 from kruise.core.api.meta import (
     API_VERSION_DESCRIPTION,
     KIND_DESCRIPTION,
@@ -37,6 +38,7 @@ from kruise.core.api.meta import (
     LabelSelector,
     LabelSelectorRequirement,
     ObjectMeta,
+    ObjectReference,
     OwnerReference,
 )
 
@@ -48,6 +50,7 @@ __all__ = [
     "PRESERVE_UNKNOWN_OBJECT_SCHEMA",
     "SCHEMALESS_SCHEMA",
     "Bool",
+    "CompletionPolicy",
     "Condition",
     "ConditionStatus",
     "EmbeddedResource",
@@ -60,6 +63,7 @@ __all__ = [
     "LabelSelector",
     "LabelSelectorRequirement",
     "ObjectMeta",
+    "ObjectReference",
     "OwnerReference",
     "PreservedObject",
     "SchemaExtra",

@@ -1,4 +1,5 @@
-"""``meta/v1`` models shared by every kind: ObjectMeta, OwnerReference, LabelSelector.
+"""``meta/v1`` models shared by every kind: ObjectMeta, OwnerReference, LabelSelector (and
+``core/v1`` ObjectReference).
 
 These are subsets of ``k8s.io/apimachinery/pkg/apis/meta/v1`` with the fields controllers read
 and write. Unknown metadata (``managedFields`` entries, ``selfLink``, future fields) is kept by
@@ -20,6 +21,7 @@ __all__ = [
     "LabelSelector",
     "LabelSelectorRequirement",
     "ObjectMeta",
+    "ObjectReference",
     "OwnerReference",
 ]
 
@@ -35,6 +37,18 @@ KIND_DESCRIPTION = (
     "CamelCase. More info: "
     "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
 )
+
+
+class ObjectReference(KubeModel):
+    """ObjectReference contains enough information to let you inspect or modify the referred object."""
+
+    api_version: str | None = Field(default=None, description="API version of the referent.")
+    field_path: str | None = Field(default=None, description="If referring to a piece of an object.")
+    kind: str | None = Field(default=None, description="Kind of the referent.")
+    name: str | None = Field(default=None, description="Name of the referent.")
+    namespace: str | None = Field(default=None, description="Namespace of the referent.")
+    resource_version: str | None = Field(default=None, description="Specific resourceVersion referred to.")
+    uid: str | None = Field(default=None, description="UID of the referent.")
 
 
 class OwnerReference(KubeModel):

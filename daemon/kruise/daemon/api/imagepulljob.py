@@ -18,8 +18,8 @@ from typing import Annotated, ClassVar
 from pydantic import Field
 
 from kruise.core.api import (
+    CompletionPolicy,
     Int32,
-    Int64,
     IntOrString,
     KubeModel,
     KubeObject,
@@ -29,40 +29,19 @@ from kruise.core.api import (
 )
 from kruise.core.crdgen import CRDSpec, CRDVersion, PrinterColumn
 from kruise.core.kube.resources import IMAGEPULLJOBS, Resource
-from kruise.daemon.api.nodeimage import AGE_COLUMN, GROUP, VERSION, SandboxConfig, int_column
+from kruise.daemon.api.nodeimage import AGE_COLUMN, GROUP, VERSION, SandboxConfig
 
 __all__ = [
     "IMAGELISTPULLJOBS",
     "IMAGELISTPULLJOB_CRD",
     "IMAGEPULLJOBS",
     "IMAGEPULLJOB_CRD",
-    "CompletionPolicy",
     "ImageListPullJob",
     "ImagePullJob",
     "ImagePullJobTemplate",
 ]
 
 IMAGELISTPULLJOBS = Resource(GROUP, VERSION, "imagelistpulljobs", "ImageListPullJob")
-
-
-class CompletionPolicy(KubeModel):
-    """CompletionPolicy indicates the completion policy for the job"""
-
-    type: str | None = Field(
-        default=None,
-        description="Type indicates the type of the CompletionPolicy. Default is Always.",
-    )
-    active_deadline_seconds: Int64 | None = Field(
-        default=None,
-        description="ActiveDeadlineSeconds specifies the duration in seconds relative to the startTime "
-        "that the job may be active before the system tries to terminate it; value must be positive "
-        "integer. Only works for Always type.",
-    )
-    ttl_seconds_after_finished: Int32 | None = Field(
-        default=None,
-        description="ttlSecondsAfterFinished limits the lifetime of a Job that has finished execution "
-        "(either Complete or Failed). Only works for Always type.",
-    )
 
 
 class ImagePullJobNodeSelector(KubeModel):
@@ -255,10 +234,10 @@ IMAGEPULLJOB_CRD = CRDSpec(
             storage=True,
             status_subresource=True,
             printer_columns=(
-                int_column("TOTAL", ".status.desired", "Number of all nodes matched by this job"),
-                int_column("ACTIVE", ".status.active", "Number of image pull task active"),
-                int_column("SUCCEED", ".status.succeeded", "Number of image pull task succeeded"),
-                int_column("FAILED", ".status.failed", "Number of image pull tasks failed"),
+                PrinterColumn.integer("TOTAL", ".status.desired", "Number of all nodes matched by this job"),
+                PrinterColumn.integer("ACTIVE", ".status.active", "Number of image pull task active"),
+                PrinterColumn.integer("SUCCEED", ".status.succeeded", "Number of image pull task succeeded"),
+                PrinterColumn.integer("FAILED", ".status.failed", "Number of image pull tasks failed"),
                 AGE_COLUMN,
                 PrinterColumn(
                     name="MESSAGE",
@@ -285,9 +264,11 @@ IMAGELISTPULLJOB_CRD = CRDSpec(
             storage=True,
             status_subresource=True,
             printer_columns=(
-                int_column("TOTAL", ".status.desired", "Number of image pull job"),
-                int_column("SUCCEEDED", ".status.succeeded", "Number of image pull job succeeded"),
-                int_column("COMPLETED", ".status.completed", "Number of ImagePullJobs which are finished"),
+                PrinterColumn.integer("TOTAL", ".status.desired", "Number of image pull job"),
+                PrinterColumn.integer("SUCCEEDED", ".status.succeeded", "Number of image pull job succeeded"),
+                PrinterColumn.integer(
+                    "COMPLETED", ".status.completed", "Number of ImagePullJobs which are finished"
+                ),
                 AGE_COLUMN,
             ),
         ),

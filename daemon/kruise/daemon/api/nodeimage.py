@@ -16,7 +16,7 @@ from typing import Annotated, ClassVar, NotRequired, TypedDict
 
 from pydantic import Field
 
-from kruise.core.api import Int32, Int64, KubeModel, KubeObject, SchemaRequired, Time
+from kruise.core.api import Int32, Int64, KubeModel, KubeObject, ObjectReference, SchemaRequired, Time
 from kruise.core.crdgen import CRDSpec, CRDVersion, PrinterColumn
 from kruise.core.kube.resources import Resource
 
@@ -30,7 +30,6 @@ __all__ = [
     "ImageTagStatusDict",
     "NodeImage",
     "NodeImageDict",
-    "ObjectReference",
     "ReferenceObject",
     "SandboxConfig",
 ]
@@ -61,18 +60,6 @@ class SandboxConfig(KubeModel):
 
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
-
-
-class ObjectReference(KubeModel):
-    """ObjectReference contains enough information to let you inspect or modify the referred object."""
-
-    api_version: str | None = Field(default=None, description="API version of the referent.")
-    field_path: str | None = Field(default=None, description="If referring to a piece of an object.")
-    kind: str | None = Field(default=None, description="Kind of the referent.")
-    name: str | None = Field(default=None, description="Name of the referent.")
-    namespace: str | None = Field(default=None, description="Namespace of the referent.")
-    resource_version: str | None = Field(default=None, description="Specific resourceVersion referred to.")
-    uid: str | None = Field(default=None, description="UID of the referent.")
 
 
 class ImageTagPullPolicy(KubeModel):
@@ -221,11 +208,6 @@ class NodeImage(KubeObject):
     status: NodeImageStatus | None = None
 
 
-def int_column(name: str, path: str, description: str) -> PrinterColumn:
-    """An ``integer`` printer column."""
-    return PrinterColumn(name=name, type="integer", json_path=path, description=description)
-
-
 NODEIMAGE_CRD = CRDSpec(
     group=GROUP,
     kind="NodeImage",
@@ -240,10 +222,10 @@ NODEIMAGE_CRD = CRDSpec(
             storage=True,
             status_subresource=True,
             printer_columns=(
-                int_column("DESIRED", ".status.desired", "Number of all images on this node"),
-                int_column("PULLING", ".status.pulling", "Number of image pull task active"),
-                int_column("SUCCEED", ".status.succeeded", "Number of image pull task succeeded"),
-                int_column("FAILED", ".status.failed", "Number of image pull tasks failed"),
+                PrinterColumn.integer("DESIRED", ".status.desired", "Number of all images on this node"),
+                PrinterColumn.integer("PULLING", ".status.pulling", "Number of image pull task active"),
+                PrinterColumn.integer("SUCCEED", ".status.succeeded", "Number of image pull task succeeded"),
+                PrinterColumn.integer("FAILED", ".status.failed", "Number of image pull tasks failed"),
                 AGE_COLUMN,
             ),
         ),

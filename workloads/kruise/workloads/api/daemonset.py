@@ -277,10 +277,6 @@ class DaemonSet(KubeObject):
     status: DaemonSetStatus | None = None
 
 
-def _int_column(name: str, path: str, description: str) -> PrinterColumn:
-    return PrinterColumn(name=name, type="integer", json_path=path, description=description)
-
-
 DAEMONSET_CRD = CRDSpec(
     group=GROUP,
     kind="DaemonSet",
@@ -296,11 +292,17 @@ DAEMONSET_CRD = CRDSpec(
             storage=True,
             status_subresource=True,
             printer_columns=(
-                _int_column("DESIRED", ".status.desiredNumberScheduled", "The desired number of pods."),
-                _int_column("CURRENT", ".status.currentNumberScheduled", "The current number of pods."),
-                _int_column("READY", ".status.numberReady", "The ready number of pods."),
-                _int_column("UP-TO-DATE", ".status.updatedNumberScheduled", "The updated number of pods."),
-                _int_column("AVAILABLE", ".status.numberAvailable", "The updated number of pods."),
+                PrinterColumn.integer(
+                    "DESIRED", ".status.desiredNumberScheduled", "The desired number of pods."
+                ),
+                PrinterColumn.integer(
+                    "CURRENT", ".status.currentNumberScheduled", "The current number of pods."
+                ),
+                PrinterColumn.integer("READY", ".status.numberReady", "The ready number of pods."),
+                PrinterColumn.integer(
+                    "UP-TO-DATE", ".status.updatedNumberScheduled", "The updated number of pods."
+                ),
+                PrinterColumn.integer("AVAILABLE", ".status.numberAvailable", "The updated number of pods."),
                 AGE_COLUMN,
                 PrinterColumn(
                     name="CONTAINERS",
