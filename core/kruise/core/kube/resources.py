@@ -1,4 +1,10 @@
-"""Descriptors of the API resources kruise reads and writes."""
+"""Descriptors of the API resources kruise reads and writes.
+
+The rule for where a descriptor lives: a resource read or written by more than one source root
+(``workloads``, ``rollouts``, ``daemon``...) is defined here, since ``kruise.core`` is the only
+layer they all import; a resource only one root uses stays in that root's ``api`` package
+(e.g. ``kruise.daemon.api.nodeimage.NODEIMAGES``).
+"""
 
 from __future__ import annotations
 
