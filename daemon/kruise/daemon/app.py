@@ -24,6 +24,7 @@ import contextlib
 import logging
 import signal
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from aiohttp import web
@@ -32,8 +33,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, generate_latest
 from kruise.core.informer import Informer
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CONTAINERRECREATEREQUESTS, PODS, Resource
-from kruise.core.runtime import ControllerSpec, Runtime, ScopedCache
-from kruise.core.workqueue import Result
+from kruise.core.runtime import ControllerRow, Runtime, wire
 from kruise.daemon.api.nodeimage import NODEIMAGES
 from kruise.daemon.api.podprobe import NODEPODPROBES
 from kruise.daemon.containermeta.controller import ContainerMetaController
@@ -73,60 +73,57 @@ def node_informer(node_name: str) -> Callable[[KubeClient, Resource], Informer]:
     )
 
 
+@runtime_checkable
 class Stoppable(Protocol):
     async def stop(self) -> None: ...
 
 
-@runtime_checkable
-class _Binds(Protocol):
-    def bind(self, enqueue: Callable[[str], None]) -> None: ...
+@dataclass(frozen=True)
+class NodeWiring:
+    """What every daemon row is built from: the node's dependencies and the daemon's options."""
+
+    node: NodeDeps
+    opts: DaemonOptions
+
+    def gate(self, name: str) -> bool:
+        """Upstream's daemon gates used here (PodProbeMarkerGate, DaemonWatchingPod,
+        InPlaceUpdateEnvFromMetadata) all default on."""
+        return self.opts.feature_gates.get(name, True)
 
 
-@runtime_checkable
-class _Stops(Protocol):
-    async def stop(self) -> None: ...
+Row = ControllerRow[NodeWiring]
 
-
-class _Controller(Protocol):
-    name: str
-
-    def spec(self) -> ControllerSpec: ...
-
-    async def reconcile(self, key: str) -> Result | None: ...
+ROWS: tuple[Row, ...] = (
+    Row(
+        ImagePullerController.name,
+        lambda w, view: ImagePullerController(w.node, view, max_workers=w.opts.max_workers_for_pull_image),
+    ),
+    Row(ContainerRecreateController.name, lambda w, view: ContainerRecreateController(w.node, view)),
+    Row(
+        PodProbeController.name,
+        lambda w, view: PodProbeController(w.node, view),
+        lambda w: w.gate("PodProbeMarkerGate"),
+    ),
+    Row(
+        ContainerMetaController.name,
+        lambda w, view: ContainerMetaController(
+            w.node, view, env_gate=w.gate("InPlaceUpdateEnvFromMetadata")
+        ),
+        lambda w: w.gate("DaemonWatchingPod"),
+    ),
+)
+"""Every controller of the daemon: the image puller and the CRR daemon always run (upstream gates
+image pulls on the manager side only); pod probes under PodProbeMarkerGate and container meta
+under DaemonWatchingPod."""
 
 
 def compose(kube: KubeClient, cri: CriRuntime, opts: DaemonOptions) -> tuple[Runtime, list[Stoppable]]:
-    """Every controller of the daemon on a new runtime whose informers see only ``opts.node_name``'s
-    objects (no I/O until the runtime starts); returns it and what to stop on exit.
-
-    The rows: the image puller and the CRR daemon always run (upstream gates the puller with
-    ImagePullJobGate on the manager side only); pod probes under PodProbeMarkerGate and container
-    meta under DaemonWatchingPod, both on by default as upstream."""
-    node = NodeDeps(kube, cri, opts.node_name)
-    gates = opts.feature_gates
-    rows: list[tuple[bool, str, Callable[[ScopedCache], _Controller]]] = [
-        (True, ImagePullerController.name,
-         lambda view: ImagePullerController(node, view, max_workers=opts.max_workers_for_pull_image)),
-        (True, ContainerRecreateController.name, lambda view: ContainerRecreateController(node, view)),
-        (gates.get("PodProbeMarkerGate", True), PodProbeController.name,
-         lambda view: PodProbeController(node, view)),
-        (gates.get("DaemonWatchingPod", True), ContainerMetaController.name,
-         lambda view: ContainerMetaController(
-             node, view, env_gate=gates.get("InPlaceUpdateEnvFromMetadata", True))),
-    ]  # fmt: skip
+    """Every controller of :data:`ROWS` on a new runtime whose informers see only
+    ``opts.node_name``'s objects (no I/O until the runtime starts); returns it and what to stop
+    on exit."""
     runtime = Runtime(kube, informer_factory=node_informer(opts.node_name))
-    stoppables: list[Stoppable] = []
-    for enabled, name, build in rows:
-        if not enabled:
-            continue
-        view = runtime.cache(name)
-        controller = build(view)
-        handle = runtime.add(controller.spec(), controller.reconcile, view)
-        if isinstance(controller, _Binds):
-            controller.bind(handle.enqueue)
-        if isinstance(controller, _Stops):
-            stoppables.append(controller)
-    return runtime, stoppables
+    built = wire(runtime, ROWS, NodeWiring(NodeDeps(kube, cri, opts.node_name), opts))
+    return runtime, [c for c in built.values() if isinstance(c, Stoppable)]
 
 
 class Daemon:

@@ -8,6 +8,7 @@ from kruise.core.runtime.cache import (
     UndeclaredReadError,
 )
 from kruise.core.runtime.controller import Controller, Runtime
+from kruise.core.runtime.rows import Binds, ControllerRow, Reconciler, wire
 from kruise.core.runtime.spec import (
     OWNER_UID,
     ControllerSpec,
@@ -23,13 +24,16 @@ from kruise.core.runtime.spec import (
 
 __all__ = [
     "OWNER_UID",
+    "Binds",
     "CacheReader",
     "Controller",
+    "ControllerRow",
     "ControllerSpec",
     "Informers",
     "NotRegisteredError",
     "Predicate",
     "Read",
+    "Reconciler",
     "Runtime",
     "ScopedCache",
     "UndeclaredReadError",
@@ -39,4 +43,5 @@ __all__ = [
     "owned",
     "owner_key",
     "primary",
+    "wire",
 ]

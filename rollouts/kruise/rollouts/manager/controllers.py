@@ -1,7 +1,8 @@
 """The manager's controllers, composed on one :class:`~kruise.core.runtime.Runtime`.
 
-Every controller is wired the same way: a scoped cache view from the runtime, the controller
-built over it, and ``runtime.add(controller.spec(), controller.reconcile, view)``. The shared
+Every controller is one row of :data:`ROWS` (:class:`~kruise.core.runtime.ControllerRow`):
+its name, its gate, and how it is built from the :class:`Wiring` and its scoped cache view;
+:func:`~kruise.core.runtime.wire` adds them all the same way. The shared
 informers (one per kind: pods, CloneSets, Deployments, ...) start with the process; the
 controllers run only while this replica holds the leader lease (see ``app.py``).
 """
@@ -9,14 +10,15 @@ controllers run only while this replica holds the leader lease (see ``app.py``).
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.analysis.controller import AnalysisRunController, CachedRunSource
 from kruise.core.events import EventRecorder
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import SIDECARSETS
-from kruise.core.runtime import Runtime
+from kruise.core.runtime import ControllerRow, Reconciler, Runtime, ScopedCache, wire
 from kruise.daemon.crr.controller import ContainerRecreateRequestController
 from kruise.daemon.imagepulljob.controller import ImagePullJobController
 from kruise.daemon.imagepulljob.list_controller import ImageListPullJobController
@@ -49,17 +51,32 @@ from kruise.workloads.statefulset.controller import StatefulSetController, State
 from kruise.workloads.statefulset.round import Options
 
 
-def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | None = None) -> Runtime:
-    """Every controller of the manager on ``runtime`` (a new one by default); ``kube`` is the
-    client they write with (fenced by the leader lease in the manager)."""
-    runtime = runtime or Runtime(kube)
-    gates = opts.feature_gates
-    pre_download = pre_download_enabled(gates)
+@dataclass
+class Wiring:
+    """What every manager row is built from: the (lease-fenced) client, the options, and the
+    controllers wired by earlier rows (the SidecarSet controller keeps the pod webhook's scope)."""
 
-    view = runtime.cache(CloneSetController.name)
-    cloneset = CloneSetController(
-        kube,
-        EventRecorder(kube, CloneSetController.name),
+    kube: KubeClient
+    opts: ManagerOptions
+    built: dict[str, Reconciler] = field(default_factory=dict)
+
+    @property
+    def gates(self) -> Mapping[str, bool]:
+        return self.opts.feature_gates
+
+    def recorder(self, name: str) -> EventRecorder:
+        return EventRecorder(self.kube, name)
+
+
+def _gate(name: str, default: bool = True) -> Callable[[Wiring], bool]:
+    return lambda w: w.gates.get(name, default)
+
+
+def _cloneset(w: Wiring, view: ScopedCache) -> Reconciler:
+    gates, opts = w.gates, w.opts
+    return CloneSetController(
+        w.kube,
+        w.recorder(CloneSetController.name),
         view,
         CloneSetOptions(
             workers=opts.cloneset_workers,
@@ -68,17 +85,36 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
             partition_rollback=gates.get("CloneSetPartitionRollback", False),
             preparing_update_as_update=gates.get("PreparingUpdateAsUpdate", False),
             exclude_preparing_delete=opts.cloneset_scaling_exclude_preparing_delete,
-            pre_download=pre_download,
+            pre_download=pre_download_enabled(gates),
             env_from_metadata=gates.get("InPlaceUpdateEnvFromMetadata", True),
         ),
     )
-    runtime.add(cloneset.spec(), cloneset.reconcile, view)
-    _add_sidecarset(runtime, kube, opts)
 
-    view = runtime.cache(StatefulSetController.name)
-    statefulset = StatefulSetController(
-        kube,
-        EventRecorder(kube, StatefulSetController.name),
+
+def _pod_webhook_scope(w: Wiring, view: ScopedCache) -> Reconciler:
+    return PodWebhookScope(w.kube, lambda: view.list(SIDECARSETS), also=POD_TERMS)
+
+
+def _sidecarset(w: Wiring, view: ScopedCache) -> Reconciler:
+    scope = w.built.get(PodWebhookScope.name)
+    return SidecarSetController(
+        w.kube,
+        w.recorder(SidecarSetController.name),
+        view,
+        SidecarSetOptions(
+            workers=w.opts.sidecarset_workers,
+            namespace=w.opts.leader_election_namespace,
+            expectation_timeout=w.opts.expectation_timeout,
+        ),
+        scope if isinstance(scope, PodWebhookScope) else None,
+    )
+
+
+def _statefulset(w: Wiring, view: ScopedCache) -> Reconciler:
+    gates, opts = w.gates, w.opts
+    return StatefulSetController(
+        w.kube,
+        w.recorder(StatefulSetController.name),
         view,
         StatefulSetOptions(
             workers=opts.statefulset_workers,
@@ -89,15 +125,16 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
                 auto_delete_pvc=gates.get("StatefulSetAutoDeletePVC", True),
                 env_from_metadata=gates.get("InPlaceUpdateEnvFromMetadata", True),
             ),
-            pre_download=pre_download,
+            pre_download=pre_download_enabled(gates),
         ),
     )
-    runtime.add(statefulset.spec(), statefulset.reconcile, view)
 
-    view = runtime.cache(DaemonSetController.name)
-    daemonset = DaemonSetController(
-        kube,
-        EventRecorder(kube, DaemonSetController.name),
+
+def _daemonset(w: Wiring, view: ScopedCache) -> Reconciler:
+    opts = w.opts
+    return DaemonSetController(
+        w.kube,
+        w.recorder(DaemonSetController.name),
         view,
         DaemonSetOptions(
             workers=opts.daemonset_workers,
@@ -105,112 +142,145 @@ def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | 
             assign_pods_by_scheduler=opts.assign_pods_by_scheduler,
         ),
     )
-    runtime.add(daemonset.spec(), daemonset.reconcile, view)
 
-    view = runtime.cache(LaunchPriorityController.name)
-    launch = LaunchPriorityController(kube, view)
-    runtime.add(launch.spec(), launch.reconcile, view)
 
-    if gates.get("KruiseDaemon", True):
-        view = runtime.cache(ContainerRecreateRequestController.name)
-        crr = ContainerRecreateRequestController(kube, view, WorkloadsPodReadiness())
-        runtime.add(crr.spec(), crr.reconcile, view)
-
-    if gates.get("KruiseDaemon", True) and gates.get("PodProbeMarkerGate", True):
-        view = runtime.cache(PodProbeMarkerController.name)
-        markers = PodProbeMarkerController(kube, view)
-        runtime.add(markers.spec(), markers.reconcile, view)
-        view = runtime.cache(NodePodProbeController.name)
-        nodeprobes = NodePodProbeController(kube, view)
-        runtime.add(nodeprobes.spec(), nodeprobes.reconcile, view)
-
-    view = runtime.cache(NodeImageController.name)
-    nodeimages = NodeImageController(
-        kube,
-        EventRecorder(kube, NodeImageController.name),
+def _nodeimages(w: Wiring, view: ScopedCache) -> Reconciler:
+    return NodeImageController(
+        w.kube,
+        w.recorder(NodeImageController.name),
         view,
-        workers=opts.nodeimage_workers,
-        creation_delay=opts.nodeimage_creation_delay,
+        workers=w.opts.nodeimage_workers,
+        creation_delay=w.opts.nodeimage_creation_delay,
     )
-    runtime.add(nodeimages.spec(), nodeimages.reconcile, view)
 
-    if image_pull_jobs_enabled(gates):
-        view = runtime.cache(ImagePullJobController.name)
-        pulljobs = ImagePullJobController(
-            kube,
-            view,
-            workers=opts.imagepulljob_workers,
-            ttl_for_always=opts.default_ttlseconds_for_always_nodeimage,
-        )
-        runtime.add(pulljobs.spec(), pulljobs.reconcile, view)
 
-        view = runtime.cache(ImageListPullJobController.name)
-        listjobs = ImageListPullJobController(
-            kube,
-            EventRecorder(kube, ImageListPullJobController.name),
-            view,
-            expectation_timeout=opts.expectation_timeout,
-        )
-        runtime.add(listjobs.spec(), listjobs.reconcile, view)
-
-    view = runtime.cache(RolloutController.name)
-    rollout_events = EventRecorder(kube, RolloutController.name)
-    rollouts = RolloutController(
-        kube,
-        rollout_events,
-        RolloutsCache(view),
-        KubeTraffic(kube, opts.rollout_configuration_namespace, rollout_events),
-        workers=opts.rollout_workers,
-    )
-    runtime.add(rollouts.spec(), rollouts.reconcile, view)
-
-    view = runtime.cache(BatchReleaseController.name)
-    batches = BatchReleaseController(
-        kube,
-        RolloutsCache(view),
-        workers=opts.batchrelease_workers,
-        advanced_deployment=gates.get("AdvancedDeployment", True),
-        keep_paused_on_cancel=gates.get("KeepWorkloadPausedOnRolloutDeletion", False),
-        recorder=EventRecorder(kube, BatchReleaseController.name),
-    )
-    runtime.add(batches.spec(), batches.reconcile, view)
-
-    if gates.get("AdvancedDeployment", True):
-        view = runtime.cache(AdvancedDeploymentController.name)
-        advanced = AdvancedDeploymentController(
-            kube, RolloutsCache(view), EventRecorder(kube, AdvancedDeploymentController.name)
-        )
-        runtime.add(advanced.spec(), advanced.reconcile, view)
-
-    view = runtime.cache(TrafficRoutingController.name)
-    lua = ConfigMapLuaSource(kube, opts.rollout_configuration_namespace, CONFIGMAP_NAME)
-    traffic_routings = TrafficRoutingController(
-        kube,
-        EventRecorder(kube, TrafficRoutingController.name),
+def _imagepulljobs(w: Wiring, view: ScopedCache) -> Reconciler:
+    return ImagePullJobController(
+        w.kube,
         view,
-        TrafficRoutingRoutes(kube, lua),
-        workers=opts.trafficrouting_workers,
+        workers=w.opts.imagepulljob_workers,
+        ttl_for_always=w.opts.default_ttlseconds_for_always_nodeimage,
     )
-    runtime.add(traffic_routings.spec(), traffic_routings.reconcile, view)
 
-    if gates.get("RolloutHistory", False):
-        view = runtime.cache(RolloutHistoryController.name)
-        histories = RolloutHistoryController(
-            kube,
-            EventRecorder(kube, RolloutHistoryController.name),
-            view,
-            workers=opts.rollouthistory_workers,
-        )
-        runtime.add(histories.spec(), histories.reconcile, view)
 
-    view = runtime.cache(AnalysisRunController.name)
-    analysis = AnalysisRunController(
-        kube,
-        EventRecorder(kube, AnalysisRunController.name),
+def _imagelistpulljobs(w: Wiring, view: ScopedCache) -> Reconciler:
+    return ImageListPullJobController(
+        w.kube,
+        w.recorder(ImageListPullJobController.name),
+        view,
+        expectation_timeout=w.opts.expectation_timeout,
+    )
+
+
+def _rollouts(w: Wiring, view: ScopedCache) -> Reconciler:
+    events = w.recorder(RolloutController.name)
+    return RolloutController(
+        w.kube,
+        events,
+        RolloutsCache(view),
+        KubeTraffic(w.kube, w.opts.rollout_configuration_namespace, events),
+        workers=w.opts.rollout_workers,
+    )
+
+
+def _batchreleases(w: Wiring, view: ScopedCache) -> Reconciler:
+    return BatchReleaseController(
+        w.kube,
+        RolloutsCache(view),
+        workers=w.opts.batchrelease_workers,
+        advanced_deployment=w.gates.get("AdvancedDeployment", True),
+        keep_paused_on_cancel=w.gates.get("KeepWorkloadPausedOnRolloutDeletion", False),
+        recorder=w.recorder(BatchReleaseController.name),
+    )
+
+
+def _trafficroutings(w: Wiring, view: ScopedCache) -> Reconciler:
+    lua = ConfigMapLuaSource(w.kube, w.opts.rollout_configuration_namespace, CONFIGMAP_NAME)
+    return TrafficRoutingController(
+        w.kube,
+        w.recorder(TrafficRoutingController.name),
+        view,
+        TrafficRoutingRoutes(w.kube, lua),
+        workers=w.opts.trafficrouting_workers,
+    )
+
+
+def _rollouthistories(w: Wiring, view: ScopedCache) -> Reconciler:
+    return RolloutHistoryController(
+        w.kube,
+        w.recorder(RolloutHistoryController.name),
+        view,
+        workers=w.opts.rollouthistory_workers,
+    )
+
+
+def _analysisruns(w: Wiring, view: ScopedCache) -> Reconciler:
+    return AnalysisRunController(
+        w.kube,
+        w.recorder(AnalysisRunController.name),
         CachedRunSource(view),
-        workers=opts.analysisrun_workers,
+        workers=w.opts.analysisrun_workers,
     )
-    runtime.add(analysis.spec(), analysis.reconcile, view)
+
+
+def _daemon_and(gate: str) -> Callable[[Wiring], bool]:
+    return lambda w: w.gates.get("KruiseDaemon", True) and w.gates.get(gate, True)
+
+
+Row = ControllerRow[Wiring]
+
+ROWS: tuple[Row, ...] = (
+    # OpenKruise workloads
+    Row(CloneSetController.name, _cloneset),
+    Row(PodWebhookScope.name, _pod_webhook_scope, _gate("PodWebhook"), kick=SCOPE_KEY),
+    Row(SidecarSetController.name, _sidecarset),
+    Row(StatefulSetController.name, _statefulset),
+    Row(DaemonSetController.name, _daemonset),
+    Row(LaunchPriorityController.name, lambda w, view: LaunchPriorityController(w.kube, view)),
+    # the manager's side of kruise-daemon's kinds
+    Row(
+        ContainerRecreateRequestController.name,
+        lambda w, view: ContainerRecreateRequestController(w.kube, view, WorkloadsPodReadiness()),
+        _gate("KruiseDaemon"),
+    ),
+    Row(
+        PodProbeMarkerController.name,
+        lambda w, view: PodProbeMarkerController(w.kube, view),
+        _daemon_and("PodProbeMarkerGate"),
+    ),
+    Row(
+        NodePodProbeController.name,
+        lambda w, view: NodePodProbeController(w.kube, view),
+        _daemon_and("PodProbeMarkerGate"),
+    ),
+    Row(NodeImageController.name, _nodeimages),
+    Row(ImagePullJobController.name, _imagepulljobs, lambda w: image_pull_jobs_enabled(w.gates)),
+    Row(ImageListPullJobController.name, _imagelistpulljobs, lambda w: image_pull_jobs_enabled(w.gates)),
+    # Kruise Rollouts and analysis
+    Row(RolloutController.name, _rollouts),
+    Row(BatchReleaseController.name, _batchreleases),
+    Row(
+        AdvancedDeploymentController.name,
+        lambda w, view: AdvancedDeploymentController(
+            w.kube, RolloutsCache(view), w.recorder(AdvancedDeploymentController.name)
+        ),
+        _gate("AdvancedDeployment"),
+    ),
+    Row(TrafficRoutingController.name, _trafficroutings),
+    Row(RolloutHistoryController.name, _rollouthistories, _gate("RolloutHistory", False)),
+    Row(AnalysisRunController.name, _analysisruns),
+)
+"""Every controller of the manager, in wiring order, with the gate that enables it (upstream's
+defaults: KruiseDaemon, PodProbeMarkerGate, PodWebhook and AdvancedDeployment on, RolloutHistory
+off; ImagePullJobGate as :func:`image_pull_jobs_enabled`)."""
+
+
+def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | None = None) -> Runtime:
+    """Every controller of :data:`ROWS` on ``runtime`` (a new one by default); ``kube`` is the
+    client they write with (fenced by the leader lease in the manager)."""
+    runtime = runtime or Runtime(kube)
+    wiring = Wiring(kube, opts)
+    wire(runtime, ROWS, wiring, wiring.built)
     return runtime
 
 
@@ -225,26 +295,3 @@ class WorkloadsPodReadiness:
         self, pod: Mapping[str, Any], *, add: bool, user_agent: str, key: str, now: datetime.datetime
     ) -> dict[str, Any] | None:
         return not_ready_patch(pod, NotReadyChange(add, NotReadyKey(user_agent, key)), now)
-
-
-def _add_sidecarset(runtime: Runtime, kube: KubeClient, opts: ManagerOptions) -> None:
-    """The SidecarSet upgrade controller and, with gate ``PodWebhook``, the keeper of the pod
-    webhook's match condition (checked at once and then periodically)."""
-    scope = None
-    if opts.feature_gates.get("PodWebhook", True):
-        view = runtime.cache(PodWebhookScope.name)
-        scope = PodWebhookScope(kube, lambda: view.list(SIDECARSETS), also=POD_TERMS)
-        runtime.add(scope.spec(), scope.reconcile, view).enqueue(SCOPE_KEY)
-    view = runtime.cache(SidecarSetController.name)
-    sidecarset = SidecarSetController(
-        kube,
-        EventRecorder(kube, SidecarSetController.name),
-        view,
-        SidecarSetOptions(
-            workers=opts.sidecarset_workers,
-            namespace=opts.leader_election_namespace,
-            expectation_timeout=opts.expectation_timeout,
-        ),
-        scope,
-    )
-    runtime.add(sidecarset.spec(), sidecarset.reconcile, view)

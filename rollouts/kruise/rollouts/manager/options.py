@@ -9,6 +9,7 @@ default 9876, ``--metrics-addr``, ``--health-probe-addr``, ``--enable-leader-ele
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,12 +60,12 @@ FEATURE_GATES: dict[str, bool] = {
 }
 
 
-def pre_download_enabled(gates: dict[str, bool]) -> bool:
+def pre_download_enabled(gates: Mapping[str, bool]) -> bool:
     """``PreDownloadImageForInPlaceUpdate`` in effect: KruiseDaemon off forces it off (upstream)."""
     return gates.get("PreDownloadImageForInPlaceUpdate", False) and gates.get("KruiseDaemon", True)
 
 
-def image_pull_jobs_enabled(gates: dict[str, bool]) -> bool:
+def image_pull_jobs_enabled(gates: Mapping[str, bool]) -> bool:
     """``ImagePullJobGate`` in effect: ``PreDownloadImageForInPlaceUpdate`` turns it on (upstream)."""
     return gates.get("ImagePullJobGate", True) or pre_download_enabled(gates)
 
