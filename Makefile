@@ -9,14 +9,15 @@ export KRUISE_CACHE_DIR ?= $(HOME)/.cache/kruise
 # pytest-xdist workers for `make test`, each with its own embedded control plane (0: one process)
 TEST_WORKERS ?= 2
 
-.PHONY: all venv tools sysdeps crds demo test test-unit test-integration lint typecheck clean
+.PHONY: all venv tools sysdeps crds demo test test-unit test-integration lint typecheck clean image
 
 all: test
 
-$(STAMP): pyproject.toml
+# the runtime dependencies at the image's pins (hack/image/requirements.txt): tests run what ships
+$(STAMP): pyproject.toml hack/image/requirements.txt
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -c hack/image/requirements.txt -e '.[dev]'
 	@touch $(STAMP)
 
 # CRI stubs for kruise-daemon, generated from k8s.io/cri-api (Go module proxy) by grpcio-tools
@@ -46,6 +47,11 @@ lint: venv
 
 typecheck: venv
 	$(BIN)/mypy
+
+## image: the kruise image from the Dockerfile, built by buildah on a Debian base made by mmdebstrap
+## (no Docker daemon); PUSH=REGISTRY/REPO also pushes it. See hack/build-image.sh.
+image: venv sysdeps
+	hack/build-image.sh $(if $(PUSH),--push $(PUSH))
 
 ## demo: the main job on the embedded control plane.
 demo: venv tools sysdeps

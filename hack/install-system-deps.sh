@@ -6,6 +6,7 @@
 #                                (containerd 1.6, runc, the CNI plugins it pulls in, a local
 #                                docker-registry, skopeo to push images, busybox-static for
 #                                the test images, iptables and conntrack for the kubelet)
+#   buildah mmdebstrap           `make image`: the Dockerfile built without a Docker daemon
 #
 # The packages' services are not started: a policy-rc.d that refuses them is put in place
 # for the install when the machine has none (docker-registry would otherwise listen on :5000).
@@ -17,7 +18,7 @@ have_cmd() { command -v "$1" >/dev/null 2>&1; }
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 have_cmd prometheus || need+=(prometheus)
 have_cmd openssl || need+=(openssl)
-for pkg in containerd runc containernetworking-plugins docker-registry skopeo busybox-static iptables conntrack; do
+for pkg in containerd runc containernetworking-plugins docker-registry skopeo busybox-static iptables conntrack buildah mmdebstrap; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 ((${#need[@]})) || exit 0

@@ -46,12 +46,26 @@ def instructions() -> list[tuple[str, str]]:
 
 
 def stages() -> list[list[tuple[str, str]]]:
+    """The instructions of each ``FROM`` stage (global ``ARG``s before the first are dropped)."""
     result: list[list[tuple[str, str]]] = []
     for ins in instructions():
         if ins[0] == "FROM":
             result.append([])
-        result[-1].append(ins)
+        if result:
+            result[-1].append(ins)
     return result
+
+
+def global_args() -> dict[str, str]:
+    """``ARG NAME=default`` before the first ``FROM``."""
+    out: dict[str, str] = {}
+    for keyword, args in instructions():
+        if keyword == "FROM":
+            break
+        if keyword == "ARG":
+            name, _, default = args.partition("=")
+            out[name] = default
+    return out
 
 
 def wheel_roots() -> list[str]:
@@ -76,28 +90,42 @@ def ignore_patterns() -> list[str]:
 
 
 def ignored(relpath: str, patterns: list[str]) -> bool:
-    """Enough of .dockerignore's matching for our patterns (plain names and ``**/`` globs)."""
+    """Enough of .dockerignore's matching for our patterns (plain names, ``**/`` globs, and
+    ``!`` exceptions; as Docker, the last pattern that matches decides)."""
     parts = relpath.split("/")
-    for pat in patterns:
+    verdict = False
+    for raw in patterns:
+        negate, pat = raw.startswith("!"), raw.lstrip("!").rstrip("/")
         if pat.startswith("**/"):
-            if any(fnmatch.fnmatch(p, pat[3:]) for p in parts):
-                return True
-        elif fnmatch.fnmatch(relpath, pat) or fnmatch.fnmatch(parts[0], pat):
-            return True
-    return False
+            hit = any(fnmatch.fnmatch(p, pat[3:]) for p in parts)
+        else:
+            hit = fnmatch.fnmatch(relpath, pat) or any(
+                fnmatch.fnmatch("/".join(parts[: i + 1]), pat) for i in range(len(parts))
+            )
+        if hit:
+            verdict = not negate
+    return verdict
 
 
-def test_two_stages_on_python_311_slim() -> None:
+def test_two_stages_on_one_base_python_311_slim_by_default() -> None:
+    """``docker build`` uses python:3.11-slim; ``make image`` passes BASE (a Debian bookworm
+    rootfs with the same Python 3.11) to buildah: one recipe, two builders."""
     froms = [args.split()[0] for stage in stages() for kw, args in stage if kw == "FROM"]
-    assert froms == ["python:3.11-slim", "python:3.11-slim"]
+    assert froms == ["${BASE}", "${BASE}"]
+    assert global_args() == {"BASE": "python:3.11-slim"}
+    script = (REPO / "hack" / "build-image.sh").read_text()
+    assert "buildah bud" in script and '--build-arg "BASE=$base"' in script and "-f Dockerfile" in script
 
 
-def test_runtime_installs_the_wheel_and_runs_kruise() -> None:
-    runtime = stages()[-1]
-    runs = [args for kw, args in runtime if kw == "RUN"]
-    assert any("pip install" in r and "kruise-" in r and ".whl" in r for r in runs), runs
+def test_runtime_is_the_base_and_the_venv_with_the_wheel_and_runs_kruise() -> None:
+    build, runtime = stages()
+    runs = [args for kw, args in build if kw == "RUN"]
+    assert any("install" in r and "-r /tmp/requirements.txt" in r and "--no-deps" in r for r in runs), runs
+    assert any("install" in r and "kruise-" in r and ".whl" in r and "--no-deps" in r for r in runs), runs
+    assert [kw for kw, _ in runtime if kw == "RUN"] == [], "the runtime stage runs nothing (no shell needed)"
+    assert [args for kw, args in runtime if kw == "COPY"] == ["--from=build /opt/kruise /opt/kruise"]
     entrypoint = [json.loads(args) for kw, args in runtime if kw == "ENTRYPOINT"]
-    assert entrypoint == [["kruise"]]
+    assert entrypoint == [["/opt/kruise/bin/kruise"]]
     project = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert "kruise" in project["project"]["scripts"]
     user = [args for kw, args in runtime if kw == "USER"]
@@ -107,11 +135,12 @@ def test_runtime_installs_the_wheel_and_runs_kruise() -> None:
 def test_build_stage_copies_every_source_root_and_dockerignore_keeps_them() -> None:
     copied = copied_paths(stages()[0])
     assert set(wheel_roots()) <= set(copied), f"a source root is not copied: {copied}"
-    assert {"pyproject.toml", "README.md"} <= set(copied)
+    assert {"pyproject.toml", "README.md", "hack/image/requirements.txt"} <= set(copied)
     patterns = ignore_patterns()
     hidden = [p for p in copied if ignored(p, patterns)]
     assert hidden == [], f".dockerignore hides what the Dockerfile copies: {hidden}"
     assert ignored(".venv", patterns) and ignored(".git", patterns)
+    assert ignored("hack/build-image.sh", patterns) and ignored("tests/unit", patterns)
 
 
 def test_build_stage_replayed_installs_a_working_kruise(tmp_path: Path) -> None:
@@ -129,7 +158,7 @@ def test_build_stage_replayed_installs_a_working_kruise(tmp_path: Path) -> None:
                 ],
             )
         else:
-            context.mkdir(parents=True, exist_ok=True)
+            (context / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, context / rel)
     dist = tmp_path / "dist"
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]

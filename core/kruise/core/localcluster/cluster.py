@@ -340,6 +340,12 @@ class LocalCluster:
         assert self.state is not None
         return self._real_nodes(self.state).push_image(spec)
 
+    def registry_addr(self) -> str:
+        """``127.0.0.1:<port>`` of the real nodes' registry (plain HTTP); pods name its images
+        ``kruise.local/<repository>:<tag>``. Needs running real nodes."""
+        assert self.state is not None
+        return self._real_nodes(self.state).registry
+
     def daemon_addr(self, node: str) -> str:
         """``127.0.0.1:<port>`` of real node ``node``'s kruise-daemon (``/healthz``, ``/metrics``)."""
         assert self.state is not None
