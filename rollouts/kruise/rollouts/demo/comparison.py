@@ -248,8 +248,11 @@ class PodWatch:
 class Client:
     """Sends ``GET /`` to the ready endpoints until stopped; counts sent and failed requests."""
 
-    def __init__(self, endpoints: Callable[[], list[str]], workers: int = 2, every: float = 0.05) -> None:
+    def __init__(
+        self, endpoints: Callable[[], list[str]], workers: int = 2, every: float = 0.05, port: int = PORT
+    ) -> None:
         self.endpoints = endpoints
+        self.port = port
         self.workers = workers
         self.every = every
         self.sent = 0
@@ -267,7 +270,7 @@ class Client:
                 ip = ips[self._next % len(ips)]
                 self._next += 1
                 try:
-                    answer = await http.get(f"http://{ip}:{PORT}/")
+                    answer = await http.get(f"http://{ip}:{self.port}/")
                     if answer.status_code != 200:
                         self._fail(f"HTTP {answer.status_code}")
                 except httpx.HTTPError as err:
