@@ -527,6 +527,7 @@ class Act:
         for result in results:
             if result.note:
                 self.console.print(f"  {result.name}: {result.note}")
+        self.console.print(f"comparison act: {time.monotonic() - t:.0f}s (image builds and pushes included)")
         return all(r.completed for r in results)
 
 
