@@ -3,9 +3,12 @@
 Starts the local control plane (or uses ``$KUBECONFIG`` with ``--no-cluster``),
 installs the CRDs, runs ``kruise manager``, deploys a CloneSet of 10 replicas behind a
 Service and a Gateway API HTTPRoute with a three-step canary Rollout, then releases a
-new image and shows the release live: step, pods per revision, traffic weights. With a
-real node (``--real-nodes 1``, the default) it ends with an in-place update of a CloneSet
-on real containers (``kruise.rollouts.demo.realnode``).
+new image and shows the release live: step, pods per revision, traffic weights. With real
+nodes (``--real-nodes 3``, the default) it ends with two acts on real containers: an in-place
+update of a CloneSet (``kruise.rollouts.demo.realnode``), then the comparison OpenKruise asks
+adopters to make first, a Deployment vs CloneSet in place vs in place after an ImagePullJob vs a
+Rollout that pre-pulls its next batch, updating to a large image
+(``kruise.rollouts.demo.comparison``).
 Everything it started is stopped at the end; the exit code says whether the release
 reached its expected outcome.
 """
@@ -13,7 +16,6 @@ reached its expected outcome.
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import subprocess
 import sys
@@ -36,6 +38,7 @@ from kruise.core.localcluster import LocalCluster, default_cluster_dir
 from kruise.core.localcluster.binaries import source_root
 from kruise.core.localcluster.cluster import free_port
 from kruise.rollouts.crds import write_crds
+from kruise.rollouts.demo import comparison as compare_act
 from kruise.rollouts.demo import realnode as real_act
 from kruise.rollouts.demo.prometheus import PrometheusProcess
 from kruise.rollouts.manager.process import ManagerProcess
@@ -255,10 +258,12 @@ def demo(
     real_nodes: Annotated[
         int,
         typer.Option(
-            help="Real nodes (kubelet + containerd) beside the KWOK nodes; with one, the demo ends with an "
-            "in-place update on real containers. Needs root and hack/install-system-deps.sh; 0 to skip."
+            help="Real nodes (kubelet + containerd + kruise-daemon) beside the KWOK nodes; with any, the "
+            "demo ends with an in-place update on real containers and the Deployment vs OpenKruise "
+            "comparison (three pods spread over them). Needs root and hack/install-system-deps.sh; "
+            "0 to skip."
         ),
-    ] = 1,
+    ] = 3,
 ) -> None:
     """Run the demo; exits non-zero if the release does not reach its expected outcome."""
     if no_cluster:
@@ -270,7 +275,9 @@ def demo(
     with tempfile.TemporaryDirectory(prefix="kruise-demo-") as tmp:
         where = default_cluster_dir() if keep else Path(tmp) / "cluster"
         cluster = LocalCluster(where, nodes=3, real_nodes=real_nodes, attached=not keep)
-        parts = "etcd, kube-apiserver, kcm, scheduler, KWOK" + (", a real node" if real_nodes else "")
+        parts = "etcd, kube-apiserver, kcm, scheduler, KWOK" + (
+            f", {real_nodes} real nodes" if real_nodes else ""
+        )
         with console.status(f"starting the local control plane ({parts})"):
             crd_dir = Path(tmp) / "crds"
             crd_dir.mkdir()
@@ -278,9 +285,9 @@ def demo(
             state = cluster.start([*_third_party_crds(), crd_dir])
         console.print(f"[green]control plane up[/] in {state.startup_seconds:.1f}s at {state.server}")
         cluster.kubectl("create", "namespace", "kruise-system")
-        manager = ManagerProcess(
-            state.kubeconfig, Path(tmp) / "manager", extra_args=("--partition-percent-limit=100",)
-        )
+        # NodeImages 1 s after a node is Ready (upstream waits 30 s), for the comparison's pre-pulls
+        extra = ("--partition-percent-limit=100", "--nodeimage-creation-delay=1")
+        manager = ManagerProcess(state.kubeconfig, Path(tmp) / "manager", extra_args=extra)
         ok = False
         try:
             with console.status("starting kruise manager"):
@@ -295,9 +302,12 @@ def demo(
             try:
                 ok = asyncio.run(_run(state.kubeconfig, prometheus.address))
                 if ok and real_nodes:
-                    node = cluster.real_node_plans()[0].name
-                    crictl = functools.partial(cluster.crictl, node)
-                    ok = asyncio.run(real_act.run(state.kubeconfig, NAMESPACE, node, crictl, console))
+                    nodes = [plan.name for plan in cluster.real_node_plans()]
+                    ok = asyncio.run(real_act.run(state.kubeconfig, NAMESPACE, cluster.crictl, console))
+                    compared = asyncio.run(
+                        compare_act.run(state.kubeconfig, nodes, cluster.crictl, cluster.push_image, console)
+                    )
+                    ok = ok and compared
             finally:
                 simulator.terminate()
                 simulator.wait(10)

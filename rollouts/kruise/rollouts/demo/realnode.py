@@ -1,7 +1,7 @@
 """The demo's last act: an in-place update on a real kubelet.
 
-A CloneSet ``shop/web-real`` of three pods runs on the cluster's real node (kubelet +
-containerd, ``kruise cluster up --real-nodes``); its image goes from ``kruise.local/busybox:v1``
+A CloneSet ``shop/web-real`` of three pods runs on the cluster's real nodes (kubelet +
+containerd each, ``kruise cluster up --real-nodes``); its image goes from ``kruise.local/busybox:v1``
 to ``:v2`` and the table shows what OpenKruise promises and the kubelet really did: the same
 pods (UID, IP), each container restarted once in its sandbox, a new container and image ID.
 """
@@ -79,10 +79,9 @@ async def _pods(kube: KubeClient, namespace: str) -> dict[str, JSON]:
     return {p["metadata"]["name"]: p for p in items if not p["metadata"].get("deletionTimestamp")}
 
 
-async def inplace_on_real_node(
-    kube: KubeClient, namespace: str, node: str, crictl: Crictl, console: Console
-) -> bool:
-    """Run the act in ``namespace`` on real node ``node``; True when every pod was updated in place."""
+async def inplace_on_real_node(kube: KubeClient, namespace: str, crictl: Crictl, console: Console) -> bool:
+    """Run the act in ``namespace`` on the real nodes; True when every pod was updated in place.
+    ``crictl(node, *args)`` runs crictl against a real node's containerd."""
     await kube.create(CLONESETS, cloneset(), namespace)
     await _settled(kube, namespace)
     before = await _pods(kube, namespace)
@@ -93,7 +92,10 @@ async def inplace_on_real_node(
     await _settled(kube, namespace)
     seconds = time.monotonic() - start
     after = await _pods(kube, namespace)
-    table = Table(title=f"in place on {node}: {busybox('v1')} -> v2 in {seconds:.1f}s (kubelet + containerd)")
+    nodes = ", ".join(sorted({str(p["spec"].get("nodeName")) for p in after.values()}))
+    table = Table(
+        title=f"in place on {nodes}: {busybox('v1')} -> v2 in {seconds:.1f}s (kubelet + containerd)"
+    )
     for col in ("pod", "same UID / IP", "restarts", "container ID", "image ID", "attempts in its sandbox"):
         table.add_column(col)
     ok = after.keys() == before.keys()
@@ -104,8 +106,9 @@ async def inplace_on_real_node(
         ) == old.get("status", {}).get("podIP")
         web, old_web = _web(pod), _web(old) if old else {}
         attempts = crictl(
-            "ps", "--all", "--quiet", "--label", f"io.kubernetes.pod.uid={pod['metadata']['uid']}"
-        )
+            pod["spec"]["nodeName"],
+            "ps", "--all", "--quiet", "--label", f"io.kubernetes.pod.uid={pod['metadata']['uid']}",
+        )  # fmt: skip
         count = len(attempts.split())
         ok = ok and same and web.get("restartCount") == 1 and count == 2
         ok = (
@@ -125,11 +128,11 @@ async def inplace_on_real_node(
     return ok
 
 
-async def run(kubeconfig: str, namespace: str, node: str, crictl: Crictl, console: Console) -> bool:
+async def run(kubeconfig: str, namespace: str, crictl: Crictl, console: Console) -> bool:
     """:func:`inplace_on_real_node` with its own client."""
     kube = await KubeClient.from_kubeconfig(kubeconfig)
     try:
-        return await inplace_on_real_node(kube, namespace, node, crictl, console)
+        return await inplace_on_real_node(kube, namespace, crictl, console)
     finally:
         await kube.close()
 
