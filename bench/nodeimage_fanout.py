@@ -33,6 +33,7 @@ import contextlib
 import statistics
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -54,8 +55,56 @@ console = Console()
 JSON = dict[str, Any]
 NS = "bench-fanout"
 POOL = ("bench-pool", "fanout")
+Metrics = dict[str, float]
+"""Metric (summed over label values we do not keep) -> value."""
+
+
+def delta(after: Metrics, before: Metrics) -> Metrics:
+    return {k: v - before.get(k, 0.0) for k, v in after.items()}
+
+
+def add(total: Metrics, more: Metrics) -> None:
+    for k, v in more.items():
+        total[k] = total.get(k, 0.0) + v
+
+
 REPO = "registry.example.com/bench"
 QPS, BURST = 500, 1000  # ManagerProcess's --kube-client-qps/--kube-client-burst
+
+
+class Scrape:
+    """The manager's ``/metrics``: reconciles, their seconds, API requests by verb, webhook calls."""
+
+    WANTED = (
+        "controller_runtime_reconcile_total{",
+        "controller_runtime_reconcile_time_seconds_sum{",
+        "rest_client_requests_total{",
+        "controller_runtime_webhook_requests_total{",
+    )
+
+    def __init__(self, port: int) -> None:
+        self.url = f"http://127.0.0.1:{port}/metrics"
+
+    def read(self) -> Metrics:
+        out: Metrics = {}
+        with urllib.request.urlopen(self.url, timeout=10) as answer:
+            for line in answer.read().decode().splitlines():
+                if not line.startswith(self.WANTED):
+                    continue
+                name, _, value = line.rpartition(" ")
+                labels = dict(
+                    kv.split("=", 1) for kv in name[name.index("{") + 1 : -1].split(",") if "=" in kv
+                )
+                labels = {k: v.strip('"') for k, v in labels.items()}
+                family = name[: name.index("{")]
+                if family.startswith("controller_runtime_reconcile"):
+                    key = f"{family.removeprefix('controller_runtime_')} {labels.get('controller')}"
+                elif family == "rest_client_requests_total":
+                    key = f"API {labels.get('method')}"
+                else:
+                    key = "webhook calls"
+                out[key] = out.get(key, 0.0) + float(value)
+        return out
 
 
 class NodeImageStream:
@@ -145,11 +194,13 @@ async def drop_job(kube: KubeClient, stream: NodeImageStream, image: str, uid: s
 
 
 async def manager_round(
-    kube: KubeClient, stream: NodeImageStream, n: int, i: int
-) -> tuple[float, float, dict[str, float]]:
+    kube: KubeClient, stream: NodeImageStream, scrape: Scrape, n: int, i: int
+) -> tuple[float, float, dict[str, float], Metrics]:
     """Seconds from creating the job until all ``n`` NodeImages carry its tag, and until its
-    status reads ``desired`` = ``active`` = ``n``; CPU seconds per role until the former."""
+    status reads ``desired`` = ``active`` = ``n``; CPU seconds per role and the manager's
+    metrics' increase until the former."""
     image = f"fanout-job-{i}"
+    metrics0 = scrape.read()
     cpu0 = cpu_snapshot()
     t0 = time.monotonic()
     job = await kube.create(
@@ -159,6 +210,7 @@ async def manager_round(
     await stream.wait(all_carry(f"{REPO}/{image}", uid, n))
     spec_done = time.monotonic() - t0
     cpu = cpu_since(cpu0)
+    metrics = delta(scrape.read(), metrics0)
     while True:
         status = (await kube.get(IMAGEPULLJOBS, image, NS)).get("status") or {}
         if status.get("desired") == n and status.get("active") == n:
@@ -166,14 +218,15 @@ async def manager_round(
         await asyncio.sleep(0.05)
     status_done = time.monotonic() - t0
     await drop_job(kube, stream, image, uid)
-    return spec_done, status_done, cpu
+    return spec_done, status_done, cpu, metrics
 
 
 async def raw_round(
-    kubeconfig: str, kube: KubeClient, stream: NodeImageStream, n: int, i: int
-) -> tuple[float, dict[str, float]]:
+    kubeconfig: str, kube: KubeClient, stream: NodeImageStream, scrape: Scrape, n: int, i: int
+) -> tuple[float, dict[str, float], Metrics]:
     """Seconds for a raw client (the manager's QPS/burst and pool) to PATCH the same tag into all
-    ``n`` NodeImages, until the watch shows every one; CPU seconds per role meanwhile."""
+    ``n`` NodeImages, until the watch shows every one; CPU seconds per role and the manager's
+    metrics' increase meanwhile."""
     image = f"fanout-raw-{i}"
     holder = await kube.create(
         IMAGEPULLJOBS, job_body(image, f"{REPO}/{image}:v1", {"names": ["no-such-node"]}, 1), NS
@@ -194,16 +247,18 @@ async def raw_round(
     raw = await KubeClient.from_kubeconfig(kubeconfig, qps=QPS, burst=BURST)
     try:
         await raw.list(NODEIMAGES, label_selector="none=none")  # connect outside the timing
+        metrics0 = scrape.read()
         cpu0 = cpu_snapshot()
         t0 = time.monotonic()
         await asyncio.gather(*(raw.patch(NODEIMAGES, name, patch) for name in names))
         await stream.wait(all_carry(f"{REPO}/{image}", uid, n))
         elapsed = time.monotonic() - t0
         cpu = cpu_since(cpu0)
+        metrics = delta(scrape.read(), metrics0)
     finally:
         await raw.close()
     await drop_job(kube, stream, image, uid)
-    return elapsed, cpu
+    return elapsed, cpu, metrics
 
 
 async def add_nodes(kube: KubeClient, n: int) -> None:
@@ -219,6 +274,8 @@ async def add_nodes(kube: KubeClient, n: int) -> None:
 async def run(args: argparse.Namespace) -> None:
     n = args.nodes
     rows: list[tuple[int, float, float, float, float, float, float, float]] = []
+    job_metrics: Metrics = {}
+    raw_metrics: Metrics = {}
     with tempfile.TemporaryDirectory(prefix="kruise-bench-fanout-") as tmp:
         workdir = Path(tmp)
         crds = workdir / "crds"
@@ -245,11 +302,14 @@ async def run(args: argparse.Namespace) -> None:
                     f"{n} KWOK nodes and their NodeImages (labelled) in {time.monotonic() - t0:.1f}s"
                 )
                 await asyncio.sleep(args.settle)
-                await manager_round(kube, stream, n, -1)  # warm-up: first-use costs
-                await raw_round(state.kubeconfig, kube, stream, n, -1)
+                scrape = Scrape(manager.metrics_port)
+                await manager_round(kube, stream, scrape, n, -1)  # warm-up: first-use costs
+                await raw_round(state.kubeconfig, kube, stream, scrape, n, -1)
                 for i in range(args.rounds):
-                    spec_s, status_s, cpu_m = await manager_round(kube, stream, n, i)
-                    raw_s, cpu_r = await raw_round(state.kubeconfig, kube, stream, n, i)
+                    spec_s, status_s, cpu_m, met_m = await manager_round(kube, stream, scrape, n, i)
+                    raw_s, cpu_r, met_r = await raw_round(state.kubeconfig, kube, stream, scrape, n, i)
+                    add(job_metrics, met_m)
+                    add(raw_metrics, met_r)
                     rows.append((i, spec_s, status_s, raw_s, cpu_m["manager"], cpu_r["manager"],
                                  cpu_m["control plane"], cpu_r["control plane"]))  # fmt: skip
                     console.print(
@@ -261,6 +321,7 @@ async def run(args: argparse.Namespace) -> None:
             manager.stop()
             cluster.stop()
     report(n, rows, rss)
+    breakdown(len(rows), job_metrics, raw_metrics)
 
 
 def report(
@@ -282,6 +343,18 @@ def report(
     )
     console.print(table)
     console.print(f"manager peak RSS: {rss:.0f} MiB")
+
+
+def breakdown(rounds: int, job: Metrics, raw: Metrics) -> None:
+    """The manager's metrics per round (mean) over each timed part: where the time goes."""
+    table = Table(title="The manager during the timed part (mean per round, from its /metrics)")
+    for col in ("metric", "job round", "raw round"):
+        table.add_column(col, justify="right")
+    for key in sorted(set(job) | set(raw)):
+        j, r = job.get(key, 0.0), raw.get(key, 0.0)
+        if j or r:
+            table.add_row(key, f"{j / rounds:.1f}", f"{r / rounds:.1f}")
+    console.print(table)
 
 
 def main() -> None:
