@@ -6,11 +6,13 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import random
 import tarfile
 from pathlib import Path
 
 import pytest
 
+from kruise.core.localcluster.realnode import images
 from kruise.core.localcluster.realnode.images import (
     BUSYBOX_TAGS,
     MEDIA_LAYER,
@@ -22,6 +24,7 @@ from kruise.core.localcluster.realnode.images import (
     catalogue_refs,
     layer_tar,
     pause_spec,
+    payload_spec,
     write_oci_layout,
 )
 
@@ -106,3 +109,13 @@ def test_image_names_live_under_the_local_registry_host() -> None:
     assert catalogue_refs()[0] == "kruise.local/pause:3.10"
     with pytest.raises(ValueError, match="no busybox image 'v9'"):
         busybox("v9")
+
+
+def test_a_payload_is_built_in_chunks_of_the_same_bytes_as_one_draw(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``random.randbytes`` refuses 256 MiB and more (the 300 MiB benchmark images); the payload
+    is drawn in chunks, byte for byte what one draw of a smaller size gives, its length exact."""
+    size = 3 * 1024 + 4
+    monkeypatch.setattr(images, "PAYLOAD_CHUNK", 1024)
+    spec = payload_spec(FAKE_BUSYBOX, "kruise.local/payload", "v1", size)
+    (payload,) = (e for e in spec.entries if e.path.strip("/") == "payload")
+    assert payload.data == random.Random("kruise.local/payload:v1").randbytes(size)

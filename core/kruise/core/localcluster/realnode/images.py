@@ -191,11 +191,20 @@ def busybox_spec(busybox_binary: bytes, tag: str) -> ImageSpec:
     )
 
 
+PAYLOAD_CHUNK = 64 * 1024 * 1024
+
+
 def payload_spec(busybox_binary: bytes, repository: str, tag: str, payload_bytes: int = 0) -> ImageSpec:
     """A busybox image (as :func:`busybox_spec`) named ``repository:tag`` with ``/payload`` of
     ``payload_bytes`` incompressible bytes derived from the name, so every name is a new image
     of the size asked for (a pull that really transfers, for pre-pull tests and benchmarks)."""
-    payload = random.Random(f"{repository}:{tag}").randbytes(payload_bytes)
+    rng = random.Random(f"{repository}:{tag}")
+    # in chunks: one randbytes() call takes at most 256 MiB (its bit count is a C int); chunks of
+    # whole 32-bit words give the same bytes as one call would
+    chunks = [
+        rng.randbytes(min(PAYLOAD_CHUNK, payload_bytes - at)) for at in range(0, payload_bytes, PAYLOAD_CHUNK)
+    ]
+    payload = b"".join(chunks)
     base = busybox_spec(busybox_binary, "v1")
     entries = (*base.entries, Entry("payload", payload), Entry("NAME", f"{repository}:{tag}\n".encode()))
     return ImageSpec(repository, tag, entries, cmd=base.cmd, labels={"io.kruise.image.version": tag})
