@@ -8,6 +8,7 @@ import copy
 from typing import Any
 
 from kruise.core.errors import ConflictError, NotFoundError
+from kruise.core.informer.store import Delta, EventType
 from kruise.core.kube.resources import Resource
 from kruise.daemon.api.nodeimage import NODEIMAGES
 from kruise.daemon.imagepulljob.admission import PROTECTION_FINALIZER
@@ -176,3 +177,20 @@ async def test_a_nodeimage_deleted_before_the_write_is_skipped() -> None:
     del api.objects[("nodeimages", "node-0")]
     await controller(api, cache).reconcile("ns/job")
     assert tagged(api) == ["node-1"]
+
+
+async def test_a_nodeimage_deleted_after_the_write_leaves_no_expectation_behind() -> None:
+    """A node (and its NodeImage) removed before the cache showed our write: its DELETED event
+    drops what was expected of it, so nothing waits for it and nothing is kept for it."""
+    api = Api(2)
+    with_job(api, 2)
+    cache = Cache(api)
+    ctl = controller(api, cache)
+    await ctl.reconcile("ns/job")
+    gone = api.objects.pop(("nodeimages", "node-0"))
+    assert set(ctl._written._wanted) == {"uid-node-0", "uid-node-1"}
+    (watch,) = [w for w in ctl.spec().watches if w.resource is NODEIMAGES]
+    assert watch.observe is not None
+    watch.observe(Delta(EventType.DELETED, gone, gone))
+    assert gone["metadata"]["uid"] not in ctl._written._wanted
+    assert len(ctl._written._wanted) == 1

@@ -30,7 +30,7 @@ from typing import Any
 from kruise.core.concurrency import bounded_gather
 from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.expectations import ResourceVersionExpectations
-from kruise.core.informer.store import JSON, object_key
+from kruise.core.informer.store import JSON, Delta, EventType, object_key
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import PODS
 from kruise.core.runtime import CacheReader, ControllerSpec, primary
@@ -90,11 +90,17 @@ class ImagePullJobController:
             name=self.name,
             watches=(
                 primary(IMAGEPULLJOBS),
-                Watch(NODEIMAGES, lambda _obj: self._jobs(None)),
+                Watch(NODEIMAGES, lambda _obj: self._jobs(None), observe=self._nodeimage_event),
                 Watch(PODS, self._jobs_for_pod),
             ),
             workers=self.workers,
         )
+
+    def _nodeimage_event(self, delta: Delta) -> None:
+        """A deleted NodeImage (its node gone) will never show the write expected of it: forget it,
+        as upstream's expectations are deleted with their object."""
+        if delta.type is EventType.DELETED:
+            self._written.delete(str(delta.obj["metadata"].get("uid")))
 
     def _jobs(self, namespace: str | None) -> Iterable[str]:
         for job in self.cache.list(IMAGEPULLJOBS):
