@@ -121,11 +121,11 @@ def _actions(rnd: Round, step: str, *, wait_ready: bool = True) -> list[Action]:
         return [Action(ActionKind.ENSURE_ROUTES, {"intent": {**intent, "weight": 100}})] if routings else []
     if step == FinalisingStepType.RESUME_WORKLOAD:
         workload = obs.workload
-        spec = (
-            batch_release_spec(rollout, workload, None, finalizing=True, wait_ready=wait_ready)
-            if workload is not None
-            else {}
-        )
+        if workload is None:
+            # the workload is gone (deleted with its namespace, say): nothing to resume; its
+            # BatchRelease is deleted by RELEASE_WORKLOAD_CONTROL
+            return []
+        spec = batch_release_spec(rollout, workload, None, finalizing=True, wait_ready=wait_ready)
         return [Action(ActionKind.FINALIZE_BATCH_RELEASE, {"spec": spec, "exists": obs.batch.exists})]
     if step == FinalisingStepType.RELEASE_WORKLOAD_CONTROL:
         release = [Action(ActionKind.DELETE_BATCH_RELEASE), Action(ActionKind.RELEASE_WORKLOAD)]
