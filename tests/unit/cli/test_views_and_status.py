@@ -315,3 +315,23 @@ def test_httproute_weights_show_as_shares_of_their_rule() -> None:
     ]
     assert _rule_shares([{"name": "web", "weight": 0}]) == ["web=0"]
 
+
+def test_rich_tables_are_not_cut_at_80_columns_when_piped(capsys: pytest.CaptureFixture[str]) -> None:
+    """Piped (stdout not a terminal), a table keeps its content's width: rich's default of 80
+    columns folded and cut the ``rollout plan`` table in logs and pipes."""
+    from rich.table import Table
+
+    from kruise.rollouts.cli.output import PIPED_WIDTH, table_console
+
+    console = table_console()
+    assert not console.is_terminal and console.width == PIPED_WIDTH
+    headers = ["STEP", "REPLICAS", "CANARY PODS", "STABLE PODS", "CANARY %", "STABLE %", "MATCHES", "PAUSE"]
+    table = Table()
+    for header in [*headers, "A VERY LONG COLUMN HEADER THAT DOES NOT FIT"]:
+        table.add_column(header)
+    table.add_row(*[str(i) for i in range(len(headers) + 1)])
+    console.print(table)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 5, "one header row, one data row, three rules: nothing folded"
+    assert all(h in lines[1] for h in [*headers, "A VERY LONG COLUMN HEADER THAT DOES NOT FIT"])
+    assert len(lines[1]) > 80
