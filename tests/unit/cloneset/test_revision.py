@@ -181,3 +181,17 @@ def test_history_default_limit_is_ten() -> None:
     revs = [revision(f"cs-r{i}", template(), i) for i in range(1, 14)]
     doomed = revisions_to_delete(cloneset(3), [], revs, OLD, NEW)
     assert [r["metadata"]["name"] for r in doomed] == ["cs-r1", "cs-r2", "cs-r3"]
+
+
+def test_a_revision_stored_before_go_encoding_still_updates_in_place() -> None:
+    """A revision written as the template was stored (no ``resources: {}``) and the next one in Go
+    form differ only in the image once read (``template_of_revision``), so the update stays in
+    place, as upstream, which reads both into typed structs."""
+    from kruise.workloads.inplace.spec import calculate_in_place_update_spec
+
+    legacy = {"data": {"spec": {"template": {**GO_TEMPLATE, "$patch": "replace"}}}}
+    container = {**GO_TEMPLATE["spec"]["containers"][0], "image": "nginx:1.27"}
+    newer = cloneset(3, tmpl={**GO_TEMPLATE, "spec": {"containers": [container]}})
+    update = new_revision(newer, 2, 0, controller=CLONESET_KIND)
+    spec = calculate_in_place_update_spec(template_of_revision(legacy), template_of_revision(update))
+    assert spec is not None and spec.container_images == {"main": "nginx:1.27"}

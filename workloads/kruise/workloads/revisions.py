@@ -322,7 +322,10 @@ def revisions_to_delete(
 
 
 def template_of_revision(revision: KubeObject) -> dict[str, Any]:
-    """The pod template stored in a revision's ``data`` (``GetTemplateFromRevision``), without ``$patch``."""
+    """The pod template stored in a revision's ``data`` (``GetTemplateFromRevision``), without
+    ``$patch``, in :func:`go_encoded_template` form (as upstream reads it into a typed struct), so a
+    revision written before that form was used compares with a newer one by content only: its
+    missing ``resources: {}`` does not read as a change that forbids an in-place update."""
     template = dict(mapping(mapping(mapping(revision.get("data")).get("spec")).get("template")))
     template.pop("$patch", None)
-    return template
+    return go_encoded_template(template)
