@@ -211,6 +211,94 @@ async def test_image_change_on_running_pod_restarts_container_in_place(
     assert again["status"]["containerStatuses"][0]["restartCount"] == cs["restartCount"]
 
 
+BROKEN_IMAGES = [
+    pytest.param("invalid.registry.k8s.io/app:1.0", id="invalid-registry"),
+    pytest.param("echoserver:failed", id="failed-tag"),
+]
+"""The broken-image rule of ``kwok-stages.yaml``: a registry host starting ``invalid.`` (Kubernetes'
+e2e ``InvalidRegistryImage``) or the tag ``failed`` (Kruise Rollouts' e2e: ``echoserver:failed``,
+``failed_image:failed``)."""
+
+
+def _waiting_reason(pod: dict[str, Any]) -> str | None:
+    statuses = (pod.get("status") or {}).get("containerStatuses") or []
+    return ((statuses[0].get("state") or {}).get("waiting") or {}).get("reason") if statuses else None
+
+
+@pytest.mark.parametrize("image", BROKEN_IMAGES)
+async def test_new_pod_with_a_broken_image_stays_pending_in_image_pull_backoff(
+    kube: KubeClient, namespace: str, image: str
+) -> None:
+    """As a kubelet reports a pod whose image cannot be pulled: Pending, IPs and start time set, the
+    container waiting in ImagePullBackOff, ContainersReady and Ready False with the kubelet's
+    reason and message; an in-place update to a good image lets it start and become Ready."""
+    await kube.create(PODS, _pod("broken", image), namespace)
+
+    async def backing_off() -> dict[str, Any] | None:
+        pod = await kube.get(PODS, "broken", namespace)
+        return pod if _waiting_reason(pod) == "ImagePullBackOff" else None
+
+    pod = await eventually(backing_off, what="the container in ImagePullBackOff")
+    st = pod["status"]
+    assert st["phase"] == "Pending"
+    assert st["podIP"] and st["hostIP"] and st["startTime"]
+    cs = st["containerStatuses"][0]
+    assert (cs["image"], cs["ready"], cs["started"], cs["imageID"]) == (image, False, False, "")
+    assert cs["state"]["waiting"]["message"] == f'Back-off pulling image "{image}"'
+    for ctype in ("ContainersReady", "Ready"):
+        cond = condition(pod, ctype)
+        assert (cond["status"], cond["reason"], cond["message"]) == (
+            "False",
+            "ContainersNotReady",
+            "containers with unready status: [app]",
+        )
+    await _sleep(1.0)  # no stage takes it further
+    again = await kube.get(PODS, "broken", namespace)
+    assert again["status"]["phase"] == "Pending" and _condition(again, "Ready") == "False"
+
+    good = {"spec": {"containers": [{"name": "app", "image": "registry.example.com/app:1.0"}]}}
+    await kube.patch(PODS, "broken", good, namespace, patch_type="strategic")
+
+    async def ready() -> dict[str, Any] | None:
+        pod = await kube.get(PODS, "broken", namespace)
+        return pod if _condition(pod, "Ready") == "True" else None
+
+    fixed = await eventually(ready, what="the pod Running and Ready on a good image")
+    assert fixed["status"]["phase"] == "Running"
+    assert fixed["status"]["containerStatuses"][0]["image"] == "registry.example.com/app:1.0"
+
+
+@pytest.mark.parametrize("image", BROKEN_IMAGES)
+async def test_running_pod_updated_in_place_to_a_broken_image_backs_off_and_recovers(
+    kube: KubeClient, namespace: str, image: str
+) -> None:
+    """A running pod whose container image becomes a broken one keeps running, that container
+    waiting in ImagePullBackOff, not Ready; back on a good image it restarts and is Ready."""
+    await kube.create(PODS, _pod("inplace-broken"), namespace)
+
+    async def ready() -> dict[str, Any] | None:
+        pod = await kube.get(PODS, "inplace-broken", namespace)
+        return pod if _condition(pod, "Ready") == "True" else None
+
+    await eventually(ready, what="pod Ready")
+    patch = {"spec": {"containers": [{"name": "app", "image": image}]}}
+    await kube.patch(PODS, "inplace-broken", patch, namespace, patch_type="strategic")
+
+    async def backing_off() -> dict[str, Any] | None:
+        pod = await kube.get(PODS, "inplace-broken", namespace)
+        return pod if _waiting_reason(pod) == "ImagePullBackOff" else None
+
+    pod = await eventually(backing_off, what="the container in ImagePullBackOff")
+    assert pod["status"]["phase"] == "Running"
+    assert pod["status"]["containerStatuses"][0]["image"] == image
+    assert _condition(pod, "Ready") == "False"
+
+    patch = {"spec": {"containers": [{"name": "app", "image": "registry.example.com/app:2.0"}]}}
+    await kube.patch(PODS, "inplace-broken", patch, namespace, patch_type="strategic")
+    fixed = await eventually(ready, what="pod Ready on a good image")
+    assert fixed["status"]["containerStatuses"][0]["image"] == "registry.example.com/app:2.0"
+
+
 async def test_garbage_collector_deletes_dependents_of_deleted_owner(
     kube: KubeClient, namespace: str
 ) -> None:

@@ -92,3 +92,5 @@ async def test_a_cancelled_release_exits_1(kube: KubeClient, namespace: str, kk:
     cancelled = kk("rollout", "status", "rollout/web", "--timeout", "30s")
     assert cancelled.returncode == 1, cancelled.stdout + cancelled.stderr
     assert 'rollout "web" was cancelled' in cancelled.stdout.splitlines()[-1]
+    pods = [line.strip() for line in cancelled.stdout.splitlines() if line.strip().startswith("pods:")]
+    assert pods and set(pods) == {"pods: stable 4 (4 ready)"}, "no canary count left from the undone release"

@@ -19,6 +19,10 @@ from tests.integration.rollouts import helpers as h
 pytestmark = pytest.mark.usefixtures("manager")
 
 
+V2_FAILED = "registry.example.com/shop/web:failed"
+"""A broken image by the KWOK stages' rule (tag ``failed``)."""
+
+
 async def test_v3_released_during_v2_restarts_from_step_one(kube: KubeClient, namespace: str) -> None:
     ro = h.rollout(namespace, h.REFERENCE_STEPS, h.ROUTING_GATEWAY)
     await h.start(kube, namespace, ro, "httproute")
@@ -58,23 +62,16 @@ async def test_v3_released_during_v2_restarts_from_step_one(kube: KubeClient, na
 
 
 async def test_v2_never_ready_then_v3_succeeds(kube: KubeClient, namespace: str) -> None:
-    """CloneSet canary rollout with Ingress > V1->V2: Percentage 20% v2 failed image, and v3
-    succeed image: v2's pods never become ready (a readiness gate nobody sets), so step 1 stays
-    in StepUpgrade; releasing v3 resets the Rollout and v3 rolls out to the end."""
+    """Upstream e2e "Deployment canary rollout with Ingress > V1->V2: Percentage 20% v2 failed
+    image, and v3 succeed image" (``KR:test/e2e/rollout_test.go:1523``), on a CloneSet: v2 is a
+    broken image (tag ``failed``, as upstream's ``echoserver:failed``, which the KWOK stages never
+    let start), so its pods never become ready and step 1 stays in StepUpgrade; releasing v3
+    resets the Rollout and v3 rolls out to the end."""
     from kruise.core.kube.resources import CLONESETS
 
     ro = h.rollout(namespace, h.REFERENCE_STEPS, h.ROUTING_GATEWAY)
     await h.start(kube, namespace, ro, "httproute")
-    broken = {
-        "spec": {
-            "template": {
-                "spec": {
-                    "containers": [{"name": "web", "image": h.V2}],
-                    "readinessGates": [{"conditionType": "example.com/never"}],
-                }
-            }
-        }
-    }
+    broken = {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": V2_FAILED}]}}}}
     await kube.patch(CLONESETS, "web", broken, namespace, patch_type="merge")
 
     async def stuck() -> bool:
@@ -91,11 +88,7 @@ async def test_v2_never_ready_then_v3_succeeds(kube: KubeClient, namespace: str)
     assert await stuck(), "an unready batch never advances"
     assert h.route_weights(await kube.get(HTTPROUTES, "web", namespace)) == {"web": 1}
 
-    fixed = {
-        "spec": {
-            "template": {"spec": {"containers": [{"name": "web", "image": h.V3}], "readinessGates": None}}
-        }
-    }
+    fixed = {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": h.V3}]}}}}
     await kube.patch(CLONESETS, "web", fixed, namespace, patch_type="merge")
 
     async def v3_paused() -> bool:

@@ -30,6 +30,9 @@ from tests.integration.rollouts.statefulset_support import V1, V2, V3, ordinals
 from tests.support.podready import set_gate
 from tests.support.wait import eventually
 
+V2_FAILED = "registry.example.com/shop/web:failed"
+"""A broken image by the KWOK stages' rule (tag ``failed``, as upstream's ``echoserver:failed``)."""
+
 pytestmark = pytest.mark.usefixtures("manager")
 
 IN_PROGRESSING = "rollouts.kruise.io/in-progressing"
@@ -176,13 +179,18 @@ async def test_v1_v2_percentage_20_40_and_continuous_release_v3(
 
 @KINDS
 async def test_v1_v2_percentage_20_and_rollback_v1(kube: KubeClient, namespace: str, kind: s.Kind) -> None:
-    """v2's pods never become Ready (a readiness gate nobody sets, as upstream's failing image),
-    so step 1 waits in StepUpgrade; reverting the template to v1 cancels the release. The
-    StatefulSet controller waits on the broken pod forever, so the test deletes it (as upstream's
-    e2e does) and the StatefulSet recreates it on v1."""
+    """Upstream e2e "StatefulSet canary rollout with Ingress > Native StatefulSet rollout canary
+    with Ingress > V1->V2: Percentage, 20%, and rollback(v1)" (``KR:test/e2e/
+    rollout_v1beta1_test.go:5854``) and its Advanced StatefulSet twin (``:6323``).
+
+    v2 is a broken image (tag ``failed``, as upstream's ``echoserver:failed``; the KWOK stage
+    ``pod-pending-image-pull-backoff`` keeps its pod Pending in ImagePullBackOff), so step 1
+    waits in StepUpgrade; reverting the template to v1 cancels the release. The StatefulSet
+    controller waits on the broken pod forever, so the test deletes it (as upstream's e2e does)
+    and the StatefulSet recreates it on v1."""
     ro = await s.start(kube, namespace, s.rollout(namespace, TRAFFIC_20_40_100, kind=kind), kind=kind)
     stable = h.canary_status(ro)["stableRevision"]
-    await s.set_image(kube, namespace, V2, readinessGates=[{"conditionType": "example.com/never"}], kind=kind)
+    await s.set_image(kube, namespace, V2_FAILED, kind=kind)
 
     async def stuck() -> bool:
         sts = await s.get(kube, namespace, kind=kind)
@@ -193,13 +201,17 @@ async def test_v1_v2_percentage_20_and_rollback_v1(kube: KubeClient, namespace: 
     await eventually(stuck, timeout=60, interval=0.3, what="step 1 waiting on an unready v2 pod")
     await asyncio.sleep(3)
     assert await stuck(), "a batch whose pods are not Ready never advances"
+    broken = await kube.get(PODS, "web-4", namespace)
+    assert broken["spec"]["containers"][0]["image"] == V2_FAILED and broken["status"]["phase"] == "Pending"
+    waiting = broken["status"]["containerStatuses"][0]["state"]["waiting"]
+    assert waiting["reason"] == "ImagePullBackOff"
     cs = h.canary_status(await h.get_rollout(kube, namespace))
     assert (
         cs["stableRevision"] == stable
         and cs["canaryRevision"] == (await s.get(kube, namespace, kind=kind))["status"]["updateRevision"]
     )
 
-    await s.set_image(kube, namespace, V1, readinessGates=None, kind=kind)  # the user rolls the template back
+    await s.set_image(kube, namespace, V1, kind=kind)  # the user rolls the template back
     await asyncio.sleep(2)
     await kube.delete(PODS, "web-4", namespace)
     ro = await h.wait_completed(kube, namespace, timeout=90)

@@ -14,7 +14,14 @@ from typing import Any
 from kruise.core.kube import KubeClient
 from kruise.traffic.configmap_source import ConfigMapLuaSource
 from kruise.traffic.custom import ORIGINAL_SPEC_ANNOTATION
-from kruise.traffic.resources import CONFIGMAPS, DESTINATIONRULES, HTTPROUTES, INGRESSES, VIRTUALSERVICES
+from kruise.traffic.resources import (
+    CONFIGMAPS,
+    DESTINATIONRULES,
+    HTTPROUTES,
+    INGRESSES,
+    VIRTUALSERVICES,
+    Resource,
+)
 from kruise.traffic.scripts import LUA_CONFIGMAP, LuaScriptSource, StaticLuaSource
 
 JSON = dict[str, Any]
@@ -28,30 +35,36 @@ MATCHES: list[JSON] = [
     {"path": {"type": "PathPrefix", "value": "/beta"}},
 ]
 
-USER_VS_SCRIPT = """
--- a user's VirtualService script: weights on the first http rule, a header rule per match
+USER_GRPC_SCRIPT = """
+-- a user's GRPCRoute script (no built-in exists for the kind, so the ConfigMap's is used):
+-- weights on the first rule's backends, a rule per match header in front
 local data = obj.data
-local http = data.spec.http
+local rules = data.spec.rules
+local function backend(name, weight)
+  return {group = "", kind = "Service", name = name, port = 9000, weight = weight}
+end
 if obj.matches then
   for _, m in ipairs(obj.matches) do
     local h = m.headers and m.headers[1]
     if h then
-      table.insert(http, 1, {
-        match = {{headers = {[h.name] = {exact = h.value}}}},
-        route = {{destination = {host = obj.canaryService}}},
+      table.insert(rules, 1, {
+        matches = {{headers = {{type = "Exact", name = h.name, value = h.value}}}},
+        backendRefs = {backend(obj.canaryService, 1)},
       })
     end
   end
 else
-  http[1].route = {
-    {destination = {host = obj.stableService}, weight = obj.stableWeight},
-    {destination = {host = obj.canaryService}, weight = obj.canaryWeight},
+  rules[1].backendRefs = {
+    backend(obj.stableService, obj.stableWeight),
+    backend(obj.canaryService, obj.canaryWeight),
   }
 end
 data.labels = data.labels or {}
 data.labels["example.com/routed-by"] = "user-script"
 return data
 """
+
+GRPCROUTES = Resource("gateway.networking.k8s.io", "v1", "grpcroutes", "GRPCRoute")
 
 Reader = Callable[[KubeClient, str], Awaitable[Any]]
 
@@ -158,6 +171,27 @@ def virtual_service() -> JSON:
     }
 
 
+def grpc_route() -> JSON:
+    """A GRPCRoute written with every field the API server would default, so a replace is stable."""
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "GRPCRoute",
+        "metadata": meta("echo-grpc", labels={"app": "echo"}),
+        "spec": {
+            "parentRefs": [{"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "gateway"}],
+            "hostnames": ["echo.example.com"],
+            "rules": [
+                {
+                    "matches": [{"method": {"type": "Exact", "service": "echo.Echo"}}],
+                    "backendRefs": [
+                        {"group": "", "kind": "Service", "name": STABLE, "port": 9000, "weight": 1}
+                    ],
+                }
+            ],
+        },
+    }
+
+
 def destination_rule() -> JSON:
     return {
         "apiVersion": "networking.istio.io/v1",
@@ -230,22 +264,21 @@ async def vs_matched(kube: KubeClient, ns: str) -> bool:
 
 async def vs_dr_weights(kube: KubeClient, ns: str) -> list[tuple[int, int]]:
     subsets = (await kube.get(DESTINATIONRULES, "echo-dr", ns))["spec"]["subsets"]
-    assert subsets[-1] == {"name": "canary", "labels": {"pod-template-hash": "v2"}}
+    assert subsets[-1] == {"name": "canary", "labels": {"istio.service.tag": "gray"}}  # upstream's built-in
     return await vs_weights(kube, ns)
 
 
-async def user_vs_weights(kube: KubeClient, ns: str) -> list[tuple[int, int]]:
-    vs = await kube.get(VIRTUALSERVICES, "echo-vs", ns)
-    assert vs["metadata"]["labels"]["example.com/routed-by"] == "user-script"
-    return await vs_weights(kube, ns)
+async def user_grpc_weights(kube: KubeClient, ns: str) -> list[tuple[int, int]]:
+    route = await kube.get(GRPCROUTES, "echo-grpc", ns)
+    assert route["metadata"]["labels"]["example.com/routed-by"] == "user-script"
+    weights = {ref["name"]: ref.get("weight") for ref in route["spec"]["rules"][0]["backendRefs"]}
+    return [(weights[STABLE], weights[CANARY])]
 
 
-async def user_vs_matched(kube: KubeClient, ns: str) -> bool:
-    http = (await kube.get(VIRTUALSERVICES, "echo-vs", ns))["spec"]["http"]
-    assert http[0] == {
-        "match": [{"headers": {"user": {"exact": "beta"}}}],
-        "route": [{"destination": {"host": CANARY}}],
-    }
+async def user_grpc_matched(kube: KubeClient, ns: str) -> bool:
+    rules = (await kube.get(GRPCROUTES, "echo-grpc", ns))["spec"]["rules"]
+    assert rules[0]["matches"] == [{"headers": [{"type": "Exact", "name": "user", "value": "beta"}]}]
+    assert [ref["name"] for ref in rules[0]["backendRefs"]] == [CANARY]
     return True
 
 
@@ -258,6 +291,7 @@ async def composite_matched(kube: KubeClient, ns: str) -> bool:
 
 
 VS_REF = {"apiVersion": "networking.istio.io/v1", "kind": "VirtualService", "name": "echo-vs"}
+GRPC_REF = {"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GRPCRoute", "name": "echo-grpc"}
 DR_REF = {"apiVersion": "networking.istio.io/v1beta1", "kind": "DestinationRule", "name": "echo-dr"}
 
 CASES = [
@@ -283,12 +317,12 @@ CASES = [
         vs_matched,
     ),
     Case(
-        "custom-lua-vs",
-        [(VIRTUALSERVICES, virtual_service())],
-        {"service": STABLE, "customNetworkRefs": [VS_REF]},
-        user_vs_weights,
-        user_vs_matched,
-        configmap={"lua.traffic.routing.VirtualService.networking.istio.io": USER_VS_SCRIPT},
+        "custom-lua-grpcroute",
+        [(GRPCROUTES, grpc_route())],
+        {"service": STABLE, "customNetworkRefs": [GRPC_REF]},
+        user_grpc_weights,
+        user_grpc_matched,
+        configmap={"lua.traffic.routing.GRPCRoute.gateway.networking.k8s.io": USER_GRPC_SCRIPT},
     ),
     Case(
         "composite-istio-ingress",

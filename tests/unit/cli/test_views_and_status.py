@@ -93,6 +93,21 @@ def test_pods_are_counted_by_role() -> None:
     }
 
 
+def test_after_an_undo_pods_at_the_stable_revision_are_not_counted_canary() -> None:
+    """``rollout status`` after ``rollout undo`` (a release cancelled by restoring the workload's
+    template): the Rollout then records the stable revision as ``canaryRevision`` too, so the
+    last release's canary count must not be shown for the stable pods."""
+
+    def pod(rev: str) -> dict[str, Any]:
+        return {
+            "metadata": {"labels": {"controller-revision-hash": rev}},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+        }
+
+    pods = [pod("web-aaa") for _ in range(4)]
+    assert pods_by_role(pods, "controller-revision-hash", "aaa", "aaa") == {"stable": (4, 4)}
+
+
 def test_migration_moves_at_most_max_surge_ahead() -> None:
     kw = {"src_replicas": 5, "dst_replicas": 0, "dst_available": 0}
     assert next_move(5, 2, 0, 0, **kw) == Move(out=2)
@@ -299,3 +314,24 @@ def test_httproute_weights_show_as_shares_of_their_rule() -> None:
         "web-canary=5",
     ]
     assert _rule_shares([{"name": "web", "weight": 0}]) == ["web=0"]
+
+
+def test_rich_tables_are_not_cut_at_80_columns_when_piped(capsys: pytest.CaptureFixture[str]) -> None:
+    """Piped (stdout not a terminal), a table keeps its content's width: rich's default of 80
+    columns folded and cut the ``rollout plan`` table in logs and pipes."""
+    from rich.table import Table
+
+    from kruise.rollouts.cli.output import PIPED_WIDTH, table_console
+
+    console = table_console()
+    assert not console.is_terminal and console.width == PIPED_WIDTH
+    headers = ["STEP", "REPLICAS", "CANARY PODS", "STABLE PODS", "CANARY %", "STABLE %", "MATCHES", "PAUSE"]
+    table = Table()
+    for header in [*headers, "A VERY LONG COLUMN HEADER THAT DOES NOT FIT"]:
+        table.add_column(header)
+    table.add_row(*[str(i) for i in range(len(headers) + 1)])
+    console.print(table)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 5, "one header row, one data row, three rules: nothing folded"
+    assert all(h in lines[1] for h in [*headers, "A VERY LONG COLUMN HEADER THAT DOES NOT FIT"])
+    assert len(lines[1]) > 80

@@ -244,3 +244,30 @@ def test_converged_world_wants_nothing(
 ) -> None:
     obj = cs(replicas, 0, max_unavailable, max_surge)
     assert calculate_diffs(obj, many(replicas), NEW, NEW, NOW).is_empty
+
+
+def test_cloneset_regard_preparing_update_pod_as_update_when_scaling() -> None:
+    """Upstream e2e "CloneSet regard preparing-update pod as update when scaling"
+    (``K:test/e2e/apps/v1alpha1/cloneset.go:1526``; upstream's e2e manager runs with
+    ``--feature-gates=AllAlpha=true,AllBeta=true``, so gate ``PreparingUpdateAsUpdate`` is on).
+
+    Upstream rule (``K:pkg/controller/cloneset/sync/cloneset_scale.go`` ``Scale`` passes
+    ``revision.IsPodUpdate`` to ``calculateDiffsWithExpectation``): with the gate, a pod waiting
+    in ``PreparingUpdate`` counts as updated, so the current-revision share (the partition) lacks
+    one pod and a pod created while it waits (a deleted pod rebuilt, or a scale-up) is created at
+    the *current* revision; ``Update`` does not count it, so releasing the hook updates only the
+    held pod. Without the gate (upstream's default) the held pod counts as old and the new pod is
+    created at the update revision.
+    """
+    obj = cloneset(2, partition="99%", max_unavailable="50%", update_type="InPlaceIfPossible")
+    held = pod(OLD, state="PreparingUpdate")
+    rebuilt = calculate_diffs(obj, [held], OLD, NEW, NOW, preparing_update_as_update=True)
+    assert (rebuilt.scale_up_num, rebuilt.scale_up_num_old_revision) == (1, 1)
+    assert calculate_diffs(obj, [held], OLD, NEW, NOW).scale_up_num_old_revision == 0
+
+    scaled = cloneset(3, partition="99%", max_unavailable="50%", update_type="InPlaceIfPossible")
+    scale_up = calculate_diffs(scaled, [held, pod(OLD)], OLD, NEW, NOW, preparing_update_as_update=True)
+    assert (scale_up.scale_up_num, scale_up.scale_up_num_old_revision) == (1, 1)
+
+    released = [pod(OLD), pod(OLD), pod(OLD)]  # the hook label removed: Normal again
+    assert calculate_diffs(scaled, released, OLD, NEW, NOW, preparing_update_as_update=True).update_num == 1

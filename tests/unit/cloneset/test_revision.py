@@ -10,6 +10,7 @@ from kruise.workloads.revisions import (
     ControllerKind,
     equal_revisions,
     fnv1_32,
+    go_encoded_template,
     go_json,
     hash_revision_data,
     new_revision,
@@ -40,18 +41,48 @@ def test_safe_encoding_alphabet() -> None:
 
 
 def test_revision_data_marshals_like_go() -> None:
+    """The bytes upstream's ``getPatch`` hashes: the template through Go's typed
+    ``PodTemplateSpec`` (``creationTimestamp: null``, ``resources: {}``), then a map, marshalled."""
     assert go_json(revision_data(GO_TEMPLATE)) == (
-        b'{"spec":{"template":{"$patch":"replace","metadata":{"labels":{"app":"demo"}},'
-        b'"spec":{"containers":[{"args":["a\\u003cb","x\\u0026y"],"image":"nginx:1.25","name":"main"}]}}}}'
+        b'{"spec":{"template":{"$patch":"replace","metadata":{"creationTimestamp":null,"labels":{"app":"demo"}},'
+        b'"spec":{"containers":[{"args":["a\\u003cb","x\\u0026y"],"image":"nginx:1.25","name":"main",'
+        b'"resources":{}}]}}}}'
     )
 
 
 def test_hash_matches_go_history_hash_controller_revision() -> None:
-    # Values printed by a Go program using hash/fnv.New32 + rand.SafeEncodeString on the same bytes.
+    # Printed by a Go program (k8s.io/api v0.30.11): json.Unmarshal of the template into
+    # corev1.PodTemplateSpec, json.Marshal, into a map with "$patch":"replace" under
+    # spec.template, json.Marshal, hash/fnv.New32 + the collision count + rand.SafeEncodeString.
     data = revision_data(GO_TEMPLATE)
-    assert hash_revision_data(data, 0) == "7b85b7669"
-    assert hash_revision_data(data, 1) == "7b85b7668"
-    assert hash_revision_data(data, 7) == "7b85b7674"
+    assert hash_revision_data(data, 0) == "68f5f8b994"
+    assert hash_revision_data(data, 1) == "68f5f8b995"
+    assert hash_revision_data(data, 7) == "68f5f8b989"
+    limits = {"limits": {"cpu": "1000m", "memory": "1024Mi"}}
+    with_limits = {
+        "metadata": {"creationTimestamp": None, "labels": {"app": "demo"}},
+        "spec": {"containers": [{**GO_TEMPLATE["spec"]["containers"][0], "resources": limits}]},
+    }
+    assert hash_revision_data(revision_data(with_limits), 0) == "645bc4f9f5"  # quantities canonical
+
+
+def test_one_template_is_one_revision_however_it_is_stored() -> None:
+    """kubectl-kruise ``rollout undo`` writes a revision's Go-encoded template back
+    (``creationTimestamp: null``, ``resources: {}``); a manifest leaves them out. Upstream hashes
+    the typed encoding, so both are the same revision; a revision stored before this rule (the
+    template as written) still equals it, so its name and the pods labelled with it stay valid."""
+    bare = cloneset(3, tmpl=GO_TEMPLATE)
+    encoded = cloneset(3, tmpl=template_of_revision(new_revision(bare, 1, 0, controller=CLONESET_KIND)))
+    assert encoded["spec"]["template"]["metadata"]["creationTimestamp"] is None
+    first = new_revision(bare, 1, 0, controller=CLONESET_KIND)
+    again = new_revision(encoded, 2, 0, controller=CLONESET_KIND)
+    assert first["metadata"]["name"] == again["metadata"]["name"] == "cs-68f5f8b994"
+    assert equal_revisions(first, again)
+    legacy = {**first, "data": {"spec": {"template": {**GO_TEMPLATE, "$patch": "replace"}}}}
+    legacy["metadata"] = {**first["metadata"], "name": "cs-7b85b7669"}
+    assert equal_revisions(legacy, again)
+    changed = cloneset(3, tmpl={**GO_TEMPLATE, "metadata": {"labels": {"app": "other"}}})
+    assert not equal_revisions(legacy, new_revision(changed, 3, 0, controller=CLONESET_KIND))
 
 
 def test_revision_name_truncates_long_parents() -> None:
@@ -63,12 +94,12 @@ def test_new_revision_shape() -> None:
     cs = cloneset(3, tmpl=GO_TEMPLATE)
     cs["metadata"]["annotations"] = {"note": "kept"}
     rev = new_revision(cs, 4, 0, controller=CLONESET_KIND)
-    assert rev["metadata"]["name"] == "cs-7b85b7669"
-    assert rev["metadata"]["labels"] == {"app": "demo", HASH_LABEL: "7b85b7669"}
+    assert rev["metadata"]["name"] == "cs-68f5f8b994"
+    assert rev["metadata"]["labels"] == {"app": "demo", HASH_LABEL: "68f5f8b994"}
     assert rev["metadata"]["annotations"] == {"note": "kept"}
     assert rev["metadata"]["ownerReferences"][0]["controller"] is True
     assert rev["revision"] == 4
-    assert template_of_revision(rev) == GO_TEMPLATE
+    assert template_of_revision(rev) == go_encoded_template(GO_TEMPLATE)
 
 
 def test_equal_revisions_compare_data() -> None:
@@ -150,3 +181,17 @@ def test_history_default_limit_is_ten() -> None:
     revs = [revision(f"cs-r{i}", template(), i) for i in range(1, 14)]
     doomed = revisions_to_delete(cloneset(3), [], revs, OLD, NEW)
     assert [r["metadata"]["name"] for r in doomed] == ["cs-r1", "cs-r2", "cs-r3"]
+
+
+def test_a_revision_stored_before_go_encoding_still_updates_in_place() -> None:
+    """A revision written as the template was stored (no ``resources: {}``) and the next one in Go
+    form differ only in the image once read (``template_of_revision``), so the update stays in
+    place, as upstream, which reads both into typed structs."""
+    from kruise.workloads.inplace.spec import calculate_in_place_update_spec
+
+    legacy = {"data": {"spec": {"template": {**GO_TEMPLATE, "$patch": "replace"}}}}
+    container = {**GO_TEMPLATE["spec"]["containers"][0], "image": "nginx:1.27"}
+    newer = cloneset(3, tmpl={**GO_TEMPLATE, "spec": {"containers": [container]}})
+    update = new_revision(newer, 2, 0, controller=CLONESET_KIND)
+    spec = calculate_in_place_update_spec(template_of_revision(legacy), template_of_revision(update))
+    assert spec is not None and spec.container_images == {"main": "nginx:1.27"}

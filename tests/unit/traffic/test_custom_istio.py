@@ -141,8 +141,28 @@ def test_destination_rule_gains_canary_subset_and_pins_named_stable_subset() -> 
         {"name": "base", "labels": {"app": "echo", "pod-template-hash": "v1"}},
         {"name": "canary", "labels": {"pod-template-hash": "v2"}},
     ]
-    plain = desired_object(destination_rule(), DR, intent(20, **revs))["spec"]["subsets"]
-    assert plain == [{"name": "canary", "labels": {"pod-template-hash": "v2"}}]
+    canary_only = {"istio.destinationRule.canarySubsetName": "v2-pods"}
+    subsets = desired_object(destination_rule(), DR, intent(20, **revs), canary_only)["spec"]["subsets"]
+    assert subsets == [{"name": "v2-pods", "labels": {"pod-template-hash": "v2"}}]
+
+
+def test_destination_rule_without_subset_params_gains_upstreams_gray_canary_subset() -> None:
+    """Upstream's built-in DestinationRule script (``KR:lua_configuration/networking.istio.io/
+    DestinationRule/trafficRouting.lua``), as e2e "V1->V2: Route traffic with header matches and
+    weight for VirtualService and DestinationRule" (``KR:test/e2e/rollout_test.go:2701``) expects:
+    a subset ``canary`` selecting ``istio.service.tag: gray`` is appended after the user's."""
+    revs = {"revision_key": "pod-template-hash", "stable_revision": "v1", "canary_revision": "v2"}
+    dr = destination_rule({"labels": {"version": "base"}, "name": "echoserver"})
+    subsets = desired_object(dr, DR, intent(None, [{"headers": [header("user-agent", "pc")]}], **revs))[
+        "spec"
+    ]["subsets"]
+    assert subsets == [
+        {"labels": {"version": "base"}, "name": "echoserver"},
+        {"labels": {"istio.service.tag": "gray"}, "name": "canary"},
+    ]
+    assert desired_object(destination_rule(), DR, intent(20))["spec"]["subsets"] == [
+        {"labels": {"istio.service.tag": "gray"}, "name": "canary"}
+    ]
 
 
 def test_original_is_saved_once_and_every_step_starts_from_it() -> None:
@@ -235,3 +255,31 @@ def test_virtual_service_weights_always_sum_to_100(http: list[JSON], weight: int
     for out_rule in http_of(virtual_service(*http), intent(weight)):
         assert sum(route["weight"] for route in out_rule["route"]) == 100
         assert out_rule["route"][-1] == destination(CANARY, weight)
+
+
+def test_virtual_service_header_queryparams_path_matches_as_upstreams_e2e() -> None:
+    """Upstream e2e "V1->V2: Route traffic with header/queryParams/path matches and weight using
+    rollout for VirtualService" (``KR:test/e2e/rollout_test.go:2597``): one rule per match goes in
+    front of the user's rules, the last match first, each to the canary Service; a weight step
+    splits the stable route."""
+    vs = virtual_service({"route": [{"destination": {"host": STABLE}}]})
+    matches = [
+        {"headers": [header("user-agent", "pc")]},
+        {"queryParams": [header("user-agent", "pc")]},
+        {"path": {"value": "/pc"}},
+    ]
+    to_canary = [{"destination": {"host": CANARY}}]
+    assert http_of(vs, intent(None, matches)) == [
+        {"match": [{"uri": {"prefix": "/pc"}}], "route": to_canary},
+        {"match": [{"queryParams": {"user-agent": {"exact": "pc"}}}], "route": to_canary},
+        {"match": [{"headers": {"user-agent": {"exact": "pc"}}}], "route": to_canary},
+        {"route": [{"destination": {"host": STABLE}}]},
+    ]
+    assert http_of(vs, intent(50)) == [
+        {
+            "route": [
+                {"destination": {"host": STABLE}, "weight": 50},
+                {"destination": {"host": CANARY}, "weight": 50},
+            ]
+        }
+    ]

@@ -102,23 +102,35 @@ def test_builtin_scripts() -> None:
     assert builtin_custom_script("apisix.apache.org/v2", "ApisixRoute") is None
 
 
-async def test_configmap_scripts_win_over_builtins() -> None:
-    source = StaticLuaSource(
-        {
-            "lua.traffic.routing.ingress.nginx": "return {mine = 'ingress'}",
-            "lua.traffic.routing.VirtualService.networking.istio.io": "return obj.data",
-            "lua.traffic.routing.ApisixRoute.apisix.apache.org": "return obj.data",
-        }
-    )
+async def test_ingress_configmap_script_wins_over_builtin() -> None:
+    """Upstream ``ingressController.getTrafficRoutingIngressLuaScript``: the ConfigMap key
+    ``lua.traffic.routing.ingress.<classType>`` first, then the built-in class script."""
+    source = StaticLuaSource({"lua.traffic.routing.ingress.nginx": "return {mine = 'ingress'}"})
     assert await ingress_script(source, "nginx") == "return {mine = 'ingress'}"
-    assert await custom_script(source, "networking.istio.io/v1", "VirtualService") == "return obj.data"
-    assert await custom_script(source, "apisix.apache.org/v2", "ApisixRoute") == "return obj.data"
     empty = StaticLuaSource()
     assert await ingress_script(empty, "nginx") == builtin_ingress_script("nginx")
     with pytest.raises(ProviderError, match="higress lua script is not found"):
         await ingress_script(empty, "higress")
-    with pytest.raises(ProviderError, match="not found neither locally nor in ConfigMap"):
-        await custom_script(empty, "apisix.apache.org/v2", "ApisixRoute")
+
+
+async def test_builtin_custom_script_wins_over_configmap() -> None:
+    """Upstream ``customController.getLuaScript`` (custom_network_provider.go:307): the built-in
+    ``lua_configuration/<group>/<Kind>/trafficRouting.lua`` first; the ConfigMap key
+    ``lua.traffic.routing.<Kind>.<group>`` only for kinds without one."""
+    source = StaticLuaSource(
+        {
+            "lua.traffic.routing.VirtualService.networking.istio.io": "return obj.data",
+            "lua.traffic.routing.DestinationRule.networking.istio.io": "return obj.data",
+            "lua.traffic.routing.ApisixRoute.apisix.apache.org": "return obj.data",
+        }
+    )
+    vs = await custom_script(source, "networking.istio.io/v1", "VirtualService")
+    assert vs == builtin_custom_script("networking.istio.io/v1", "VirtualService") != "return obj.data"
+    dr = await custom_script(source, "networking.istio.io/v1alpha3", "DestinationRule")
+    assert dr == builtin_custom_script("networking.istio.io/v1alpha3", "DestinationRule")
+    assert await custom_script(source, "apisix.apache.org/v2", "ApisixRoute") == "return obj.data"
+    with pytest.raises(ProviderError, match=r"^expected script not found neither locally nor in ConfigMap$"):
+        await custom_script(StaticLuaSource(), "apisix.apache.org/v2", "ApisixRoute")
 
 
 def test_intent_from_the_engine_dict() -> None:

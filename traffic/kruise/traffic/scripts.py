@@ -8,11 +8,19 @@ ConfigMap of the controller's namespace under
   (default class ``nginx``), and
 - ``lua.traffic.routing.<Kind>.<group>`` for ``customNetworkRefs[]``,
 
-and falls back to the scripts built into the binary (``lua_configuration/``). We ship our own
-scripts with the same contract: ``trafficrouting_ingress/{nginx,mse}.lua`` and
-``networking.istio.io/{VirtualService,DestinationRule}/trafficRouting.lua``. The ConfigMap is
-always asked first, so a user can replace a built-in script (upstream's custom provider prefers
-its built-in; the reference documents ConfigMap first, and one rule for both kinds is simpler).
+and has scripts built into the binary (``lua_configuration/``). We ship our own scripts with
+the same contract: ``trafficrouting_ingress/{nginx,mse}.lua`` and
+``networking.istio.io/{VirtualService,DestinationRule}/trafficRouting.lua``.
+
+The two lookups differ in precedence, exactly as upstream's:
+
+- an Ingress class: the ConfigMap first, then the built-in script
+  (``ingressController.getTrafficRoutingIngressLuaScript``), so a user can replace ``nginx.lua``;
+- a custom network kind: the built-in script first, the ConfigMap only for kinds without one
+  (``customController.getLuaScript``), so a ConfigMap entry for ``VirtualService`` or
+  ``DestinationRule`` is never used. Upstream's own e2e suite installs such a ConfigMap whose
+  VirtualService script writes ``queryParams`` in a shape Istio's schema refuses; it passes only
+  because the built-in wins.
 
 Where the scripts come from is a small Protocol, :class:`LuaScriptSource`; the ConfigMap reader
 is the adapter in :mod:`kruise.traffic.configmap_source`.
@@ -105,16 +113,18 @@ async def ingress_script(source: LuaScriptSource, class_type: str) -> str:
 
 
 async def custom_script(source: LuaScriptSource, api_version: str, kind: str) -> str:
-    """The script for a custom network reference: ConfigMap first, then built-in.
+    """The script for a custom network reference: built-in first, then the ConfigMap.
 
-    Raises ProviderError when neither has one (upstream: "expected script not found neither
-    locally nor in ConfigMap").
+    Upstream rule (``KR:pkg/trafficrouting/network/customNetworkProvider/custom_network_provider.go``
+    ``getLuaScript``): the local ``lua_configuration/<group>/<Kind>/trafficRouting.lua`` wins; only
+    when there is none is ``lua.traffic.routing.<Kind>.<group>`` read from the ConfigMap.
+    Raises ProviderError "expected script not found neither locally nor in ConfigMap" (upstream's
+    message) when neither has one.
     """
-    key = custom_script_key(api_version, kind)
-    script = await source.get(key)
+    script = builtin_custom_script(api_version, kind)
+    if script is not None:
+        return script
+    script = await source.get(custom_script_key(api_version, kind))
     if script:
         return script
-    script = builtin_custom_script(api_version, kind)
-    if script is None:
-        raise ProviderError(f"lua script {key} for {kind} not found neither locally nor in ConfigMap")
-    return script
+    raise ProviderError("expected script not found neither locally nor in ConfigMap")

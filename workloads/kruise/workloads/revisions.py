@@ -11,11 +11,17 @@ Revision data is the strategic-merge patch ``{"spec":{"template":{..., "$patch":
 JSON bytes, then the decimal collision count if given, printed in decimal and mapped through
 ``rand.SafeEncodeString`` (alphabet ``bcdfghjklmnpqrstvwxz2456789``).
 
-Deviation: upstream hashes ``json.Marshal`` of the template *after* a round trip through Go's
-typed ``PodTemplateSpec`` (which adds zero values such as ``"creationTimestamp":null`` and
-``"resources":{}``). Here the template dict is marshalled as given, Go-style (sorted keys, no
-spaces, ``<``/``>``/``&``/U+2028/U+2029 escaped), so names match upstream when the dict already
-has that canonical shape (for example, a template as stored by the defaulting webhook).
+Upstream hashes ``json.Marshal`` of the template *after* a round trip through Go's typed
+``PodTemplateSpec`` (``runtime.Encode(patchCodec, obj)`` in ``getPatch``), which always writes
+``metadata.creationTimestamp: null`` and every container's ``resources`` (``{}`` at least) and
+prints quantities canonically. The template is given that shape here too
+(:func:`go_encoded_template`) before it is stored and hashed, so one template is one revision
+whether or not the stored object carries those artifacts (a template written back by
+``kubectl-kruise rollout undo`` from a revision does, one applied from a manifest may not), and
+:func:`equal_revisions` compares revisions written before this rule in that shape as well, so
+their names (and the pods labelled with them) stay valid. Marshalling is Go-style (sorted keys,
+no spaces, ``<``/``>``/``&``/U+2028/U+2029 escaped). Not reproduced: Go's dropping of fields
+unknown to its structs and of empty ``omitempty`` fields.
 The CloneSet's ``kruise.io/cloneset-volumeclaimtemplate-hash`` annotation is not computed here.
 """
 
@@ -26,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.workloads.admission.pod_defaults import add_marshal_artifacts
 from kruise.workloads.objects import (
     KubeObject,
     annotations_of,
@@ -79,12 +86,36 @@ def safe_encode_string(text: str) -> str:
     return "".join(SAFE_ALPHABET[ord(ch) % len(SAFE_ALPHABET)] for ch in text)
 
 
+def go_encoded_template(template: Mapping[str, Any]) -> dict[str, Any]:
+    """``template`` as Go's client encodes a typed ``PodTemplateSpec`` (a copy).
+
+    ``metadata.creationTimestamp: null`` always, each init/regular/ephemeral container's
+    ``resources`` at least ``{}``, quantities canonical (see
+    :func:`~kruise.workloads.admission.pod_defaults.add_marshal_artifacts`).
+    """
+    return add_marshal_artifacts(template)
+
+
 def revision_data(template: Mapping[str, Any]) -> dict[str, Any]:
     """The ControllerRevision ``data`` for a pod template.
 
-    Shape: ``{"spec":{"template":{..., "$patch":"replace"}}}`` (``SetRevisionTemplate``).
+    Shape: ``{"spec":{"template":{..., "$patch":"replace"}}}`` (``SetRevisionTemplate``), the
+    template in :func:`go_encoded_template` form.
     """
-    return {"spec": {"template": {**template, "$patch": "replace"}}}
+    return {"spec": {"template": {**go_encoded_template(template), "$patch": "replace"}}}
+
+
+def _comparable_data(data: Any) -> Any:
+    """Revision ``data`` with a pod template in :func:`go_encoded_template` form (other data as is)."""
+    template = (
+        mapping(mapping(mapping(data).get("spec")).get("template")) if isinstance(data, Mapping) else {}
+    )
+    if not template:
+        return data
+    encoded = go_encoded_template({k: v for k, v in template.items() if k != "$patch"})
+    if "$patch" in template:
+        encoded["$patch"] = template["$patch"]
+    return {**data, "spec": {**mapping(data.get("spec")), "template": encoded}}
 
 
 def hash_revision_data(data: Mapping[str, Any] | bytes, collision_count: int | None = None) -> str:
@@ -169,14 +200,16 @@ def equal_revisions(lhs: KubeObject | None, rhs: KubeObject | None) -> bool:
     """Same revision content (``history.EqualRevision``).
 
     Both ``None`` is equal; numeric hash labels that differ are unequal (safe-encoded labels
-    never parse, as upstream); otherwise the canonical JSON of ``data`` decides.
+    never parse, as upstream); otherwise the canonical JSON of ``data`` decides, a pod template
+    in it taken in :func:`go_encoded_template` form (so a revision stored before that form was
+    used still matches its template).
     """
     if lhs is None or rhs is None:
         return lhs is rhs
     left, right = _numeric_hash(lhs), _numeric_hash(rhs)
     if left is not None and right is not None and left != right:
         return False
-    return go_json(lhs.get("data")) == go_json(rhs.get("data"))
+    return go_json(_comparable_data(lhs.get("data"))) == go_json(_comparable_data(rhs.get("data")))
 
 
 def sort_revisions(revisions: Iterable[KubeObject]) -> list[KubeObject]:
@@ -289,7 +322,10 @@ def revisions_to_delete(
 
 
 def template_of_revision(revision: KubeObject) -> dict[str, Any]:
-    """The pod template stored in a revision's ``data`` (``GetTemplateFromRevision``), without ``$patch``."""
+    """The pod template stored in a revision's ``data`` (``GetTemplateFromRevision``), without
+    ``$patch``, in :func:`go_encoded_template` form (as upstream reads it into a typed struct), so a
+    revision written before that form was used compares with a newer one by content only: its
+    missing ``resources: {}`` does not read as a change that forbids an in-place update."""
     template = dict(mapping(mapping(mapping(revision.get("data")).get("spec")).get("template")))
     template.pop("$patch", None)
-    return template
+    return go_encoded_template(template)

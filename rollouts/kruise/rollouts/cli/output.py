@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 import yaml
+from rich.console import Console
 
 from kruise.core.errors import ApiError
 from kruise.core.kube import KubeClient
@@ -38,6 +39,21 @@ DryRunOpt = Annotated[
     ),
 ]
 OUTPUTS = ("", "json", "yaml", "name")
+
+
+PIPED_WIDTH = 100_000
+"""Columns a rich table may use when stdout is not a terminal: in effect no limit (rich's own
+default there is 80, which cut or folded wide tables in pipes and logs)."""
+
+
+def table_console() -> Console:
+    """The rich Console for tables and panels: the terminal's width on a terminal (rich reads it,
+    or ``COLUMNS``); when stdout is not a terminal, no width limit, so a table keeps the width of
+    its content."""
+    console = Console()
+    if console.is_terminal:
+        return console
+    return Console(width=PIPED_WIDTH)
 
 
 def resolve(ctx: typer.Context, targets: list[str] | None, filenames: Sequence[str] | None) -> list[Ref]:

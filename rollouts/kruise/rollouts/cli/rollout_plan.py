@@ -16,14 +16,13 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from kruise.core.kube import KubeClient, Resource
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
 from kruise.rollouts.cli.edits import EditError
 from kruise.rollouts.cli.kubectx import fail, run_kube, target_of
-from kruise.rollouts.cli.output import Targets, resolve
+from kruise.rollouts.cli.output import Targets, resolve, table_console
 from kruise.rollouts.cli.refs import Ref, RefError, only
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.prepull import CONDITION_TYPE as PREPULL_CONDITION
@@ -100,7 +99,7 @@ def plan(
             table.add_row(
                 str(s.index), str(s.replicas), str(s.canary), str(s.stable), weight, stable, matches, pause
             )
-        Console().print(table)
+        table_console().print(table)
         if prepull:
             sys.stdout.write(prepull + "\n")
 

@@ -157,7 +157,11 @@ def pods_by_role(
     pods: Sequence[Mapping[str, Any]], revision_label: str, stable: str, canary: str
 ) -> dict[str, tuple[int, int]]:
     """Live pods counted by role: ``stable``/``canary`` when their revision label ends with the
-    Rollout's recorded revision, else the revision itself; each as (pods, ready)."""
+    Rollout's recorded revision, else the revision itself; each as (pods, ready).
+
+    A pod at the stable revision is ``stable`` even when the canary revision is the same: after
+    an undo the Rollout records the workload's (stable) template as the canary revision too, and
+    its pods are not a release's canary."""
     out: dict[str, tuple[int, int]] = {}
     for pod in pods:
         meta = pod.get("metadata") or {}
@@ -165,10 +169,10 @@ def pods_by_role(
             continue
         revision = str((meta.get("labels") or {}).get(revision_label, "?"))
         role = revision
-        if canary and revision.endswith(canary):
-            role = "canary"
-        elif stable and revision.endswith(stable):
+        if stable and revision.endswith(stable):
             role = "stable"
+        elif canary and revision.endswith(canary):
+            role = "canary"
         ready = any(
             c.get("type") == "Ready" and c.get("status") == "True"
             for c in (pod.get("status") or {}).get("conditions") or []

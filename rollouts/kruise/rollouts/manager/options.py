@@ -60,6 +60,38 @@ FEATURE_GATES: dict[str, bool] = {
 }
 
 
+ALPHA, BETA = "Alpha", "Beta"
+#: The pre-release stage of each gate (OpenKruise v1.8 ``pkg/features/kruise_features.go``,
+#: Kruise Rollouts ``pkg/feature/rollout_features.go``), for ``AllAlpha``/``AllBeta``.
+FEATURE_GATE_STAGES: dict[str, str] = {
+    "CloneSetShortHash": ALPHA,
+    "CloneSetPartitionRollback": ALPHA,
+    "PreparingUpdateAsUpdate": ALPHA,
+    "InPlaceUpdateEnvFromMetadata": BETA,
+    "ResourcesDeletionProtection": BETA,
+    "TemplateNoDefaults": ALPHA,
+    "StatefulSetAutoDeletePVC": BETA,
+    "StatefulSetStartOrdinal": ALPHA,
+    "PodIndexLabel": BETA,
+    "StatefulSetAutoResizePVCGate": ALPHA,
+    "PodWebhook": BETA,
+    "SidecarSetPatchPodMetadataDefaultsAllowed": ALPHA,
+    "EnableExternalCerts": ALPHA,
+    "AdvancedDeployment": ALPHA,
+    "KeepWorkloadPausedOnRolloutDeletion": ALPHA,
+    "RolloutHistory": ALPHA,
+    "KruiseDaemon": BETA,
+    "DaemonWatchingPod": BETA,
+    "ImagePullJobGate": ALPHA,
+    "PodProbeMarkerGate": BETA,
+    "PreDownloadImageForInPlaceUpdate": ALPHA,
+}
+ALL_STAGE_GATES = {"AllAlpha": ALPHA, "AllBeta": BETA}
+"""Kubernetes' special gates: ``AllAlpha=true`` sets every alpha gate not named in the same flag
+(``AllBeta`` every beta one); upstream's manager manifest runs with
+``--feature-gates=AllAlpha=true,AllBeta=true,EnableExternalCerts=false,TemplateNoDefaults=false``."""
+
+
 def pre_download_enabled(gates: Mapping[str, bool]) -> bool:
     """``PreDownloadImageForInPlaceUpdate`` in effect: KruiseDaemon off forces it off (upstream)."""
     return gates.get("PreDownloadImageForInPlaceUpdate", False) and gates.get("KruiseDaemon", True)
@@ -71,15 +103,30 @@ def image_pull_jobs_enabled(gates: Mapping[str, bool]) -> bool:
 
 
 def parse_feature_gates(text: str) -> dict[str, bool]:
-    """``A=true,B=false`` -> gates with defaults filled in. Raises ValueError on unknown names."""
+    """``A=true,B=false`` -> gates with defaults filled in. Raises ValueError on unknown names.
+
+    ``AllAlpha=true|false`` / ``AllBeta=true|false`` set every alpha / beta gate (see
+    :data:`FEATURE_GATE_STAGES`) that the same flag does not name, whatever the order, as
+    Kubernetes' ``featuregate.Set``.
+    """
     gates = dict(FEATURE_GATES)
+    explicit: dict[str, bool] = {}
+    stages: dict[str, bool] = {}
     for item in filter(None, (p.strip() for p in text.split(","))):
         key, sep, value = item.partition("=")
         if not sep or value.lower() not in ("true", "false"):
             raise ValueError(f"invalid feature gate {item!r}: want Name=true|false")
+        if key in ALL_STAGE_GATES:
+            stages[ALL_STAGE_GATES[key]] = value.lower() == "true"
+            continue
         if key not in FEATURE_GATES:
-            raise ValueError(f"unknown feature gate {key!r}; known: {', '.join(sorted(FEATURE_GATES))}")
-        gates[key] = value.lower() == "true"
+            known = ", ".join(sorted([*FEATURE_GATES, *ALL_STAGE_GATES]))
+            raise ValueError(f"unknown feature gate {key!r}; known: {known}")
+        explicit[key] = value.lower() == "true"
+    for gate, stage in FEATURE_GATE_STAGES.items():
+        if stage in stages:
+            gates[gate] = stages[stage]
+    gates.update(explicit)
     return gates
 
 

@@ -1,20 +1,33 @@
 -- kruise built-in: Istio DestinationRule subsets (customNetworkRefs, networking.istio.io).
 --
 -- Same contract as Kruise Rollouts' custom network provider scripts (obj.data is
--- {spec, labels, annotations} before the rollout), plus the revision facts upstream hands to
--- this script:
+-- {spec, labels, annotations} before the rollout). Returns obj.data with the canary subset.
+--
+-- Default, as Kruise Rollouts' built-in script: a subset named "canary" selecting the pod label
+-- istio.service.tag=gray is appended (users put that label on canary pods, e.g. through the
+-- Rollout's patchPodTemplateMetadata); the VirtualService script routes to subset "canary" when
+-- the stable and canary services are the same.
+--
+-- kruise extension, only when the trafficRoutings[] entry sets additionalParams
+-- istio.destinationRule.stableSubsetName and/or istio.destinationRule.canarySubsetName
+-- (handed to this script as obj.stableName / obj.canaryName): the subsets select the versions by
+-- the revision label instead, using
 --   obj.revisionLabelKey       pod label telling versions apart (pod-template-hash, ...)
 --   obj.stableRevision, obj.canaryRevision
---   obj.stableName             optional stable subset name (additionalParams
---                              istio.destinationRule.stableSubsetName); left alone when unset
---   obj.canaryName             canary subset name (istio.destinationRule.canarySubsetName),
---                              "canary" by default: the subset the VirtualService script uses
--- Returns obj.data with the subsets added or updated (the first subset of a name wins).
+-- the named stable subset gets the stable revision label, the canary subset (obj.canaryName,
+-- "canary" by default) the canary one; an existing subset of that name is updated in place.
 
 local data = obj.data
 local spec = data.spec
 if spec.subsets == nil then
   spec.subsets = {}
+end
+
+local named = (obj.stableName ~= nil and obj.stableName ~= "") or (obj.canaryName ~= nil and obj.canaryName ~= "")
+
+if not named then
+  table.insert(spec.subsets, { name = "canary", labels = { ["istio.service.tag"] = "gray" } })
+  return data
 end
 
 local function revisionLabels(revision)
