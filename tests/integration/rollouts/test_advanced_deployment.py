@@ -38,6 +38,7 @@ from tests.integration.rollouts.workload_support import (
     selector_hash,
     set_image,
     start,
+    wait_batch_labels,
     wait_paused_at,
     wait_phase,
     wait_pods,
@@ -142,12 +143,16 @@ async def test_advanced_deployment_rolling_with_traffic_case(kube: KubeClient, n
     br = await kube.get(BATCH_RELEASES, "web", namespace)
     assert br["spec"]["releasePlan"]["rollingStyle"] == "Partition"
     assert (br["status"]["stableRevision"], br["status"]["updateRevision"]) == (stable_hash, new_hash)
+    # the partition control plane labels the Deployment's new pods as any kind's (PatchPodBatchLabel)
+    rollout_id = cs["observedRolloutID"]
+    await wait_batch_labels(kube, namespace, rollout_id, {"1": 1})
 
     # step 2: 60% -> 3 new pods, 2 old
     await approve(kube, namespace)
     await wait_paused_at(kube, namespace, 2)
     await wait_pods(kube, namespace, {V1: 2, V2: 3})
     assert canary_weight(await kube.get(INGRESSES, "web-canary", namespace)) == "60"
+    await wait_batch_labels(kube, namespace, rollout_id, {"1": 1, "2": 2})
 
     # step 3 (100%) continues by itself; finalising hands the Deployment back
     await approve(kube, namespace)
