@@ -74,6 +74,20 @@ def parse_strategy(raw: str | None) -> DeploymentStrategy:
     )
 
 
+CANARY_STYLE = "Canary"
+
+
+def readable_strategy(deployment: Mapping[str, Any]) -> DeploymentStrategy | None:
+    """The strategy annotation when it decodes as a JSON object, else None (absent, empty or
+    unreadable: upstream's ``NewController`` gets an unmarshal error and leaves the Deployment)."""
+    raw = ((deployment.get("metadata") or {}).get("annotations") or {}).get(DEPLOYMENT_STRATEGY_ANNOTATION)
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return parse_strategy(raw) if isinstance(data, dict) else None
+
+
 def strategy_of(deployment: Mapping[str, Any]) -> DeploymentStrategy:
     annotations = (deployment.get("metadata") or {}).get("annotations") or {}
     return parse_strategy(annotations.get(DEPLOYMENT_STRATEGY_ANNOTATION))
