@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kruise.rollouts.advanceddeployment.replicasets import deployment_status, new_replicaset_body
-from kruise.rollouts.advanceddeployment.rolling import decide_rollout, under_control
+from kruise.rollouts.advanceddeployment.rolling import decide_rollout
 from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
 from kruise.rollouts.workloads.deployment.strategy import (
     DEPLOYMENT_STRATEGY_ANNOTATION,
@@ -20,6 +20,7 @@ from kruise.rollouts.workloads.deployment.strategy import (
     fenceposts,
     new_rs_limit,
     parse_strategy,
+    under_control,
     with_defaults,
 )
 

@@ -35,10 +35,10 @@ from kruise.rollouts.advanceddeployment.replicasets import (
     DESIRED_REPLICAS_ANNOTATION,
     MAX_REPLICAS_ANNOTATION,
 )
-from kruise.rollouts.advanceddeployment.rolling import RolloutDecision, decide_rollout, under_control
+from kruise.rollouts.advanceddeployment.rolling import RolloutDecision, decide_rollout
 from kruise.rollouts.release.objects import spec_replicas
 from kruise.rollouts.workloads.deployment.podtemplate import equal_ignore_hash
-from kruise.rollouts.workloads.deployment.strategy import DEPLOYMENT_EXTRA_STATUS_ANNOTATION
+from kruise.rollouts.workloads.deployment.strategy import DEPLOYMENT_EXTRA_STATUS_ANNOTATION, under_control
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]

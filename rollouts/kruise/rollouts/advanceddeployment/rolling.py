@@ -55,19 +55,17 @@ from kruise.rollouts.advanceddeployment.replicasets import (
 )
 from kruise.rollouts.advanceddeployment.scaling import paused_sizes
 from kruise.rollouts.release.constants import (
-    BATCH_RELEASE_CONTROL_ANNOTATION,
     POD_TEMPLATE_HASH_LABEL,
     STABLE_REVISION_LABEL,
 )
 from kruise.rollouts.release.objects import meta, spec_replicas
 from kruise.rollouts.workloads.deployment.strategy import (
-    CANARY_STYLE,
     DeploymentStrategy,
     dump_extra_status,
     fenceposts,
     new_rs_limit,
-    readable_strategy,
     strategy_of,
+    under_control,
     with_defaults,
 )
 
@@ -93,22 +91,6 @@ class RolloutDecision:
     status: JSON | None = None
     extra_status: str | None = None
     done: bool = False
-
-
-def under_control(deployment: Mapping[str, Any]) -> bool:
-    """``IsUnderRolloutControl`` plus a readable strategy annotation whose ``rollingStyle`` is not
-    ``Canary`` (upstream's ``NewController``: any other style, none included, is processed)."""
-    spec = deployment.get("spec") or {}
-    annotations = meta(deployment).get("annotations") or {}
-    strategy = readable_strategy(deployment)
-    return (
-        bool(annotations.get(BATCH_RELEASE_CONTROL_ANNOTATION))
-        and (spec.get("strategy") or {}).get("type") == "Recreate"
-        and bool(spec.get("paused"))
-        and strategy is not None
-        and strategy.rolling_style != CANARY_STYLE
-        and not meta(deployment).get("deletionTimestamp")
-    )
 
 
 def scaling_event(deployment: Mapping[str, Any], replicasets: Sequence[Mapping[str, Any]]) -> bool:

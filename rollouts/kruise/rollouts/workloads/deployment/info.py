@@ -189,6 +189,7 @@ def deployment_info(
         generation=int(meta.get("generation") or 0),
         rollout_id=workload_rollout_id(deployment),
         canary_revision_aliases=aliases,
+        canary_revision_known=bool(aliases),
     )
     if not base.status_consistent:
         return base
