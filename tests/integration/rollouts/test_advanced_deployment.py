@@ -38,6 +38,7 @@ from tests.integration.rollouts.workload_support import (
     selector_hash,
     set_image,
     start,
+    wait_batch_labels,
     wait_paused_at,
     wait_phase,
     wait_pods,
@@ -142,12 +143,16 @@ async def test_advanced_deployment_rolling_with_traffic_case(kube: KubeClient, n
     br = await kube.get(BATCH_RELEASES, "web", namespace)
     assert br["spec"]["releasePlan"]["rollingStyle"] == "Partition"
     assert (br["status"]["stableRevision"], br["status"]["updateRevision"]) == (stable_hash, new_hash)
+    # the partition control plane labels the Deployment's new pods as any kind's (PatchPodBatchLabel)
+    rollout_id = cs["observedRolloutID"]
+    await wait_batch_labels(kube, namespace, rollout_id, {"1": 1})
 
     # step 2: 60% -> 3 new pods, 2 old
     await approve(kube, namespace)
     await wait_paused_at(kube, namespace, 2)
     await wait_pods(kube, namespace, {V1: 2, V2: 3})
     assert canary_weight(await kube.get(INGRESSES, "web-canary", namespace)) == "60"
+    await wait_batch_labels(kube, namespace, rollout_id, {"1": 1, "2": 2})
 
     # step 3 (100%) continues by itself; finalising hands the Deployment back
     await approve(kube, namespace)
@@ -234,30 +239,44 @@ async def _absent(kube: KubeClient, namespace: str) -> bool:
 
 
 async def test_advanced_deployment_scaling_case(kube: KubeClient, namespace: str) -> None:
+    """Upstream "advanced deployment scaling case" (``rollout_v1beta1_test.go:4948``; it failed at
+    ``:5026``: 2 updated pods after scaling back to 5 where upstream leaves 1).
+
+    Upstream rule (``syncDeployment``): an active ReplicaSet sized for another ``spec.replicas``
+    (``isScalingEvent``) makes the round a scaling event, handled by ``sync`` like a paused
+    strategy: the change is shared in proportion to the ReplicaSets' sizes (``GetProportion``,
+    toward ``replicas + maxSurge``), not by the partition. At 20%: 5 -> 10 gives 8 old + 2 new,
+    10 -> 5 gives 4 + 1 (2 x 6/11 rounds to 1)."""
     ro = rollout(namespace, DEPLOYMENT_REF, canary_strategy(STEPS))
     await start(kube, namespace, deployment(namespace), ro)
     await set_image(kube, namespace, "Deployment", V2)
     await wait_paused_at(kube, namespace, 1)
     await wait_pods(kube, namespace, {V1: 4, V2: 1})
 
-    # scale up mid-step: 20% of 10 is 2 new pods, the old ReplicaSet grows back to the rest
+    async def canary_ready(count: int) -> bool:
+        ro = await kube.get(ROLLOUTS, "web", namespace)
+        return bool(ro["status"]["canaryStatus"].get("canaryReadyReplicas") == count)
+
+    # scale up mid-step: 20% of 10 is 2 new pods, the old ReplicaSet grows to the rest
     await kube.patch(DEPLOYMENTS, "web", {"spec": {"replicas": 10}}, namespace, patch_type="merge")
     await wait_pods(kube, namespace, {V1: 8, V2: 2})
+    await eventually(lambda: canary_ready(2), timeout=30, what="canaryReadyReplicas 2")
     await wait_paused_at(kube, namespace, 1)
     d = await _deployment(kube, namespace)
     assert json.loads(_annotations(d)[EXTRA_STATUS])["expectedUpdatedReplicas"] == 2
 
-    # 60% of 10, then scale down to 8: the 6 new pods stay, the old ones shrink to 2
+    # and back to 5: shared in proportion, 1 new pod stays (20% of 5)
+    await kube.patch(DEPLOYMENTS, "web", {"spec": {"replicas": 5}}, namespace, patch_type="merge")
+    await wait_pods(kube, namespace, {V1: 4, V2: 1})
+    await eventually(lambda: canary_ready(1), timeout=30, what="canaryReadyReplicas 1")
+
     await approve(kube, namespace)
     await wait_paused_at(kube, namespace, 2)
-    await wait_pods(kube, namespace, {V1: 4, V2: 6})
-    await kube.patch(DEPLOYMENTS, "web", {"spec": {"replicas": 8}}, namespace, patch_type="merge")
-    await wait_pods(kube, namespace, {V1: 2, V2: 6})
-
+    await wait_pods(kube, namespace, {V1: 2, V2: 3})
     await approve(kube, namespace)
     ro = await wait_phase(kube, namespace, "Healthy", timeout=60)
     assert conditions(ro)["Succeeded"]["status"] == "True"
-    await wait_pods(kube, namespace, {V2: 8})
+    await wait_pods(kube, namespace, {V2: 5})
     await _wait_handed_back(kube, namespace)
 
 

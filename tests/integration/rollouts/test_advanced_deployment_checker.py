@@ -160,7 +160,10 @@ async def test_update_with_scale_down(kube: KubeClient, namespace: str) -> None:
     await _partition(kube, namespace, "40%")
     await wait_pods(kube, namespace, {V1: 6, V2: 4})
     await _scale(kube, namespace, 5)
-    await wait_pods(kube, namespace, {V1: 1, V2: 4})  # the new pods stay, the old ones take the cut
+    # a scaling event is shared in proportion (upstream's sync): 6 x 6/11 -> 3 old, 4 x 6/11 -> 2
+    # new, upstream's CheckReplicas(deployment, 5, 5, 2)
+    await wait_pods(kube, namespace, {V1: 3, V2: 2})
+    await _status(kube, namespace, {"replicas": 5, "updatedReplicas": 2, "availableReplicas": 5})
     await _partition(kube, namespace, "100%")
     await wait_pods(kube, namespace, {V2: 5})
 
@@ -335,3 +338,107 @@ async def test_a_paused_strategy_spreads_a_scale_up_proportionally(kube: KubeCli
     assert await pods_by_image(kube, namespace) == {V1: 12, V2: 8}, "no V3 ReplicaSet while paused"
     await _scale(kube, namespace, 10)
     await wait_pods(kube, namespace, {V1: 6, V2: 4})
+
+
+# ------------------------------------------------- upstream's Deployment, created under control
+UPSTREAM_STRATEGY: JSON = {"rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}}
+"""``KR:test/e2e/test_data/deployment/deployment.yaml``'s strategy annotation: no ``rollingStyle``."""
+
+
+async def _created_under_control(kube: KubeClient, namespace: str) -> None:
+    """Upstream's checker Deployment: created ``paused``, ``Recreate``, with a control annotation and
+    a strategy annotation without ``rollingStyle`` (so kube's controller never makes a ReplicaSet);
+    the advanced Deployment controller creates the first one with every pod."""
+    d = deployment(namespace)
+    d["metadata"]["annotations"] = {
+        "batchrelease.rollouts.kruise.io/control-info": '{"kind":"BatchRelease","name":"rollouts-demo"}',
+        STRATEGY: json.dumps(UPSTREAM_STRATEGY),
+    }
+    d["spec"].update(paused=True, strategy={"type": "Recreate"})
+    await kube.create(DEPLOYMENTS, d, namespace)
+    await _check(kube, namespace, 5, 5, 5)
+
+
+async def _update(kube: KubeClient, namespace: str, image: str) -> None:
+    """Upstream's ``UpdateDeployment``: the new template with the strategy ``paused``."""
+    await set_image(kube, namespace, "Deployment", image)
+    strategy = {**UPSTREAM_STRATEGY, "paused": True, "partition": 0}
+    await kube.patch(
+        DEPLOYMENTS,
+        "web",
+        {"metadata": {"annotations": {STRATEGY: json.dumps(strategy)}}},
+        namespace,
+        patch_type="merge",
+    )
+
+
+async def _check(kube: KubeClient, namespace: str, replicas: int, available: int, updated: int) -> None:
+    """Upstream's ``CheckReplicas``: the Deployment status (a count left out is 0, as Go reads it),
+    the live pods, and the ReplicaSets."""
+    want = {"replicas": replicas, "availableReplicas": available, "updatedReplicas": updated}
+
+    async def counted() -> bool:
+        st = (await kube.get(DEPLOYMENTS, "web", namespace)).get("status") or {}
+        return all(int(st.get(k) or 0) == v for k, v in want.items())
+
+    await eventually(counted, timeout=30, what=f"Deployment status {want}")
+    await eventually(lambda: _live_pods(kube, namespace, replicas), timeout=30, what=f"{replicas} live pods")
+    d = await kube.get(DEPLOYMENTS, "web", namespace)
+    rss = [
+        r
+        for r in (await kube.list(REPLICASETS, namespace))["items"]
+        if not r["metadata"].get("deletionTimestamp")
+    ]
+    image = d["spec"]["template"]["spec"]["containers"][0]["image"]
+    new = [r for r in rss if r["spec"]["template"]["spec"]["containers"][0]["image"] == image]
+    assert sum(int(r["status"].get("replicas") or 0) for r in new) == updated
+    assert sum(int(r["status"].get("replicas") or 0) for r in rss) == replicas
+    assert sum(int(r["status"].get("availableReplicas") or 0) for r in rss) == available
+
+
+async def _live_pods(kube: KubeClient, namespace: str, want: int) -> bool:
+    return sum((await pods_by_image(kube, namespace)).values()) == want
+
+
+async def _partition_checked(kube: KubeClient, namespace: str, partition: int, replicas: int = 5) -> None:
+    """Upstream's ``UpdatePartitionWithCheck``: the strategy unpaused at ``partition``, then every
+    pod available and ``partition`` of them updated."""
+    strategy = {**UPSTREAM_STRATEGY, "partition": partition}
+    await kube.patch(
+        DEPLOYMENTS,
+        "web",
+        {"metadata": {"annotations": {STRATEGY: json.dumps(strategy)}}},
+        namespace,
+        patch_type="merge",
+    )
+    await _check(kube, namespace, replicas, replicas, min(partition, replicas))
+
+
+async def test_advanced_deployment_checker_update_with_partition(kube: KubeClient, namespace: str) -> None:
+    """Upstream "Advanced Deployment Checker > update with partition" (``deployment_test.go:232``;
+    it failed in ``CheckReplicas`` at ``:149``: no ReplicaSet was ever made).
+
+    Upstream rule (``NewController``): a Deployment under rollout control (control annotation,
+    ``paused``, ``Recreate``) is processed whatever its strategy's ``rollingStyle`` except
+    ``Canary``, none included; with no old pods ``NewRSNewReplicas`` gives the first ReplicaSet
+    ``spec.replicas`` pods whatever the partition."""
+    await _created_under_control(kube, namespace)
+    await _update(kube, namespace, V2)
+    for partition in (0, 1, 2, 3, 5):
+        await _partition_checked(kube, namespace, partition)
+    await wait_pods(kube, namespace, {V2: 5})
+
+
+async def test_advanced_deployment_checker_update_with_scale_up(kube: KubeClient, namespace: str) -> None:
+    """Upstream "Advanced Deployment Checker > update with scale up" (``deployment_test.go:246``):
+    at partition 2 of 5, scaling to 10 is a scaling event shared in proportion (``isScalingEvent``,
+    ``sync``): 2 x 13/7 -> 4 new pods, 3 x 13/7 -> 6 old, ``CheckReplicas(10, 10, 4)``."""
+    await _created_under_control(kube, namespace)
+    await _update(kube, namespace, V2)
+    for partition in (0, 1, 2):
+        await _partition_checked(kube, namespace, partition)
+    await _scale(kube, namespace, 10)
+    await _check(kube, namespace, 10, 10, 4)
+    await wait_pods(kube, namespace, {V1: 6, V2: 4})
+    for partition in (7, 10):
+        await _partition_checked(kube, namespace, partition, replicas=10)

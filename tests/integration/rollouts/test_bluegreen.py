@@ -2,10 +2,11 @@
 
 Upstream scenarios (``KR:test/e2e/rollout_v1beta1_test.go``): "Bluegreen Release - Deployment -
 Ingress" (bluegreen rolling with traffic case, bluegreen rollback case, bluegreen deployment
-continuous rolling case, bluegreen delete rollout case) and "Bluegreen Release - Cloneset -
-Ingress" (bluegreen rolling with traffic case), with 5 replicas: new pods surge next to the old
-ones (``maxSurge`` = the step's replicas, ``minReadySeconds`` = MaxInt32-1), traffic moves
-through the canary Service, and finalising restores the workload's own strategy.
+continuous rolling case, bluegreen scale up and down, bluegreen delete rollout case) and
+"Bluegreen Release - Cloneset - Ingress" (bluegreen rolling with traffic case), with 5 replicas:
+new pods surge next to the old ones (``maxSurge`` = the step's replicas, ``minReadySeconds`` =
+MaxInt32-1), traffic moves through the canary Service, and finalising restores the workload's own
+strategy.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from tests.integration.rollouts.workload_support import (
     selector_hash,
     set_image,
     start,
+    wait_batch_labels,
     wait_paused_at,
     wait_phase,
     wait_pods,
@@ -89,7 +91,11 @@ async def deployment_status(kube: KubeClient, namespace: str, updated: int, read
 
 async def test_bluegreen_rolling_with_traffic_case(kube: KubeClient, namespace: str) -> None:
     """Also upstream's "bluegreen disable hpa test case - autoscaling/v2": the HPA of the workload
-    is pointed away while the release runs and given back at the end."""
+    is pointed away while the release runs and given back at the end.
+
+    Batch labels (upstream ``rollout_v1beta1_test.go:1807``, "expected 3 pods with rolloutID ...
+    and batchID 1"): the blue-green control plane labels the new pods with the Rollout's observed
+    rollout-id and their batch (3 of 50%, then 2 more of 100%), and a batch is not Ready before."""
     await kube.create(HPAS_V2, hpa(namespace), namespace)
     await start(
         kube, namespace, deployment(namespace), rollout(namespace, DEPLOYMENT_REF, blue_green_strategy(STEPS))
@@ -123,6 +129,8 @@ async def test_bluegreen_rolling_with_traffic_case(kube: KubeClient, namespace: 
     )
     assert (bg["currentStepIndex"], bg["nextStepIndex"]) == (1, 2)
     assert (bg["updatedReplicas"], bg["updatedReadyReplicas"]) == (3, 3)
+    rollout_id = bg["observedRolloutID"]
+    await wait_batch_labels(kube, namespace, rollout_id, {"1": 3})  # rollout_v1beta1_test.go:1807
     assert selector_hash(await kube.get(SERVICES, "web", namespace)) == stable_hash
     assert selector_hash(await kube.get(SERVICES, "web-canary", namespace)) == new_hash
     assert await kube.get_or_none(INGRESSES, "web-canary", namespace) is None  # 0%: nothing to shift
@@ -133,6 +141,7 @@ async def test_bluegreen_rolling_with_traffic_case(kube: KubeClient, namespace: 
     d = await deployment_status(kube, namespace, updated=5, ready=10)
     assert d["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": "100%", "maxUnavailable": 0}
     assert canary_weight(await kube.get(INGRESSES, "web-canary", namespace)) == "50"
+    await wait_batch_labels(kube, namespace, rollout_id, {"1": 3, "2": 2})  # :1807-1808
 
     # step 3: all the traffic on the new pods; the last step waits for approval too
     await approve(kube, namespace)
@@ -209,6 +218,70 @@ async def test_bluegreen_rollback_case(kube: KubeClient, namespace: str) -> None
     assert selector_hash(await kube.get(SERVICES, "web", namespace)) is None
 
 
+async def scale(kube: KubeClient, namespace: str, replicas: int) -> None:
+    await kube.patch(DEPLOYMENTS, "web", {"spec": {"replicas": replicas}}, namespace, patch_type="merge")
+
+
+async def blue_green_counts(kube: KubeClient, namespace: str, updated: int) -> dict:
+    """The Rollout's ``blueGreenStatus`` once it counts ``updated`` new pods, all ready."""
+
+    async def probe() -> dict | None:
+        bg = (await kube.get(ROLLOUTS, "web", namespace))["status"]["blueGreenStatus"]
+        return (
+            bg if (bg.get("updatedReplicas"), bg.get("updatedReadyReplicas")) == (updated, updated) else None
+        )
+
+    return await eventually(probe, timeout=20, what=f"blueGreenStatus counting {updated} updated pods")
+
+
+async def test_bluegreen_scale_up_and_down(kube: KubeClient, namespace: str) -> None:
+    """Upstream "Bluegreen Release - Deployment - Ingress > bluegreen scale up and down"
+    (``rollout_v1beta1_test.go:2378``; it failed at ``:2459``, "expected 3 pods with rolloutID ...
+    and batchID 1, got 0").
+
+    Upstream rule (``bluegreenstyle/control_plane.go`` ``EnsureBatchPodsReadyAndLabeled``, run while
+    a batch is Verifying and again while it is Ready, and ``labelpatch/patcher.go``): the pods at
+    the update revision carry ``rollouts.kruise.io/rollout-id`` and ``rollout-batch-id``, each batch
+    up to the current one its increment of ``ceil(canaryReplicas x replicas)`` for the replicas of
+    the moment, new pods filling the latest batch first. So scaling mid-step relabels: at 50%,
+    5 -> 6 -> 7 -> 8 -> 4 replicas leave 3, 3, 4, 4, 2 new pods, all batch 1; at 100%, 4 -> 7 -> 8
+    leave 4+3 and 4+4 (batch 1 is ceil(50% x 7) = 4)."""
+    await start(
+        kube, namespace, deployment(namespace), rollout(namespace, DEPLOYMENT_REF, blue_green_strategy(STEPS))
+    )
+    await set_image(kube, namespace, "Deployment", V2)
+    ro = await wait_paused_at(kube, namespace, 1)
+    await deployment_status(kube, namespace, updated=3, ready=8)
+    await blue_green_counts(kube, namespace, 3)
+    rollout_id = ro["status"]["blueGreenStatus"]["observedRolloutID"]
+    await wait_batch_labels(kube, namespace, rollout_id, {"1": 3})
+
+    # 50% maxSurge: the new ReplicaSet follows the replicas, every new pod is batch 1
+    for replicas, updated, ready in ((6, 3, 9), (7, 4, 11), (8, 4, 12), (4, 2, 6)):
+        await scale(kube, namespace, replicas)
+        await deployment_status(kube, namespace, updated=updated, ready=ready)
+        bg = await blue_green_counts(kube, namespace, updated)
+        assert (bg["currentStepIndex"], bg["nextStepIndex"]) == (1, 2)
+        await wait_batch_labels(kube, namespace, rollout_id, {"1": updated})
+
+    # step 2 (100%): the 2 new pods of batch 2, then scaling up owes each batch its increment
+    await approve(kube, namespace)
+    await wait_paused_at(kube, namespace, 2)
+    d = await deployment_status(kube, namespace, updated=4, ready=8)
+    assert d["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": "100%", "maxUnavailable": 0}
+    assert not d["spec"].get("paused")
+    await blue_green_counts(kube, namespace, 4)
+    await wait_batch_labels(kube, namespace, rollout_id, {"1": 2, "2": 2})
+    for replicas, labels in ((7, {"1": 4, "2": 3}), (8, {"1": 4, "2": 4})):
+        await scale(kube, namespace, replicas)
+        await deployment_status(kube, namespace, updated=replicas, ready=2 * replicas)
+        await blue_green_counts(kube, namespace, replicas)
+        await wait_batch_labels(kube, namespace, rollout_id, labels)
+    await scale(kube, namespace, 4)
+    await deployment_status(kube, namespace, updated=4, ready=8)
+    await blue_green_counts(kube, namespace, 4)
+
+
 async def test_bluegreen_delete_rollout_case(kube: KubeClient, namespace: str) -> None:
     await start(
         kube, namespace, deployment(namespace), rollout(namespace, DEPLOYMENT_REF, blue_green_strategy(STEPS))
@@ -229,6 +302,8 @@ async def test_bluegreen_delete_rollout_case(kube: KubeClient, namespace: str) -
 
 
 async def test_bluegreen_rolling_with_traffic_case_cloneset(kube: KubeClient, namespace: str) -> None:
+    """Upstream "Bluegreen Release - Cloneset - Ingress > bluegreen rolling with traffic case"
+    (``rollout_v1beta1_test.go:3094``): at step 1 the 5 new pods carry the rollout-id, batch 1."""
     ro = rollout(namespace, CLONESET_REF, blue_green_strategy(CLONESET_STEPS))
     await start(kube, namespace, cloneset(namespace), ro)
     await set_image(kube, namespace, "CloneSet", V2)
@@ -245,6 +320,7 @@ async def test_bluegreen_rolling_with_traffic_case_cloneset(kube: KubeClient, na
     bg = ro["status"]["blueGreenStatus"]
     assert bg["stableRevision"] == st["currentRevision"].rsplit("-", 1)[1]
     assert (bg["updatedRevision"], bg["podTemplateHash"]) == (update_hash, update_hash)
+    await wait_batch_labels(kube, namespace, bg["observedRolloutID"], {"1": 5})  # :3094
     assert selector_hash(await kube.get(SERVICES, "web-canary", namespace)) == update_hash
     assert await kube.get_or_none(INGRESSES, "web-canary", namespace) is None  # 0%: nothing to shift
 
@@ -267,14 +343,19 @@ async def test_bluegreen_rolling_with_traffic_case_cloneset(kube: KubeClient, na
 
 
 async def test_bluegreen_rollback_case_for_cloneset(kube: KubeClient, namespace: str) -> None:
+    """Upstream "Bluegreen Release - Cloneset - Ingress > bluegreen rollback case for cloneset"
+    (``rollout_v1beta1_test.go:3258``): the 5 new pods carry the rollout-id, batch 1."""
     ro = rollout(namespace, CLONESET_REF, blue_green_strategy(CLONESET_STEPS))
     await start(kube, namespace, cloneset(namespace), ro)
     await set_image(kube, namespace, "CloneSet", V2)
-    await wait_paused_at(kube, namespace, 1)
+    ro = await wait_paused_at(kube, namespace, 1)
+    rollout_id = ro["status"]["blueGreenStatus"]["observedRolloutID"]
+    await wait_batch_labels(kube, namespace, rollout_id, {"1": 5})  # :3258
     await approve(kube, namespace)
     await wait_paused_at(kube, namespace, 2)
     assert canary_weight(await kube.get(INGRESSES, "web-canary", namespace)) == "50"
     await wait_pods(kube, namespace, {V1: 5, V2: 5})
+    await wait_batch_labels(kube, namespace, rollout_id, {"1": 5})  # step 2 (100% again) owes none
 
     await set_image(kube, namespace, "CloneSet", V1)  # PaaS rollback
     ro = await wait_phase(kube, namespace, "Healthy")

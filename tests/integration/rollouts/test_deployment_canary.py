@@ -154,3 +154,60 @@ async def test_deployment_v1_to_v2_percentage_20_40_and_continuous_release_v3(
     assert ro["status"]["canaryStatus"]["canaryRevision"] == v3_hash
     assert selector_hash(await kube.get(SERVICES, "web-canary", namespace)) == v3_hash
     assert canary_weight(await kube.get(INGRESSES, "web-canary", namespace)) == "20"
+
+
+async def test_deployment_v1_to_v2_percentage_20_40_60_80_90_and_replicas_3(
+    kube: KubeClient, namespace: str
+) -> None:
+    """Upstream "Deployment canary rollout with Ingress > Deployment V1->V2: Percentage
+    20%,40%,60%,80%,90%, and replicas=3" (``rollout_test.go:363``; it failed in its last line,
+    ``WaitRolloutWorkloadGeneration`` at ``:290``): 3 replicas, a template carrying its own
+    ``pod-template-hash`` label, and ``patchPodTemplateMetadata`` (the canary's pods are labelled
+    and annotated ``pod: canary``, the stable ones ``pod: stable``). After completion the Rollout's
+    ``canaryStatus.observedWorkloadGeneration`` is the Deployment's generation.
+
+    Upstream rule (``calculateRolloutStatus``): on every pass, while the recorded canary revision is
+    the workload's, ``observedWorkloadGeneration`` follows the workload's generation. The canary
+    template differs from the stable one here, so no ReplicaSet carried the stable template during
+    the release and its revision was recorded provisionally; once the resumed Deployment creates
+    that ReplicaSet the revision is known and the Rollout follows it."""
+    template = deployment(namespace, replicas=3)
+    labels = template["spec"]["template"]["metadata"]["labels"]
+    labels.update({"pod": "stable", "pod-template-hash": "abcdefg"})
+    template["spec"]["template"]["metadata"]["annotations"] = {"pod": "stable"}
+    steps = [{"replicas": f"{p}%", "traffic": f"{p}%", "pause": {}} for p in (20, 40, 60, 80, 90)]
+    patch = {"labels": {"pod": "canary"}, "annotations": {"pod": "canary"}}
+    strategy = canary_strategy(steps, enableExtraWorkloadForCanary=True, patchPodTemplateMetadata=patch)
+    await start(kube, namespace, template, rollout(namespace, DEPLOYMENT_REF, strategy))
+    await set_image(kube, namespace, "Deployment", V2)
+    for step, canaries in ((1, 1), (2, 2), (3, 2), (4, 3), (5, 3)):
+        ro = await wait_paused_at(kube, namespace, step)
+        cs = ro["status"]["canaryStatus"]
+        assert (cs["canaryReplicas"], cs["canaryReadyReplicas"]) == (canaries, canaries)
+        assert (
+            canary_weight(await kube.get(INGRESSES, "web-canary", namespace))
+            == str(steps[step - 1]["traffic"])[:-1]
+        )
+        if step == 1:
+            [canary] = await canary_deployments(kube, namespace)
+            meta = canary["spec"]["template"]["metadata"]
+            assert (meta["labels"]["pod"], meta["annotations"]["pod"]) == ("canary", "canary")
+        await approve(kube, namespace)
+
+    ro = await wait_phase(kube, namespace, "Healthy", timeout=60)
+    assert conditions(ro)["Succeeded"]["status"] == "True"
+    assert conditions(ro)["Progressing"]["reason"] == "Completed"
+    await gone(kube, namespace)
+    await wait_pods(kube, namespace, {V2: 3})
+    stable = await kube.get(DEPLOYMENTS, "web", namespace)
+    assert not stable["spec"].get("paused")
+    assert selector_hash(await kube.get(SERVICES, "web", namespace)) is None
+
+    async def generation_followed() -> bool:
+        d = await kube.get(DEPLOYMENTS, "web", namespace)
+        cs = (await kube.get(ROLLOUTS, "web", namespace))["status"]["canaryStatus"]
+        return bool(cs["observedWorkloadGeneration"] == d["metadata"]["generation"])
+
+    await eventually(generation_followed, timeout=30, what="observedWorkloadGeneration == the Deployment's")
+    cs = (await kube.get(ROLLOUTS, "web", namespace))["status"]["canaryStatus"]
+    assert cs["canaryRevision"] == await replicaset_hash(kube, namespace, "web", V2)

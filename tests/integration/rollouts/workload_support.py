@@ -233,3 +233,29 @@ async def gone(kube: KubeClient, namespace: str) -> None:
         )
 
     await eventually(probe, timeout=20, what="canary Service, canary Ingress and BatchRelease removed")
+
+
+ROLLOUT_ID_LABEL, BATCH_ID_LABEL = "rollouts.kruise.io/rollout-id", "rollouts.kruise.io/rollout-batch-id"
+
+
+async def batch_labels(kube: KubeClient, namespace: str, rollout_id: str) -> dict[str, int]:
+    """Live ``app=web`` pods carrying ``rollout-id=<rollout_id>``, counted by ``rollout-batch-id``."""
+    out: dict[str, int] = {}
+    for pod in (await kube.list(PODS, namespace, label_selector="app=web"))["items"]:
+        labels = pod["metadata"].get("labels") or {}
+        if not pod["metadata"].get("deletionTimestamp") and labels.get(ROLLOUT_ID_LABEL) == rollout_id:
+            batch = str(labels.get(BATCH_ID_LABEL, ""))
+            out[batch] = out.get(batch, 0) + 1
+    return out
+
+
+async def wait_batch_labels(
+    kube: KubeClient, namespace: str, rollout_id: str, want: Mapping[str, int], timeout: float = 30
+) -> None:
+    """Upstream's ``CheckPodBatchLabelV2`` (15 tries 2 s apart), for every batch at once."""
+    assert rollout_id, "the Rollout observed no rollout-id"
+
+    async def probe() -> bool:
+        return await batch_labels(kube, namespace, rollout_id) == dict(want)
+
+    await eventually(probe, timeout=timeout, interval=0.3, what=f"pods labelled {rollout_id}: {dict(want)}")

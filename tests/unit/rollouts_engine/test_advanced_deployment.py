@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from kruise.rollouts.advanceddeployment.replicasets import deployment_status, new_replicaset_body
-from kruise.rollouts.advanceddeployment.rolling import decide_rollout, under_control
+from kruise.rollouts.advanceddeployment.rolling import decide_rollout
 from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
 from kruise.rollouts.workloads.deployment.strategy import (
     DEPLOYMENT_STRATEGY_ANNOTATION,
@@ -20,6 +20,7 @@ from kruise.rollouts.workloads.deployment.strategy import (
     fenceposts,
     new_rs_limit,
     parse_strategy,
+    under_control,
     with_defaults,
 )
 
@@ -374,3 +375,75 @@ def test_nothing_moves_while_a_replicaset_status_lags_its_spec() -> None:
     assert decision.create is None and decision.scales == () and not decision.done
     old["status"].update(observedGeneration=4, availableReplicas=9)
     assert sizes(decide_rollout(d, [old, rs("web-b", "v2", 1, created="2")])) == {"web-b": 2}
+
+
+# ----------------------------------------------------------------------------- upstream e2e rules
+UPSTREAM_CHECKER_STRATEGY = '{"rollingUpdate":{"maxUnavailable":"25%","maxSurge":"25%"}}'
+"""``test/e2e/test_data/deployment/deployment.yaml``'s strategy annotation: no ``rollingStyle``."""
+
+
+def test_a_strategy_annotation_without_rolling_style_is_processed_every_style_but_canary() -> None:
+    """Upstream ``NewController``: a Deployment under rollout control is processed unless its
+    strategy annotation says ``rollingStyle: Canary`` or does not decode (e2e "Advanced Deployment
+    Checker", ``deployment_test.go:149``: its Deployment has no ``rollingStyle``)."""
+    d = deployment()
+    d["metadata"]["annotations"][DEPLOYMENT_STRATEGY_ANNOTATION] = UPSTREAM_CHECKER_STRATEGY
+    assert under_control(d)
+    for style, want in (("Partition", True), ("BlueGreen", True), ("Canary", False)):
+        d["metadata"]["annotations"][DEPLOYMENT_STRATEGY_ANNOTATION] = json.dumps({"rollingStyle": style})
+        assert under_control(d) is want, style
+    for raw in ("", "not json", "[]"):
+        d["metadata"]["annotations"][DEPLOYMENT_STRATEGY_ANNOTATION] = raw
+        assert not under_control(d), raw
+    del d["metadata"]["annotations"][DEPLOYMENT_STRATEGY_ANNOTATION]
+    assert not under_control(d)
+
+
+def test_a_deployment_created_under_control_gets_a_whole_first_replicaset() -> None:
+    """``NewRSNewReplicas`` with no old pods: ``spec.replicas``, whatever the partition (upstream's
+    checker creates its Deployment paused, ``Recreate``, partition 0, and expects 5 of 5 updated)."""
+    d = deployment(replicas=5)
+    d["metadata"]["annotations"][DEPLOYMENT_STRATEGY_ANNOTATION] = UPSTREAM_CHECKER_STRATEGY
+    decision = decide_rollout(d, [])
+    assert decision.create is not None and decision.create["spec"]["replicas"] == 5
+    assert (
+        decide_rollout(deployment(replicas=5, partition="20%"), [rs("web-a", "v1", 0)]).create["spec"][
+            "replicas"
+        ]
+        == 5
+    ), "old ReplicaSets without pods: the same"
+
+
+@pytest.mark.parametrize(
+    ("replicas", "old", "new", "sized", "want"),
+    [
+        pytest.param(5, 8, 2, 10, {"web-a": 4, "web-b": 1}, id="10 to 5 at 20%: 1 new pod left, as upstream"),
+        pytest.param(10, 4, 1, 5, {"web-a": 8, "web-b": 2}, id="5 to 10 at 20%: 2 new pods"),
+    ],
+)
+def test_a_scaling_event_is_shared_in_proportion_while_rolling(
+    replicas: int, old: int, new: int, sized: int, want: dict[str, int]
+) -> None:
+    """Upstream ``syncDeployment``: an active ReplicaSet sized for another ``spec.replicas``
+    (``isScalingEvent``) is a scaling event, handled by ``sync`` (proportional scaling) even when
+    the strategy is not paused; e2e "advanced deployment scaling case" (``:5026``) expects 1 updated
+    pod after scaling 10 -> 5 at partition 20%."""
+    d = deployment(replicas=replicas, partition="20%")
+    replicasets = [
+        sized_for(rs("web-a", "v1", old), sized),
+        sized_for(rs("web-b", "v2", new, created="2"), sized),
+    ]
+    decision = decide_rollout(d, replicasets)
+    assert decision.create is None
+    assert sizes(decision) == want
+
+
+def test_a_scaling_event_reannotates_a_replicaset_that_keeps_its_size() -> None:
+    """``scaleReplicaSet`` writes the replicas annotations of every active ReplicaSet even at the
+    same size; else the stale one would keep the Deployment in scaling mode, never rolling."""
+    d = deployment(replicas=6, partition=3)
+    replicasets = [sized_for(rs("web-a", "v1", 5), 5), sized_for(rs("web-b", "v2", 1, created="2"), 6)]
+    decision = decide_rollout(d, replicasets)
+    assert sizes(decision) == {"web-a": 5}
+    refreshed = [sized_for(rs("web-a", "v1", 5), 6), replicasets[1]]
+    assert sizes(decide_rollout(d, refreshed)) == {"web-b": 2}, "then it rolls: the surge lets one more in"

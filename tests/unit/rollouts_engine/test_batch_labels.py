@@ -187,12 +187,18 @@ def cloneset(
     }
 
 
-def settle(release: dict[str, Any], cs: dict[str, Any], pods: list[dict[str, Any]], rounds: int = 8) -> Any:
-    """Run rounds, applying pod patches and carrying the status (the control annotation is set)."""
+def controlled(cs: dict[str, Any], release: dict[str, Any]) -> dict[str, Any]:
+    """``cs`` with ``release``'s control annotation (taken control of: no ``paused: false`` again)."""
     from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION
     from kruise.rollouts.workloads.ops import control_info
 
     cs["metadata"]["annotations"][BATCH_RELEASE_CONTROL_ANNOTATION] = control_info(release)
+    return cs
+
+
+def settle(release: dict[str, Any], cs: dict[str, Any], pods: list[dict[str, Any]], rounds: int = 8) -> Any:
+    """Run rounds, applying pod patches and carrying the status (the control annotation is set)."""
+    controlled(cs, release)
     d = None
     for _ in range(rounds):
         d = decide_cloneset(release, cs, pods)
@@ -232,7 +238,7 @@ def test_a_changed_plan_with_the_same_rollout_id_goes_straight_to_the_partition(
     release = br(0)
     settle(release, cloneset("80%", 1), pods, rounds=2)
     release["spec"]["releasePlan"]["batchPartition"] = 1
-    d = decide_cloneset(release, cloneset("80%", 1), pods)
+    d = decide_cloneset(release, controlled(cloneset("80%", 1), release), pods)
     assert d.status["canaryStatus"]["currentBatch"] == 1
     assert (d.workload_patch or {}).get("spec") == {"updateStrategy": {"partition": "60%"}}
 
@@ -262,7 +268,7 @@ def test_rollback_in_batch_marks_no_need_pods_then_rolls_back_only_the_others() 
     assert prepared.status["canaryStatus"]["noNeedUpdateReplicas"] == 2
     assert prepared.status["updateRevision"] == "aaa"
     release["status"] = prepared.status
-    step1 = decide_cloneset(release, rolled_back, pods)
+    step1 = decide_cloneset(release, controlled(rolled_back, release), pods)
     # 20% of the 3 pods to roll back: 1 pod, 2 stay on v2 (40% of 5)
     assert (step1.workload_patch or {}).get("spec") == {"updateStrategy": {"partition": "40%"}}
     # the CloneSet rolls pod c back; then the batch labels go to it, not to the no-need pods

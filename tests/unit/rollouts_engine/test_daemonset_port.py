@@ -195,3 +195,28 @@ def test_without_a_batch_release_the_rollout_hands_everything_back() -> None:
         "metadata": {"labels": {STABLE_REVISION_LABEL: None}}
     }
     assert daemonset.DAEMONSET.resume(released(in_progress=False, recorded=False, partition=0)) is None
+
+
+def test_taking_control_writes_paused_false_even_when_it_was_unset() -> None:
+    """Upstream's ``Initialize`` (``control/partitionstyle/daemonset/control.go``) patches
+    ``rollingUpdate: {partition, paused: false}`` with the control annotation, whether or not the
+    DaemonSet was paused; its e2e "DaemonSet canary rollout" dereferences ``rollingUpdate.paused``
+    at step 1 (``rollout_test.go:2864``). Once in control, an unset pause is not written again."""
+    br = {
+        "metadata": {"name": "rollouts-demo", "namespace": "kube-system", "uid": "br-uid", "generation": 1},
+        "spec": {"releasePlan": {"batches": [{"canaryReplicas": 1}], "batchPartition": 0}},
+        "status": {},
+    }
+    workload = ads("fluentd:v2", daemonSetHash="77aa88bb9", updatedNumberScheduled=0)
+    workload["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = 32767
+    first = decide_partition(daemonset.PARTITION, br, workload).workload_patch
+    assert first is not None
+    assert first["spec"]["updateStrategy"]["rollingUpdate"] == {"partition": 4, "paused": False}
+    assert BATCH_RELEASE_CONTROL_ANNOTATION in first["metadata"]["annotations"]
+
+    controlled = ads("fluentd:v2", daemonSetHash="77aa88bb9", updatedNumberScheduled=0)
+    controlled["metadata"]["annotations"] = first["metadata"]["annotations"]
+    controlled["spec"]["updateStrategy"]["rollingUpdate"]["partition"] = 4
+    br["status"] = {"phase": "Progressing", "canaryStatus": {"currentBatch": 0}}
+    again = decide_partition(daemonset.PARTITION, br, controlled).workload_patch
+    assert again is None, "in control with the batch's partition: nothing to write"

@@ -481,7 +481,8 @@ def test_batchrelease_stops_when_the_update_revision_changes_until_the_rollout_r
         br["status"] = d.status
     cloneset["status"]["updateRevision"] = "web-v2"  # back to the release's own revision
     patch = decide_cloneset(br, cloneset).workload_patch or {}
-    assert patch["spec"] == {"updateStrategy": {"partition": "50%"}}
+    # the first write takes control (Initialize): the pause is written false with it
+    assert patch["spec"] == {"updateStrategy": {"partition": "50%", "paused": False}}
 
 
 def test_batchrelease_records_the_update_revision_only_from_a_status_that_caught_up() -> None:
@@ -504,4 +505,5 @@ def test_batchrelease_records_the_update_revision_only_from_a_status_that_caught
     cloneset["status"].update(observedGeneration=6, updateRevision="web-v2")
     d = decide_cloneset(br, cloneset)
     assert d.status["updateRevision"] == "v2"
-    assert (d.workload_patch or {})["spec"] == {"updateStrategy": {"partition": "50%"}}
+    # the first write takes control (Initialize): the pause is written false with it
+    assert (d.workload_patch or {})["spec"] == {"updateStrategy": {"partition": "50%", "paused": False}}

@@ -1,7 +1,8 @@
 """The advanced Deployment controller (I/O shell around :func:`~.rolling.decide_rollout`).
 
 Mirrors Kruise Rollouts' "advanced deployment" controller (``pkg/controller/deployment``,
-feature gate ``AdvancedDeployment``): for a partition-style Deployment under a BatchRelease it
+feature gate ``AdvancedDeployment``): for a Deployment under rollout control (any strategy
+annotation style but ``Canary``, see :func:`~.rolling.under_control`) it
 creates and scales the ReplicaSets itself, then writes the Deployment status and the
 ``rollouts.kruise.io/deployment-extra-status`` annotation.
 
@@ -34,10 +35,10 @@ from kruise.rollouts.advanceddeployment.replicasets import (
     DESIRED_REPLICAS_ANNOTATION,
     MAX_REPLICAS_ANNOTATION,
 )
-from kruise.rollouts.advanceddeployment.rolling import RolloutDecision, decide_rollout, under_control
+from kruise.rollouts.advanceddeployment.rolling import RolloutDecision, decide_rollout
 from kruise.rollouts.release.objects import spec_replicas
 from kruise.rollouts.workloads.deployment.podtemplate import equal_ignore_hash
-from kruise.rollouts.workloads.deployment.strategy import DEPLOYMENT_EXTRA_STATUS_ANNOTATION
+from kruise.rollouts.workloads.deployment.strategy import DEPLOYMENT_EXTRA_STATUS_ANNOTATION, under_control
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
@@ -154,6 +155,8 @@ class AdvancedDeploymentController:
             updated = await self.kube.patch(REPLICASETS, scale.name, patch, ns, patch_type="merge")
             self.expectations.expect(str(rs["metadata"]["uid"]), str(updated["metadata"]["resourceVersion"]))
             before = int((rs.get("spec") or {}).get("replicas") or 0)
+            if before == scale.replicas:  # only its replicas annotations were refreshed
+                continue
             direction = "up" if scale.replicas > before else "down"
             self._event(
                 deployment, f"Scaled {direction} replica set {scale.name} from {before} to {scale.replicas}"

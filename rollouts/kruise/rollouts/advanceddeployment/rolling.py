@@ -7,13 +7,18 @@ the rest.
 
 - **Whose**: Deployments under rollout control (``IsUnderRolloutControl``: the BatchRelease
   control annotation, ``strategy.type: Recreate``, ``spec.paused: true``, so kube's own
-  controller never rolls them) whose strategy annotation says ``rollingStyle: Partition``;
-- **strategy paused** (the webhook pauses it when the template changes mid-release): scale only,
-  no new ReplicaSet: a single active ReplicaSet follows ``spec.replicas``, several share a
-  scaling event in proportion to their sizes (upstream's ``sync``, :mod:`.scaling`);
+  controller never rolls them) whose strategy annotation decodes and whose ``rollingStyle`` is
+  anything but ``Canary`` (``NewController``: ``Partition``, none at all, ...);
+- **strategy paused** (the webhook pauses it when the template changes mid-release) **or a
+  scaling event** (``isScalingEvent``: an active ReplicaSet's ``desired-replicas`` annotation is
+  not ``spec.replicas``): scale only, no new ReplicaSet: a single active ReplicaSet follows
+  ``spec.replicas``, several share the change in proportion to their sizes (upstream's ``sync``,
+  :mod:`.scaling`), every active ReplicaSet re-annotated. So a partition of 20% at 2 of 10 pods
+  keeps 1 of 5 after scaling down (2 x 6/11 rounds to 1), as upstream;
 - **rolling**, one phase per round, each write ends the round:
 
-  1. no new ReplicaSet: create it with ``NewRSNewReplicas`` pods (capped at the limit). When
+  1. no new ReplicaSet: create it with ``NewRSNewReplicas`` pods (capped at the limit next to
+     old pods; with none, ``spec.replicas``: a Deployment created under control starts whole). When
      ``maxSurge`` resolves to 0 it starts with one pod (``NewRSReplicasLowerBound``): a new
      ReplicaSet at 0 next to a single shrinking old one would have kube's controller (it still
      ``sync``s paused Deployments: one active ReplicaSet is scaled to ``spec.replicas``) undo
@@ -41,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.rollouts.advanceddeployment.replicasets import (
+    DESIRED_REPLICAS_ANNOTATION,
     created,
     deployment_status,
     new_replicaset_body,
@@ -49,7 +55,6 @@ from kruise.rollouts.advanceddeployment.replicasets import (
 )
 from kruise.rollouts.advanceddeployment.scaling import paused_sizes
 from kruise.rollouts.release.constants import (
-    BATCH_RELEASE_CONTROL_ANNOTATION,
     POD_TEMPLATE_HASH_LABEL,
     STABLE_REVISION_LABEL,
 )
@@ -60,6 +65,7 @@ from kruise.rollouts.workloads.deployment.strategy import (
     fenceposts,
     new_rs_limit,
     strategy_of,
+    under_control,
     with_defaults,
 )
 
@@ -87,17 +93,15 @@ class RolloutDecision:
     done: bool = False
 
 
-def under_control(deployment: Mapping[str, Any]) -> bool:
-    """``IsUnderRolloutControl`` plus a Partition-style strategy annotation."""
-    spec = deployment.get("spec") or {}
-    annotations = meta(deployment).get("annotations") or {}
-    return (
-        bool(annotations.get(BATCH_RELEASE_CONTROL_ANNOTATION))
-        and (spec.get("strategy") or {}).get("type") == "Recreate"
-        and bool(spec.get("paused"))
-        and strategy_of(deployment).partition_style
-        and not meta(deployment).get("deletionTimestamp")
-    )
+def scaling_event(deployment: Mapping[str, Any], replicasets: Sequence[Mapping[str, Any]]) -> bool:
+    """``isScalingEvent``: an active ReplicaSet was sized for another ``spec.replicas`` (its
+    ``deployment.kubernetes.io/desired-replicas`` annotation says so)."""
+    d_replicas = spec_replicas(deployment)
+    for rs in replicasets:
+        desired = (meta(rs).get("annotations") or {}).get(DESIRED_REPLICAS_ANNOTATION)
+        if spec_replicas(rs) > 0 and desired is not None and str(desired) != str(d_replicas):
+            return True
+    return False
 
 
 class _Plan:
@@ -114,6 +118,13 @@ class _Plan:
             self.size[name] = replicas
             if name not in self.order:
                 self.order.append(name)
+
+    def touch(self, rs: Mapping[str, Any]) -> None:
+        """Write ``rs`` even at the same size (``scaleReplicaSet`` also refreshes the replicas
+        annotations of a ReplicaSet sized for another ``spec.replicas``)."""
+        name = str(meta(rs).get("name"))
+        if name not in self.order:
+            self.order.append(name)
 
     def of(self, rs: Mapping[str, Any]) -> int:
         return self.size[str(meta(rs).get("name"))]
@@ -234,15 +245,22 @@ def decide_rollout(
 
     if not all(_observed(r) for r in replicasets):
         return report()
-    if strategy.paused:  # sync: scale only, proportionally over the active ReplicaSets
+    if strategy.paused or scaling_event(deployment, replicasets):
+        # sync: scale only, proportionally over the active ReplicaSets; every active one is
+        # written so its replicas annotations name the new size (else the event never ends)
         sizes = paused_sizes(deployment, new, olds, strategy)
         for rs in sorted(replicasets, key=lambda r: -spec_replicas(r)):
             plan.set(rs, sizes[str(meta(rs).get("name"))])
+            desired = (meta(rs).get("annotations") or {}).get(DESIRED_REPLICAS_ANNOTATION)
+            if spec_replicas(rs) > 0 and desired is not None and str(desired) != str(d_replicas):
+                plan.touch(rs)
         return report()
 
     if new is None:
         total = plan.total(olds)
-        count = min(_new_replicas(d_replicas, surge, limit, 0, total), limit)
+        # NewRSNewReplicas: with no old pods the first ReplicaSet takes spec.replicas whatever
+        # the partition; next to old pods it grows by the surge up to the partition
+        count = _new_replicas(d_replicas, surge, limit, 0, total)
         if surge == 0 and limit > 0:
             count = max(count, min(1, d_replicas))
         body = new_replicaset_body(deployment, olds, count)

@@ -17,7 +17,9 @@ Kruise Rollouts has no deadline; these follow Argo Rollouts' ``spec.progressDead
   (``canaryStatus.finalisingStep``): ``RouteTrafficToStable`` (routes back, grace period),
   ``ReleaseWorkloadControl`` (the BatchRelease deleted; the partition stays where it is),
   ``ReturnPodsToStable`` (the CloneSet's partition at every replica and its pods of another
-  revision deleted: it recreates them at the stable revision), then ``Held``. The new template
+  revision deleted: it recreates them at the stable revision; a Deployment's canary Deployments
+  gone with the BatchRelease, or its partition at 0 and its ReplicaSets of another revision
+  scaled to 0, :mod:`~kruise.rollouts.workloads.deployment.stablehold`), then ``Held``. The new template
   stays in the workload (a GitOps syncer sees no drift), the phase stays ``Progressing``, the
   release outcome is Failed (kstatus Stalled).
 - **Held**: ``kruise rollout retry`` (condition ``Aborted`` False, reason ``RetryRequested``)
@@ -49,6 +51,7 @@ from kruise.rollouts.rollout.conditions import condition, drop_condition, set_co
 from kruise.rollouts.rollout.model import Action, ActionKind, Decision, Event, Round
 from kruise.rollouts.rollout.requests import grace_seconds, traffic_intent
 from kruise.rollouts.rollout.steps import steps_of, strategy_of
+from kruise.rollouts.workloads.info import WorkloadInfo
 
 DEADLINE_CONDITION = "ProgressDeadline"
 DEADLINE_REASON = "ProgressDeadlineExceeded"
@@ -181,7 +184,7 @@ def _holding(rnd: Round) -> Decision:
     assert workload is not None
     if _condition(status, ABORTED_CONDITION).get("reason") == RETRY_REASON:
         return _retry(rnd)
-    if workload.canary_revision != cs.get("canaryRevision"):  # a fix pushed, or rolled back
+    if _revision_changed(workload, cs):  # a fix pushed, or rolled back
         message = "Rollout is in Progressing"
         set_condition(
             status, RolloutConditionType.PROGRESSING, "True", ProgressingReason.IN_ROLLING, message, now
@@ -215,6 +218,17 @@ def _holding(rnd: Round) -> Decision:
     cs["finalisingStep"] = FIN_HELD
     cs["message"] = status["message"] = HELD_MESSAGE
     return Decision(status)
+
+
+def _revision_changed(workload: WorkloadInfo, cs: Mapping[str, Any]) -> bool:
+    """Whether the held template was replaced. A Deployment's revision can fall back to a
+    provisional one while held (its canary Deployment went with the BatchRelease, taking the only
+    ReplicaSet of the template): the template is the same as long as the Deployment's generation
+    is the one the release last observed (the hold writes no Deployment spec)."""
+    if workload.canary_revision == cs.get("canaryRevision"):
+        return False
+    same_template = workload.generation == cs.get("observedWorkloadGeneration")
+    return workload.canary_revision_known or not same_template
 
 
 def _hold_actions(rnd: Round, step: str) -> tuple[Action, ...]:

@@ -16,13 +16,14 @@ from typing import Any, Protocol
 
 from kruise.core.errors import AlreadyExistsError, ConflictError, NotFoundError
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CLONESETS, PODS
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, PODS
 from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION
 from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION, POD_TEMPLATE_HASH_LABEL
 from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.rollouts.rollout import analysis_effects
 from kruise.rollouts.rollout.model import Action, ActionKind
 from kruise.rollouts.rollout.trafficfights import TrafficConflict
+from kruise.rollouts.workloads.deployment.stablehold import deployment_stable_hold
 from kruise.rollouts.workloads.registry import Found, resources
 
 log = logging.getLogger(__name__)
@@ -182,7 +183,12 @@ class Effects:
     async def _hold_stable_pods(self, found: Found | None, stable_revision: str) -> bool:
         """A held abort (:mod:`.deadline`): the CloneSet's partition at every replica (its template
         untouched), then its pods of another revision deleted: the CloneSet recreates them at the
-        stable revision, as partition asks. Other workload kinds: nothing (not supported yet)."""
+        stable revision, as partition asks. A Deployment: as
+        :mod:`~kruise.rollouts.workloads.deployment.stablehold` decides (canary style: wait for
+        the canary Deployments to go; partition style: partition 0, the other ReplicaSets at 0).
+        Other workload kinds: nothing (not supported yet)."""
+        if found is not None and found.kind.resource is DEPLOYMENTS:
+            return await self._hold_stable_deployment(found, stable_revision)
         if found is None or found.kind.resource is not CLONESETS or not stable_revision:
             return False
         meta, spec = found.workload["metadata"], found.workload.get("spec") or {}
@@ -218,6 +224,24 @@ class Effects:
                 stable_revision,
             )
         return bool(canary)
+
+    async def _hold_stable_deployment(self, found: Found, stable_revision: str) -> bool:
+        obs = found.obs
+        hold = deployment_stable_hold(obs.workload, obs.replicasets, obs.canaries, stable_revision)
+        namespace = str(found.workload["metadata"]["namespace"])
+        for op in hold.ops:
+            try:  # guarded writes: a stale copy is looked at again next round
+                await self.kube.patch(op.target, op.name, op.body, namespace, patch_type="merge")
+            except (ConflictError, NotFoundError):
+                return True
+        if hold.ops:
+            log.info(
+                "held abort: Deployment %s/%s back to %s",
+                namespace,
+                found.workload["metadata"]["name"],
+                stable_revision,
+            )
+        return hold.waiting
 
     async def _release_workload(self, found: Found | None) -> bool:
         """Drop ``rollouts.kruise.io/in-progressing`` so the next template change starts a new release."""

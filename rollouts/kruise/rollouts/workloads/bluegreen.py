@@ -20,7 +20,14 @@ available, so the workload controller never scales the old version down:
   else the BatchRelease reports upstream's message and waits;
 - **ready**: updated pods (Deployment: ``status.updatedReplicas`` and the ready pods of the new
   ReplicaSet; CloneSet: ``updatedReplicas``/``updatedReadyReplicas``) reach the batch's
-  planned count (Deployment: ``NewRSReplicasLimit``, a percentage below 100% never takes all);
+  planned count (Deployment: ``NewRSReplicasLimit``, a percentage below 100% never takes all),
+  and as many live pods carry the release's ``rollouts.kruise.io/rollout-id``
+  (``batchLabelSatisfied``);
+- **batch labels**, in every round that has nothing else to write (upstream's
+  ``EnsureBatchPodsReadyAndLabeled`` runs while Verifying and Ready, so a workload scaled
+  mid-step is labelled again): the pods at the update revision get ``rollout-id`` and
+  ``rollout-batch-id``, each batch its increment of the replicas
+  (:func:`~kruise.rollouts.workloads.podlabels.release_label_patches`);
 - **finalise** (``batchPartition`` unset): restore the saved settings (Deployment also
   ``paused: false``), drop the annotations and the ``rollouts.kruise.io/stable-revision``
   label, wait until every ready pod is updated (Deployment: ``waitAllUpdatedAndReady``), then
@@ -67,7 +74,16 @@ from kruise.rollouts.workloads.deployment.info import new_and_stable, owned_repl
 from kruise.rollouts.workloads.deployment.podtemplate import pod_template_hash
 from kruise.rollouts.workloads.hpa import hpa_op
 from kruise.rollouts.workloads.info import WorkloadInfo
-from kruise.rollouts.workloads.ops import ControlDecision, Op, Target, control_info, enter_batch, patch
+from kruise.rollouts.workloads.ops import (
+    ControlDecision,
+    Op,
+    Target,
+    control_info,
+    enter_batch,
+    label_pod,
+    patch,
+)
+from kruise.rollouts.workloads.podlabels import labels_satisfied, release_label_patches
 from kruise.rollouts.workloads.port import Gates, Observation
 
 JSON = dict[str, Any]
@@ -226,11 +242,12 @@ def decide_blue_green(
     workload: Mapping[str, Any] | None,
     replicasets: Sequence[Mapping[str, Any]] = (),
     hpas: Sequence[tuple[Resource, Mapping[str, Any]]] = (),
+    pods: Sequence[Mapping[str, Any]] = (),
 ) -> ControlDecision:
     """One round of the blue-green control for ``br`` on a CloneSet or Deployment ``workload``.
 
     ``replicasets``: the namespace's ReplicaSets (Deployment only); ``hpas``: see :func:`hpa_op`
-    (only needed when :func:`needs_hpas`).
+    (only needed when :func:`needs_hpas`); ``pods``: the workload's pods (batch labels).
     """
     status: JSON = copy.deepcopy(dict(br.get("status") or {}))
     meta = meta_of(br)
@@ -323,11 +340,23 @@ def decide_blue_green(
         batch["batchState"] = BatchReleaseBatchState.UPGRADING
         return ControlDecision((patch(_target(workload), workload, body),), status, requeue_after=1.0)
     planned = new_rs_replicas_limit(desired_surge, replicas) if is_deployment(workload) else desired
-    ready = observed_current(workload) and batch_ready(
-        planned, updated, updated_ready, failure_threshold=plan.get("failureThreshold")
+    labels = release_label_patches(
+        pods,
+        plan,
+        update_revision=str(status.get("updateRevision") or ""),
+        replicas=replicas,
+        current_batch=int(batch["currentBatch"]),
+    )
+    ready = (
+        observed_current(workload)
+        and batch_ready(planned, updated, updated_ready, failure_threshold=plan.get("failureThreshold"))
+        and not labels
+        and labels_satisfied(pods, str(plan.get("rolloutID") or ""), planned)
     )
     batch["batchState"] = BatchReleaseBatchState.READY if ready else BatchReleaseBatchState.UPGRADING
-    return ControlDecision((), status, requeue_after=None if ready else 1.0)
+    return ControlDecision(
+        tuple(label_pod(p.name, p.labels) for p in labels), status, requeue_after=None if ready else 1.0
+    )
 
 
 @dataclass(frozen=True)
@@ -350,7 +379,7 @@ class BlueGreenRelease:
             return ControlDecision((), dict(br.get("status") or {}))
         if obs is None:
             return decide_blue_green(br, None)
-        return decide_blue_green(br, obs.workload, obs.replicasets, obs.hpas)
+        return decide_blue_green(br, obs.workload, obs.replicasets, obs.hpas, obs.pods)
 
     def needs_hpas(self, br: Mapping[str, Any], obs: Observation | None) -> bool:
         return needs_hpas(br, None if obs is None else obs.workload)

@@ -6,7 +6,10 @@ partitionstyle/control_plane.go``) with one implementation per kind behind it, a
 
 - **take control** on the first round: the control annotation
   ``batchrelease.rollouts.kruise.io/control-info`` (the BatchRelease as owner reference JSON),
-  the kind's pause lifted;
+  the kind's pause written ``false`` whether or not it was set (upstream's ``Initialize`` writes
+  ``paused: false`` with the annotation, so a workload under release always has the field: an
+  Advanced DaemonSet's ``rollingUpdate.paused``, a CloneSet's ``updateStrategy.paused``); a pause
+  set again later is lifted on the next round;
 - **upgrade the batch**: the partition for ``releasePlan.batches[canaryStatus.currentBatch]``
   (:meth:`~kruise.rollouts.workloads.port.PartitionWorkload.partition_for`); once the release has
   started the partition only moves down (it never keeps more pods back than it does);
@@ -197,11 +200,16 @@ def _upgrade_batch(
     goal = replicas - w.kept(desired, replicas) + (int(no_need or 0) if ordered else 0)
     current = w.partition(workload)
     moves_down = current is not None and w.kept(desired, replicas) < w.kept(current, replicas)
+    taking_control = (meta(workload).get("annotations") or {}).get(
+        BATCH_RELEASE_CONTROL_ANNOTATION
+    ) != control_info(br)
     workload_patch = merged(
-        w.unpause_patch() if w.paused(workload) else None,
+        # Initialize writes the pause explicitly false (not only when it was true): upstream's
+        # e2e dereferences ``rollingUpdate.paused`` of an Advanced DaemonSet under release
+        w.unpause_patch() if w.paused(workload) or taking_control else None,
         w.partition_patch(desired) if (starting and current != desired) or moves_down else None,
     )
-    if (meta(workload).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION) != control_info(br):
+    if taking_control:
         workload_patch["metadata"] = {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)}}
     status["phase"] = RolloutPhase.PROGRESSING
     if canary.get("currentBatch") != current_batch:

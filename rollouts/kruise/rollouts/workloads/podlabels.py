@@ -1,4 +1,4 @@
-"""Which pods of a partition release carry which batch labels (pure).
+"""Which pods of a release carry which batch labels (pure).
 
 Mirrors Kruise Rollouts' label patcher and batch context
 (``pkg/controller/batchrelease/labelpatch/patcher.go``, ``labelpatch/filter.go``,
@@ -15,6 +15,8 @@ Mirrors Kruise Rollouts' label patcher and batch context
   labelled, latest batch first;
 - a batch is not ready until at least the planned pods (not being deleted) carry the rollout-id
   (``batchLabelSatisfied``);
+- every style labels (partition, canary: the canary Deployment's pods, blue-green); the canary
+  style does not wait for them (its batch context plans no count), the others do;
 - rolling back in batches, the pods already at the rollback target when the rollback started
   are marked ``rollouts.kruise.io/no-need-update=<id>`` and counted as ``noNeedUpdateReplicas``;
   they are labelled only as far as the planned counts exceed the pods really rolled back
@@ -173,6 +175,31 @@ def batch_label_patches(
             taken += 1
             owed[index] -= 1
     return patches
+
+
+def release_label_patches(
+    pods: Sequence[Pod],
+    plan: Mapping[str, Any],
+    *,
+    update_revision: str,
+    replicas: int,
+    current_batch: int,
+) -> list[PodLabelPatch]:
+    """The batch labels a release that never rolls back in batches owes its pods: the canary
+    style (``pods``: the canary Deployment's), blue-green and a Deployment's partition style
+    (``pods``: the workload's). Upstream's canary and blue-green control planes and the
+    Deployment's partition control run the same ``PatchPodBatchLabel`` as the other kinds, with no
+    filter: every live pod at ``update_revision`` may be labelled with ``plan``'s ``rolloutID``,
+    and each batch up to ``current_batch`` owes its increment of ``replicas``."""
+    live = [p for p in pods if not deleting(p) and at_revision(p, update_revision)]
+    batches = [b.get("canaryReplicas", "100%") for b in plan.get("batches") or []]
+    return batch_label_patches(
+        live,
+        rollout_id=str(plan.get("rolloutID") or ""),
+        batches=batches,
+        replicas=replicas,
+        current_batch=current_batch,
+    )
 
 
 def labels_satisfied(pods: Sequence[Pod], rollout_id: str, planned: int) -> bool:

@@ -62,7 +62,8 @@ class CacheView(Protocol):
 class Observation:
     """A workload as one round sees it: the object and what its kind reads beside it.
 
-    ``pods``: the pods it controls (only the BatchRelease asks for them); ``replicasets`` and
+    ``pods``: the pods it controls, directly or through ``replicasets`` (only the BatchRelease
+    asks for them); ``replicasets`` and
     ``canaries``: a Deployment's ReplicaSets (its own and its canary Deployments') and canary
     Deployments; ``hpas``: ``(resource, object)`` pairs of the namespace's HPAs, v2 first, read
     by the BatchRelease shell only when :meth:`ReleaseStyle.needs_hpas` says a round may touch one.

@@ -79,13 +79,18 @@ def observe(
     kind: WorkloadKind, view: CacheView, namespace: str, name: str, *, pods: bool = False
 ) -> Observation | None:
     """The workload ``namespace/name`` of ``kind`` with what its kind reads (and its pods when
-    asked: the pods it controls, index ``owner-uid``); None when the cache has no such object."""
+    asked: the pods it controls, index ``owner-uid``, and those of the ReplicaSets read beside it:
+    a Deployment's pods and its canary Deployments' are their ReplicaSets'); None when the cache
+    has no such object."""
     workload = view.get(kind.resource, f"{namespace}/{name}")
     if workload is None:
         return None
     obs = kind.observe(view, workload)
     if pods:
-        obs = replace(obs, pods=view.by_index(PODS, OWNER_UID, str(meta(workload).get("uid") or "")))
+        found: list[dict[str, Any]] = []
+        for owner in (workload, *obs.replicasets):
+            found.extend(view.by_index(PODS, OWNER_UID, str(meta(owner).get("uid") or "")))
+        obs = replace(obs, pods=found)
     return obs
 
 

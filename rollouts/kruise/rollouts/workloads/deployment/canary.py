@@ -15,6 +15,11 @@ Mirrors Kruise Rollouts' ``control/canarystyle/deployment`` (``canary.go``, ``st
 - each batch scales it **up** to ``ceil(canaryReplicas x replicas)`` (clamped to the workload's
   replicas; never down); the batch is ready on the canary's ``status.replicas`` (updated) and
   ``status.availableReplicas`` (updated ready) by the batch-ready rule;
+- **batch labels** (``EnsureBatchPodsReadyAndLabeled``): once the canary has its batch's replicas,
+  the canary Deployment's pods at the update revision get ``rollouts.kruise.io/rollout-id`` and
+  ``rollout-batch-id`` (each batch its increment of the stable replicas,
+  :func:`~kruise.rollouts.workloads.podlabels.release_label_patches`); upstream's canary batch
+  context plans no labelled count, so the batch does not wait for them;
 - **finalising** (``batchPartition`` unset) patches the stable Deployment
   ``paused: false`` and drops the control annotation, removes the finalizer from the canary
   Deployments (they go with the BatchRelease, by garbage collection), and with
@@ -41,7 +46,7 @@ from kruise.rollouts.release.constants import (
 from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.rollouts.release.objects import meta as meta_of
 from kruise.rollouts.release.objects import observed_current, spec_replicas
-from kruise.rollouts.workloads.deployment.info import stable_replicaset
+from kruise.rollouts.workloads.deployment.info import owned_pods, stable_replicaset
 from kruise.rollouts.workloads.deployment.podtemplate import equal_ignore_hash, pod_template_hash
 from kruise.rollouts.workloads.ops import (
     ControlDecision,
@@ -50,9 +55,11 @@ from kruise.rollouts.workloads.ops import (
     Target,
     control_info,
     enter_batch,
+    label_pod,
     owner_reference,
     patch,
 )
+from kruise.rollouts.workloads.podlabels import release_label_patches
 
 JSON = dict[str, Any]
 
@@ -153,11 +160,13 @@ def decide_deployment_canary(
     stable: Mapping[str, Any] | None,
     deployments: Sequence[Mapping[str, Any]],
     replicasets: Sequence[Mapping[str, Any]] = (),
+    pods: Sequence[Mapping[str, Any]] = (),
 ) -> ControlDecision:
     """One round of the canary-style control for ``br``.
 
     ``deployments``: the Deployments of the namespace that may be its canaries;
-    ``replicasets``: ReplicaSets of the namespace (for the revisions it reports).
+    ``replicasets``: ReplicaSets of the namespace (for the revisions it reports);
+    ``pods``: pods of those ReplicaSets (the canary's get the batch labels).
     """
     status: JSON = copy.deepcopy(dict(br.get("status") or {}))
     meta = meta_of(br)
@@ -278,4 +287,13 @@ def decide_deployment_canary(
         failure_threshold=plan.get("failureThreshold"),
     )
     batch["batchState"] = BatchReleaseBatchState.READY if ready else BatchReleaseBatchState.UPGRADING
-    return ControlDecision((), status, requeue_after=None if ready else 1.0)
+    labels = release_label_patches(
+        owned_pods(canary, replicasets, pods),
+        plan,
+        update_revision=str(status.get("updateRevision") or ""),
+        replicas=replicas,
+        current_batch=int(batch["currentBatch"]),
+    )
+    return ControlDecision(
+        tuple(label_pod(p.name, p.labels) for p in labels), status, requeue_after=None if ready else 1.0
+    )

@@ -66,6 +66,19 @@ def owned_replicasets(
     ]
 
 
+def owned_pods(
+    deployment: Mapping[str, Any],
+    replicasets: Iterable[Mapping[str, Any]],
+    pods: Iterable[Mapping[str, Any]],
+) -> list[Mapping[str, Any]]:
+    """``ListOwnedPods`` of a Deployment: the pods controlled by a ReplicaSet it controls."""
+    owners = {
+        str(meta_of(rs).get("uid") or "")
+        for rs in owned_replicasets(deployment, replicasets, active_only=False)
+    }
+    return [p for p in pods if _controller_uid(p) in owners - {""}]
+
+
 def _created(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(meta_of(obj).get("creationTimestamp") or ""), str(meta_of(obj).get("name") or "")
 
@@ -176,6 +189,7 @@ def deployment_info(
         generation=int(meta.get("generation") or 0),
         rollout_id=workload_rollout_id(deployment),
         canary_revision_aliases=aliases,
+        canary_revision_known=bool(aliases),
     )
     if not base.status_consistent:
         return base

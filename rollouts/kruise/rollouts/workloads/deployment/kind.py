@@ -89,7 +89,7 @@ class DeploymentRelease:
 def _canary(br: Mapping[str, Any], obs: Observation | None, gates: Gates) -> ControlDecision:
     if obs is None:
         return decide_deployment_canary(br, None, ())
-    return decide_deployment_canary(br, obs.workload, obs.canaries, obs.replicasets)
+    return decide_deployment_canary(br, obs.workload, obs.canaries, obs.replicasets, obs.pods)
 
 
 def _partition(br: Mapping[str, Any], obs: Observation | None, gates: Gates) -> ControlDecision:
@@ -98,9 +98,10 @@ def _partition(br: Mapping[str, Any], obs: Observation | None, gates: Gates) -> 
         return ControlDecision((), status)
     if not gates.advanced_deployment:
         return ControlDecision((), {**status, "message": PARTITION_DEPLOYMENT_MESSAGE})
-    workload, replicasets = (None, ()) if obs is None else (obs.workload, obs.replicasets)
+    if obs is None:
+        return decide_deployment_partition(br, None, keep_paused_on_cancel=gates.keep_paused_on_cancel)
     return decide_deployment_partition(
-        br, workload, replicasets, keep_paused_on_cancel=gates.keep_paused_on_cancel
+        br, obs.workload, obs.replicasets, pods=obs.pods, keep_paused_on_cancel=gates.keep_paused_on_cancel
     )
 
 

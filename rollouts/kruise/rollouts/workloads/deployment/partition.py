@@ -15,7 +15,12 @@ are moved by the advanced Deployment controller (:mod:`kruise.rollouts.advancedd
   unless it already allows as many new pods (it never moves down);
 - **batch ready**: the batch-ready rule on ``status.updatedReplicas`` and the extra status'
   ``updatedReadyReplicas`` against ``NewRSReplicasLimit(canaryReplicas)``, once the Deployment's
-  status observed its generation;
+  status observed its generation, and as many live pods carry the release's
+  ``rollouts.kruise.io/rollout-id``;
+- **batch labels**: the Deployment's pods at the update revision get ``rollout-id`` and
+  ``rollout-batch-id`` (each batch its increment of the replicas,
+  :func:`~kruise.rollouts.workloads.podlabels.release_label_patches`), in every round that has
+  nothing else to write;
 - **finalize** (``batchPartition`` unset), only while the Deployment is still paused with the
   control annotation: ``paused: false`` (kept ``true`` with the gate
   ``KeepWorkloadPausedOnRolloutDeletion`` unless ``WaitResume``), the strategy back to
@@ -40,7 +45,7 @@ from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, 
 from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.rollouts.release.objects import meta as meta_of
 from kruise.rollouts.release.objects import spec_replicas
-from kruise.rollouts.workloads.deployment.info import owned_replicasets
+from kruise.rollouts.workloads.deployment.info import owned_pods, owned_replicasets
 from kruise.rollouts.workloads.deployment.podtemplate import template_revision
 from kruise.rollouts.workloads.deployment.strategy import (
     ADVANCED_DEPLOYMENT_CONTROL_LABEL,
@@ -54,7 +59,8 @@ from kruise.rollouts.workloads.deployment.strategy import (
     strategy_of,
     with_defaults,
 )
-from kruise.rollouts.workloads.ops import ControlDecision, Target, control_info, enter_batch, patch
+from kruise.rollouts.workloads.ops import ControlDecision, Target, control_info, enter_batch, label_pod, patch
+from kruise.rollouts.workloads.podlabels import labels_satisfied, release_label_patches
 
 JSON = dict[str, Any]
 PARTITION_DEPLOYMENT_MESSAGE = (
@@ -126,11 +132,13 @@ def decide_deployment_partition(
     deployment: Mapping[str, Any] | None,
     replicasets: Sequence[Mapping[str, Any]] = (),
     *,
+    pods: Sequence[Mapping[str, Any]] = (),
     keep_paused_on_cancel: bool = False,
 ) -> ControlDecision:
     """One round of the partition-style control for ``br`` over ``deployment``.
 
-    ``replicasets``: the ReplicaSets of the namespace (those the Deployment controls are used).
+    ``replicasets``: the ReplicaSets of the namespace (those the Deployment controls are used);
+    ``pods``: pods of those ReplicaSets (batch labels).
     ``keep_paused_on_cancel``: feature gate ``KeepWorkloadPausedOnRolloutDeletion``; a release
     finalized without ``WaitResume`` (the Rollout deleted, disabled or rolled back mid-release)
     hands the Deployment back still ``paused: true`` (with its ``RollingUpdate`` strategy), so
@@ -219,11 +227,27 @@ def decide_deployment_partition(
         body = {"metadata": {"annotations": {DEPLOYMENT_STRATEGY_ANNOTATION: dump_strategy(updated)}}}
         canary["batchState"] = BatchReleaseBatchState.UPGRADING
         return ControlDecision((patch(Target.DEPLOYMENT, deployment, body),), status, requeue_after=1.0)
-    ready = consistent and batch_ready(
-        new_rs_limit(wanted, replicas),
-        canary["updatedReplicas"],
-        canary["updatedReadyReplicas"],
-        failure_threshold=plan.get("failureThreshold"),
+    planned = new_rs_limit(wanted, replicas)
+    mine = owned_pods(deployment, replicasets, pods)
+    labels = release_label_patches(
+        mine,
+        plan,
+        update_revision=status["updateRevision"],
+        replicas=replicas,
+        current_batch=int(canary["currentBatch"]),
+    )
+    ready = (
+        consistent
+        and batch_ready(
+            planned,
+            canary["updatedReplicas"],
+            canary["updatedReadyReplicas"],
+            failure_threshold=plan.get("failureThreshold"),
+        )
+        and not labels
+        and labels_satisfied(mine, str(plan.get("rolloutID") or ""), planned)
     )
     canary["batchState"] = BatchReleaseBatchState.READY if ready else BatchReleaseBatchState.UPGRADING
-    return ControlDecision((), status, requeue_after=None if ready else 1.0)
+    return ControlDecision(
+        tuple(label_pod(p.name, p.labels) for p in labels), status, requeue_after=None if ready else 1.0
+    )

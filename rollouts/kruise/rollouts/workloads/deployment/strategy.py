@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.rollouts.release.batchplan import scaled
+from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION
+from kruise.rollouts.release.objects import meta
 
 DEPLOYMENT_STRATEGY_ANNOTATION = "rollouts.kruise.io/deployment-strategy"
 DEPLOYMENT_EXTRA_STATUS_ANNOTATION = "rollouts.kruise.io/deployment-extra-status"
@@ -72,6 +74,20 @@ def parse_strategy(raw: str | None) -> DeploymentStrategy:
         paused=bool(data.get("paused")),
         partition=partition if isinstance(partition, (int, str)) else 0,
     )
+
+
+CANARY_STYLE = "Canary"
+
+
+def readable_strategy(deployment: Mapping[str, Any]) -> DeploymentStrategy | None:
+    """The strategy annotation when it decodes as a JSON object, else None (absent, empty or
+    unreadable: upstream's ``NewController`` gets an unmarshal error and leaves the Deployment)."""
+    raw = ((deployment.get("metadata") or {}).get("annotations") or {}).get(DEPLOYMENT_STRATEGY_ANNOTATION)
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return parse_strategy(raw) if isinstance(data, dict) else None
 
 
 def strategy_of(deployment: Mapping[str, Any]) -> DeploymentStrategy:
@@ -158,3 +174,21 @@ def fenceposts(strategy: DeploymentStrategy, replicas: int) -> tuple[int, int]:
     if surge == 0 and unavailable == 0:
         unavailable = 1
     return max(0, surge), max(0, min(unavailable, replicas))
+
+
+def under_control(deployment: Mapping[str, Any]) -> bool:
+    """Whether the advanced Deployment controller processes ``deployment``:
+    ``IsUnderRolloutControl`` (control annotation, ``Recreate``, ``paused``) plus a readable
+    strategy annotation whose ``rollingStyle`` is not ``Canary`` (upstream's ``NewController``:
+    any other style, none included, is processed)."""
+    spec = deployment.get("spec") or {}
+    annotations = meta(deployment).get("annotations") or {}
+    strategy = readable_strategy(deployment)
+    return (
+        bool(annotations.get(BATCH_RELEASE_CONTROL_ANNOTATION))
+        and (spec.get("strategy") or {}).get("type") == "Recreate"
+        and bool(spec.get("paused"))
+        and strategy is not None
+        and strategy.rolling_style != CANARY_STYLE
+        and not meta(deployment).get("deletionTimestamp")
+    )
