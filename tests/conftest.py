@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from kruise.core.errors import AlreadyExistsError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import NAMESPACES
 from kruise.core.localcluster import LocalCluster
@@ -114,8 +115,20 @@ async def namespace(kube: KubeClient, request: pytest.FixtureRequest) -> AsyncIt
     """A fresh namespace for one test, deleted afterwards (without waiting)."""
     base = request.node.name.lower().replace("_", "-")
     name = "".join(c for c in base if c.isalnum() or c == "-")[:40].strip("-")
-    name = f"{name}-{uuid.uuid4().hex[:5]}"
-    await kube.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    # parametrized tests share the 40-character prefix, so the suffix alone tells them apart; a
+    # name still terminating from an earlier test is not reused
+    for _ in range(5):
+        candidate = f"{name}-{uuid.uuid4().hex[:8]}"
+        try:
+            await kube.create(
+                NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": candidate}}
+            )
+            break
+        except AlreadyExistsError:
+            continue
+    else:
+        raise AssertionError(f"no free namespace name for {name}")
+    name = candidate
     yield name
     await kube.delete(NAMESPACES, name, missing_ok=True)
 

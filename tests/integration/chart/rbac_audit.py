@@ -67,6 +67,9 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     ("rollouts/kruise/rollouts/rollout/effects.py", "_resume_workload", "resource"): {
         "patch": ("WORKLOAD_RESOURCES",)
     },
+    ("rollouts/kruise/rollouts/rollout/effects.py", "_hold_stable_deployment", "op.target"): {
+        "patch": ("STABLE_HOLD_TARGETS",)
+    },
     ("rollouts/kruise/rollouts/rollout/analysis_effects.py", "revert_workload", "resource"): {
         "patch": ("WORKLOAD_RESOURCES",)
     },

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from kruise.core.errors import AlreadyExistsError, ConflictError, NotFoundError
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, PODS
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, PODS, REPLICASETS
 from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION
 from kruise.rollouts.release.constants import IN_PROGRESSING_ANNOTATION, POD_TEMPLATE_HASH_LABEL
 from kruise.rollouts.resources import BATCH_RELEASES
@@ -29,6 +29,8 @@ from kruise.rollouts.workloads.registry import Found, resources
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
 WORKLOAD_RESOURCES = resources()
+STABLE_HOLD_TARGETS = (DEPLOYMENTS, REPLICASETS)
+"""What a held abort of a Deployment patches (its strategy annotation, its ReplicaSets' replicas)."""
 """What the workload writes here may target (every registered kind's resource)."""
 
 
