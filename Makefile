@@ -9,7 +9,7 @@ export KRUISE_CACHE_DIR ?= $(HOME)/.cache/kruise
 # pytest-xdist workers for `make test`, each with its own embedded control plane (0: one process)
 TEST_WORKERS ?= 2
 
-.PHONY: all venv tools sysdeps crds demo test test-unit test-integration lint typecheck clean image
+.PHONY: all venv tools sysdeps crds demo test test-unit test-integration lint typecheck clean image upstream-e2e upstream-e2e-build
 
 all: test
 
@@ -63,6 +63,22 @@ test: venv tools sysdeps
 
 test-unit: venv
 	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)
+
+## upstream-e2e: upstream Kruise Rollouts' own e2e suite (openkruise/rollouts test/e2e, built from
+## source) against this checkout's manager on the embedded cluster, one process per spec:
+##   make upstream-e2e FOCUS='regex' [SKIP='regex'] [SPEC_TIMEOUT=s] [LIST_ONLY=1]
+## Needs $(UPSTREAM_E2E_BIN), built by `make upstream-e2e-build MIRRORS=DIR`. Not part of `make test`
+## (CI cannot fetch the sources). docs/conformance.md has the recipe and the results.
+UPSTREAM_E2E_BIN := $(HOME)/.cache/kruise-upstream/bin/rollouts-e2e.test
+upstream-e2e: venv
+	@test -n "$$FOCUS" || { echo "upstream-e2e: set FOCUS='regex' (FOCUS=. for all 76 specs; LIST_ONLY=1 lists them)" >&2; exit 2; }
+	@test -x $(UPSTREAM_E2E_BIN) -o -n "$$MIRRORS" || { echo "upstream-e2e: no $(UPSTREAM_E2E_BIN); build it with make upstream-e2e-build MIRRORS=DIR (bare mirrors of openkruise/rollouts, kruise-api, kruise-tools, kruise-rollout-api as DIR/owner+name/repo; docs/conformance.md)" >&2; exit 3; }
+	@hack/upstream-e2e/run-rollouts-e2e.sh "$$FOCUS" "$$SKIP"
+
+## upstream-e2e-build: rollouts-e2e.test and kubectl-kruise from the mirrors in MIRRORS (into ~/.cache/kruise-upstream/bin).
+upstream-e2e-build:
+	@test -n "$$MIRRORS" -a -d "$$MIRRORS/openkruise+rollouts/repo" || { echo "upstream-e2e-build: set MIRRORS=DIR holding bare mirrors of openkruise/rollouts, kruise-api, kruise-tools, kruise-rollout-api as DIR/owner+name/repo" >&2; exit 3; }
+	@hack/upstream-e2e/build.sh
 
 clean:
 	rm -rf $(VENV) build dist
