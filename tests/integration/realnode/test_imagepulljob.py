@@ -113,3 +113,23 @@ async def test_a_missing_image_fails_after_its_backoff_and_names_the_node(
     assert failed["phase"] == "Failed" and failed["completionTime"]
     assert "not found" in failed["message"] or "404" in failed["message"], failed["message"]
     assert image not in node_images(real_node)
+
+
+async def test_a_registry_that_is_down_fails_the_pull_after_its_backoff_and_names_the_node(
+    kube: KubeClient, namespace: str, real_node: RealNode
+) -> None:
+    """A registry nobody answers on (loopback port 1: the connection is refused at once): the
+    daemon's pull fails, is retried ``backoffLimit`` times, and the job counts the node failed
+    with containerd's reason in the tag's message, as upstream reports a pull error."""
+    image = f"127.0.0.1:1/kruise/down-{uuid.uuid4().hex[:8]}:v1"
+    await node_image_created(kube, real_node.name)
+    await kube.create(IMAGEPULLJOBS, pull_job("pull-down", image, real_node.name, backoffLimit=1), namespace)
+
+    job = await finished(kube, namespace, "pull-down")
+    status = job["status"]
+    assert (status["desired"], status.get("succeeded", 0), status["failed"]) == (1, 0, 1)
+    assert status["failedNodes"] == [real_node.name]
+    failed = tag_status(await kube.get(NODEIMAGES, real_node.name), image)
+    assert failed["phase"] == "Failed" and failed["completionTime"]
+    assert "connection refused" in failed["message"], failed["message"]
+    assert image not in node_images(real_node)
