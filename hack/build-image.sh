@@ -12,6 +12,8 @@
 #    dependencies (hack/image/requirements.txt) from PyPI, USER 65534.
 # 3. prints the image's size and the build's time; with --push, copies it to REGISTRY/REPO:<version>
 #    (plain HTTP allowed: the embedded cluster's registry is on loopback).
+# The build stage's layers stay in buildah's storage untagged: they are the cache of the next
+# build (`buildah rmi --prune` frees them, and every other untagged image of the machine).
 # Needs root (buildah's storage) and hack/install-system-deps.sh (buildah, mmdebstrap).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,7 +65,6 @@ buildah bud --quiet --layers --isolation chroot "${mounts[@]}" --build-arg "BASE
   --label "org.opencontainers.image.revision=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
   -t "$image" -f Dockerfile . >/dev/null
 size=$(buildah images --format '{{.Size}}' "$image")
-buildah rmi --prune >/dev/null 2>&1 || true  # the previous build's layers, now untagged
 echo "build-image: $image ($size) in $(( $(date +%s) - start ))s"
 if [[ -n $push ]]; then
   buildah push --quiet --tls-verify=false "$image" "docker://$push:$version"

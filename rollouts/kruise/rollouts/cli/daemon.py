@@ -57,8 +57,9 @@ def daemon(
         str, typer.Option("--plugin-bin-dir", help="Accepted; unused.")
     ] = "/kruise/plugins",
 ) -> None:
-    """Run kruise-daemon for the node named by $NODE_NAME: pulls the images its NodeImage lists
-    through the node's CRI runtime and reports them in the NodeImage status."""
+    """Run kruise-daemon for the node named by $NODE_NAME: through the node's CRI runtime it pulls
+    the images its NodeImage lists, recreates containers for ContainerRecreateRequests, restarts
+    containers whose env from pod metadata changed, and runs PodProbeMarker probes."""
     del pprof_addr, enable_pprof, plugin_config_file, plugin_bin_dir
     node = os.environ.get("NODE_NAME", "")
     if not node:

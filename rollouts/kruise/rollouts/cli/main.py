@@ -10,6 +10,7 @@ plane), ``manager`` (controllers and webhooks), ``daemon`` (one node's kruise-da
 
 from __future__ import annotations
 
+import importlib.metadata
 import sys
 from typing import Annotated
 
@@ -40,6 +41,12 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"kruise {importlib.metadata.version('kruise')}")
+        raise typer.Exit()
+
+
 @app.callback()
 def root(
     ctx: typer.Context,
@@ -53,6 +60,12 @@ def root(
     kubeconfig: Annotated[
         str | None, typer.Option("--kubeconfig", help="Path to the kubeconfig file to use for CLI requests.")
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_print_version, help="Print kruise's version and exit."
+        ),
+    ] = False,
 ) -> None:
     """kubectl's global flags, for the kubectl-kruise commands."""
     ctx.obj = KubeTarget(kubeconfig=kubeconfig, context=context, namespace_flag=namespace)
