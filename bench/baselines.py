@@ -19,10 +19,10 @@ import contextlib
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import PODS
+from kruise.core.kube.resources import PODS, Resource
 
 GATE = "InPlaceUpdateReady"
 JSON = dict[str, Any]
@@ -35,20 +35,20 @@ def condition(pod: JSON, kind: str) -> str | None:
     return None
 
 
-class PodStream:
-    """The latest version of every pod of a namespace, from one watch; ``wait`` for a predicate."""
+class ObjectStream:
+    """The latest version of every object of ``resource`` (in ``namespace``, or cluster-wide), from
+    one list and watch (a deleted object leaves ``items``); ``wait`` for a predicate over them."""
 
-    def __init__(self, kube: KubeClient, ns: str) -> None:
-        self.kube, self.ns = kube, ns
-        self.pods: dict[str, JSON] = {}
+    def __init__(self, kube: KubeClient, resource: Resource, namespace: str | None = None) -> None:
+        self.kube, self.resource, self.ns = kube, resource, namespace
+        self.items: dict[str, JSON] = {}
         self.changed = asyncio.Condition()
         self.task: asyncio.Task[None] | None = None
 
-    async def __aenter__(self) -> PodStream:
-        listing = await self.kube.list(PODS, self.ns)
-        self.pods = {p["metadata"]["name"]: p for p in listing["items"]}
-        rv = listing["metadata"]["resourceVersion"]
-        self.task = asyncio.create_task(self._run(rv))
+    async def __aenter__(self) -> Self:
+        listing = await self.kube.list(self.resource, self.ns)
+        self.items = {o["metadata"]["name"]: o for o in listing["items"]}
+        self.task = asyncio.create_task(self._run(listing["metadata"]["resourceVersion"]))
         return self
 
     async def __aexit__(self, *_: object) -> None:
@@ -59,17 +59,27 @@ class PodStream:
 
     async def _run(self, rv: str) -> None:
         while True:
-            async for event in self.kube.watch(PODS, self.ns, resource_version=rv):
+            async for event in self.kube.watch(self.resource, self.ns, resource_version=rv):
                 rv = event.object.get("metadata", {}).get("resourceVersion") or rv
                 if event.type == "BOOKMARK":
                     continue
-                self.pods[event.object["metadata"]["name"]] = event.object
+                name = event.object["metadata"]["name"]
+                if event.type == "DELETED":
+                    self.items.pop(name, None)
+                else:
+                    self.items[name] = event.object
                 async with self.changed:
                     self.changed.notify_all()
 
-    async def wait(self, predicate: Callable[[dict[str, JSON]], bool]) -> None:
+    async def wait(self, predicate: Callable[[dict[str, JSON]], bool], timeout: float | None = None) -> None:
+        """Until ``predicate(items)`` holds; ``asyncio.TimeoutError`` after ``timeout`` seconds."""
         async with self.changed:
-            await self.changed.wait_for(lambda: predicate(self.pods))
+            await asyncio.wait_for(self.changed.wait_for(lambda: predicate(self.items)), timeout)
+
+
+def pod_stream(kube: KubeClient, ns: str) -> ObjectStream:
+    """Every pod of ``ns``."""
+    return ObjectStream(kube, PODS, ns)
 
 
 def raw_pod(name: str, template: JSON, *, gated: bool) -> JSON:
@@ -111,7 +121,7 @@ def all_ready(names: list[str]) -> Callable[[dict[str, JSON]], bool]:
 
 async def scale_raw(kube: KubeClient, ns: str, n: int, template: JSON) -> float:
     """Seconds from the first create until all ``n`` pods are Ready."""
-    async with PodStream(kube, ns) as stream:
+    async with pod_stream(kube, ns) as stream:
         t0 = time.monotonic()
         names = await create_pods(kube, ns, n, template, gated=False)
         await stream.wait(all_ready(names))
@@ -120,7 +130,7 @@ async def scale_raw(kube: KubeClient, ns: str, n: int, template: JSON) -> float:
 
 async def update_raw_inplace(kube: KubeClient, ns: str, n: int, template: JSON, new_image: str) -> float:
     """Seconds for the raw in-place update of ``n`` gated pods (see the module docstring)."""
-    async with PodStream(kube, ns) as stream:
+    async with pod_stream(kube, ns) as stream:
         names = await create_pods(kube, ns, n, template, gated=True)
         await stream.wait(all_ready(names))
         slots = asyncio.Semaphore(max(1, math.ceil(n * 0.2)))

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import statistics
 import tempfile
 import time
@@ -38,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from baselines import ObjectStream
 from procstat import PIDS, cpu_since, cpu_snapshot, rss_mib
 from rich.console import Console
 from rich.table import Table
@@ -107,44 +107,14 @@ class Scrape:
         return out
 
 
-class NodeImageStream:
-    """The latest version of every NodeImage, from one watch; ``wait`` for a predicate."""
+class NodeImageStream(ObjectStream):
+    """Every NodeImage, from one watch (:class:`baselines.ObjectStream`)."""
 
     def __init__(self, kube: KubeClient) -> None:
-        self.kube = kube
-        self.items: dict[str, JSON] = {}
-        self.changed = asyncio.Condition()
-        self.task: asyncio.Task[None] | None = None
+        super().__init__(kube, NODEIMAGES)
 
-    async def __aenter__(self) -> NodeImageStream:
-        listing = await self.kube.list(NODEIMAGES)
-        self.items = {o["metadata"]["name"]: o for o in listing["items"]}
-        self.task = asyncio.create_task(self._run(listing["metadata"]["resourceVersion"]))
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        assert self.task is not None
-        self.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self.task
-
-    async def _run(self, rv: str) -> None:
-        while True:
-            async for event in self.kube.watch(NODEIMAGES, resource_version=rv):
-                rv = event.object.get("metadata", {}).get("resourceVersion") or rv
-                if event.type == "BOOKMARK":
-                    continue
-                name = event.object["metadata"]["name"]
-                if event.type == "DELETED":
-                    self.items.pop(name, None)
-                else:
-                    self.items[name] = event.object
-                async with self.changed:
-                    self.changed.notify_all()
-
-    async def wait(self, predicate: Callable[[dict[str, JSON]], bool], timeout: float = 900) -> None:
-        async with self.changed:
-            await asyncio.wait_for(self.changed.wait_for(lambda: predicate(self.items)), timeout)
+    async def wait(self, predicate: Callable[[dict[str, JSON]], bool], timeout: float | None = 900) -> None:
+        await super().wait(predicate, timeout)
 
     def pool(self) -> list[JSON]:
         return [o for o in self.items.values() if (o["metadata"].get("labels") or {}).get(POOL[0]) == POOL[1]]
