@@ -41,7 +41,7 @@ def up(
     pod_start_delay_ms: Annotated[int, typer.Option(help="Simulated image pull + start of a new pod.")] = 0,
     inplace_restart_delay_ms: Annotated[int, typer.Option(help="Simulated in-place container restart.")] = 0,
 ) -> None:
-    """Start the control plane in the background and print ``export KUBECONFIG=...``."""
+    """Start the control plane in the background and print export KUBECONFIG=..."""
     cluster = LocalCluster(
         directory,
         nodes=nodes,

@@ -38,6 +38,10 @@ app = typer.Typer(
     help="OpenKruise workloads and Kruise Rollouts, in Python; also kubectl-kruise (kubectl kruise ...).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # plain help: rich's option table cut long flag names (--assign-pods-by-sche…) and their
+    # defaults; click's layout wraps instead and, past 80 columns, uses the terminal's width
+    rich_markup_mode=None,
+    context_settings={"max_content_width": 160},
 )
 
 
