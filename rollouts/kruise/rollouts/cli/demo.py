@@ -126,7 +126,10 @@ def _view(snap: dict[str, Any], elapsed: float, title: str) -> Panel:
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column()
-    table.add_row("Rollout", f"{snap['phase']}  step {snap['step']}/3  {snap['state']}")
+    aborted = snap["conditions"].get("Aborted") or {}
+    # after an abort the step state stays where the abort found it: say what happened instead
+    state = f"aborted ({aborted.get('reason', '')})" if aborted.get("status") == "True" else snap["state"]
+    table.add_row("Rollout", f"{snap['phase']}  step {snap['step']}/3  {state}")
     table.add_row("", snap["message"])
     pods = Table(show_header=True, header_style="bold")
     pods.add_column("revision (image)")
@@ -170,6 +173,8 @@ async def _release(kube: KubeClient, image: str, title: str, timeout: float = 24
             seen_progress = seen_progress or snap["phase"] == "Progressing"
             if seen_progress and snap["phase"] == "Healthy":
                 snap["seconds"] = time.monotonic() - start
+                live.stop()
+                console.print()  # piped output keeps only each panel's last frame: one blank line apart
                 return snap
             await asyncio.sleep(0.5)
     raise TimeoutError(f"{title} did not finish within {timeout:.0f}s")
