@@ -1,9 +1,13 @@
 """Configuration files of a real node (pure renderers; the caller writes them).
 
 - containerd: ``containerd.toml`` next to this module, with the node's paths.
-- CNI: one ``bridge`` network on the node's own bridge and subnet, no gateway route, no
-  masquerading (so no IP forwarding and no iptables rules): pods reach the node and each
-  other, nothing leaves the machine. ``host-local`` keeps its leases under the node dir.
+- CNI: one ``bridge`` network on the node's own bridge and subnet, no masquerading and no
+  default route: pods route only the real nodes' network (``10.201.0.0/16``: the control-plane
+  address and every node's pods) and the Service range through their bridge, so with kube-proxy
+  (a cluster started with real nodes) they reach ClusterIPs and the API server, and nothing is
+  ever routed off the machine. ``isGateway`` stays off because the plugin would then switch on
+  ``net.ipv4.ip_forward`` for the whole machine; the cluster enables forwarding on its bridges
+  only. ``host-local`` keeps its leases under the node dir.
 - registry mirror: ``certs.d/kruise.local/hosts.toml`` resolves ``kruise.local/*`` to the
   cluster's registry on ``127.0.0.1:<port>`` over plain HTTP.
 - kubelet: a ``KubeletConfiguration`` for cgroup v1 + cgroupfs, serving on the node IP with
@@ -21,8 +25,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from kruise.core.localcluster.components import SERVICE_CIDR
 from kruise.core.localcluster.realnode.images import PAUSE_IMAGE, REGISTRY_HOST
-from kruise.core.localcluster.realnode.plan import TAINT, NodePlan
+from kruise.core.localcluster.realnode.plan import POD_NETWORK, TAINT, NodePlan
 
 CNI_BIN_DIR = "/usr/lib/cni"
 
@@ -68,6 +73,8 @@ def cni_config(plan: NodePlan) -> dict[str, Any]:
                     "type": "host-local",
                     "dataDir": str(plan.dir / "cni-ipam"),
                     "ranges": [[{"subnet": str(plan.subnet), "gateway": plan.node_ip}]],
+                    # through the range's gateway, the node's bridge address
+                    "routes": [{"dst": POD_NETWORK}, {"dst": SERVICE_CIDR}],
                 },
             }
         ],

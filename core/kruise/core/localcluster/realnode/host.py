@@ -14,14 +14,16 @@ A kubelet and its containerd change the machine, not just their directories:
   removed again when they did not exist before (sockets and empty directories only);
 - processes outliving their parent: containerd shims and the containers themselves.
 
-(No iptables: the kubelet runs with ``makeIPTablesUtilChains: false`` and the CNI network
-masquerades nothing.) Because sysctls and the kubelet's view of the machine are global, only
-one cluster per machine may run real nodes: :func:`acquire` takes
-``/run/kruise/real-nodes.json`` under an ``flock`` and raises :class:`RealNodesBusyError`
-naming the owner when it is alive. A record whose owner is dead (a SIGKILLed test session)
-is undone first, so a crash never leaves the next cluster a changed machine. Processes are
-matched by what is unique to this cluster (its cgroup roots, socket directory and cluster
-directory), never by name.
+The kubelet makes no iptables rule (``makeIPTablesUtilChains: false``) and the CNI network
+masquerades nothing; a cluster started with real nodes also runs kube-proxy, whose host changes
+(control-plane address, chains, forwarding on the bridges) are
+:mod:`~kruise.core.localcluster.realnode.network`'s, recorded here too. Because sysctls and the
+kubelet's view of the machine are global, only one cluster per machine may run real nodes:
+:func:`acquire` takes ``/run/kruise/real-nodes.json`` under an ``flock`` and raises
+:class:`RealNodesBusyError` naming the owner when it is alive. A record whose owner is dead (a
+SIGKILLed test session) is undone first, so a crash never leaves the next cluster a changed
+machine. Processes are matched by what is unique to this cluster (its cgroup roots, socket
+directory and cluster directory), never by name.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from pathlib import Path
 
 from kruise.core.localcluster.errors import RealNodeError, RealNodesBusyError
 from kruise.core.localcluster.processes import cmdline, pid_alive
+from kruise.core.localcluster.realnode import iptables, network
 from kruise.core.localcluster.realnode.plan import RUN_ROOT, NodePlan
 
 KUBELET_SYSCTLS = (
@@ -73,6 +76,11 @@ class HostRecord:
     nodes: list[int] = field(default_factory=list)
     pids: dict[str, int] = field(default_factory=dict)
     created_dirs: list[str] = field(default_factory=list)
+    #: with Services (:mod:`~kruise.core.localcluster.realnode.network`): the address put on
+    #: ``lo`` and the kube-proxy binary whose ``--cleanup`` removes its chains
+    control_plane_ip: str = ""
+    kube_proxy: str = ""
+    iptables_before: dict[str, iptables.FamilySnapshot] = field(default_factory=dict)
 
     def save(self) -> None:
         RUN_ROOT.mkdir(parents=True, exist_ok=True)
@@ -90,6 +98,7 @@ class HostRecord:
         return (
             *(f"{p.dir}/" for p in self.plans()),
             f"{owner / 'registry'}/",
+            f"{owner / 'kube-proxy'}/",
             f"{self.run_dir}/",
         )
 
@@ -193,9 +202,10 @@ def release(record: HostRecord) -> list[str]:
     return problems
 
 
-def read_sysctls() -> dict[str, str]:
+def read_sysctls(names: tuple[str, ...] = KUBELET_SYSCTLS) -> dict[str, str]:
+    """``{name: value}`` of the sysctls ``names`` (``/proc/sys`` paths) that exist here."""
     values = {}
-    for name in KUBELET_SYSCTLS:
+    for name in names:
         with contextlib.suppress(OSError):
             values[name] = Path("/proc/sys", name).read_text().strip()
     return values
@@ -206,6 +216,11 @@ def undo(record: HostRecord) -> list[str]:
     problems: list[str] = []
     plans = record.plans()
     kill_leftovers(plans, record.marks())
+    if record.kube_proxy:
+        problems += network.kube_proxy_cleanup(record.kube_proxy)
+        problems += iptables.undo(record.iptables_before)
+    if record.control_plane_ip:
+        problems += network.remove_control_plane_address(record.control_plane_ip)
     problems += unmount_under([*(p.dir for p in plans), Path(record.run_dir)])
     for plan in plans:
         problems += remove_cgroups(plan.cgroup_root)

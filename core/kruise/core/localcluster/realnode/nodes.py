@@ -5,8 +5,12 @@ a kubelet and a kruise-daemon (recipe: ``shared/reference/real-kubelet.md``).
 registry and its images, the containerds), so the cluster runs it beside the control
 plane's start; :meth:`RealNodes.join` then starts the kubelets, waits for their Nodes to be
 Ready and starts a ``kruise daemon`` per node against that node's containerd, as the chart's
-DaemonSet would. :meth:`RealNodes.stop` stops daemons and kubelets, removes every pod sandbox
-through CRI, stops containerd and the registry (each by PID) and undoes the host changes
+DaemonSet would. With ``services`` (a cluster started with real nodes) the host is claimed
+first (:meth:`RealNodes.claim_host`: the control-plane address the API server then binds),
+the bridges forward and, once the first node is Ready, kube-proxy runs on the host
+(:mod:`~kruise.core.localcluster.realnode.kubeproxy`). :meth:`RealNodes.stop` stops
+kube-proxy, daemons and kubelets, removes every pod sandbox through CRI, stops containerd and
+the registry (each by PID) and undoes the host changes
 (:mod:`kruise.core.localcluster.realnode.host`).
 """
 
@@ -30,9 +34,10 @@ import yaml
 from kruise.core.certs import CertificateAuthority
 from kruise.core.localcluster.binaries import REAL_NODE as REAL_NODE_BINARIES
 from kruise.core.localcluster.binaries import SYSTEM, find_bin_dir, missing_system_tools
+from kruise.core.localcluster.components import SERVICE_CIDR
 from kruise.core.localcluster.errors import RealNodeError
 from kruise.core.localcluster.processes import free_port, http_ok, pid_alive, spawn, terminate, wait_for
-from kruise.core.localcluster.realnode import host
+from kruise.core.localcluster.realnode import host, iptables, kubeproxy, network
 from kruise.core.localcluster.realnode.configs import (
     kubelet_config,
     node_kubeconfig,
@@ -40,10 +45,11 @@ from kruise.core.localcluster.realnode.configs import (
     write_runtime_files,
 )
 from kruise.core.localcluster.realnode.images import ImageSpec, catalogue, write_oci_layout
-from kruise.core.localcluster.realnode.plan import LABEL, NodePlan, plan_nodes, run_dir_for
+from kruise.core.localcluster.realnode.plan import CONTROL_PLANE_IP, LABEL, NodePlan, plan_nodes, run_dir_for
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 REGISTRY = "registry"
+KUBE_PROXY = "kube-proxy/host"
 NodeReady = Callable[[str], bool]
 
 
@@ -89,6 +95,7 @@ class RealNodes:
         attached: bool,
         registry_port: int = 0,
         count: int = 0,
+        services: bool = False,
         log: Callable[[str], None] = lambda msg: None,
     ) -> None:
         self.cluster_dir = cluster_dir
@@ -96,6 +103,7 @@ class RealNodes:
         self.attached = attached
         self.registry_port = registry_port
         self.count = count
+        self.services = services
         self.timings: dict[str, float] = {}
         self.log = log
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
@@ -113,6 +121,31 @@ class RealNodes:
         return self.cluster_dir / "logs" / f"{key.replace('/', '-')}.log"
 
     # ------------------------------------------------------------------ start
+    def claim_host(self, *, wait_for_host: float = 0.0) -> None:
+        """Take the machine for this cluster's real nodes before its API server starts and, with
+        ``services``, make and record the Service plumbing that needs no node yet
+        (:mod:`~kruise.core.localcluster.realnode.network`: the control-plane address on ``lo``,
+        ``bridge-nf-call-iptables``). Raises :class:`RealNodeError`."""
+        self._bin_dir = self._bin_dir or self._find_binaries()
+        record = host.acquire_waiting(
+            self.cluster_dir, run_dir_for(self.cluster_dir), teardown_stale, wait=wait_for_host, log=self.log
+        )
+        if not self.services:
+            return
+        record.sysctls.update(host.read_sysctls(network.SERVICE_SYSCTLS))
+        record.control_plane_ip = CONTROL_PLANE_IP
+        record.kube_proxy = str(self._bin_dir / "kube-proxy")
+        record.iptables_before = iptables.snapshot()
+        record.save()
+        network.ensure_bridge_netfilter()
+        network.add_control_plane_address(CONTROL_PLANE_IP)
+
+    def _find_binaries(self) -> Path:
+        try:
+            return find_bin_dir(names=REAL_NODE_BINARIES)
+        except Exception as err:
+            raise RealNodeError(str(err)) from err
+
     def prepare(self, count: int, *, wait_for_host: float = 0.0) -> list[NodePlan]:
         """Everything but the kubelets for ``count`` more nodes; returns their plans.
 
@@ -126,10 +159,7 @@ class RealNodes:
                 f"real nodes need {', '.join(missing)} ({', '.join(SYSTEM[m] for m in missing)}): "
                 "run hack/install-system-deps.sh"
             )
-        try:
-            self._bin_dir = find_bin_dir(names=REAL_NODE_BINARIES)
-        except Exception as err:
-            raise RealNodeError(str(err)) from err
+        self._bin_dir = self._bin_dir or self._find_binaries()
         new = plan_nodes(self.cluster_dir, count, start=self.count + 1)
         record = host.acquire_waiting(
             self.cluster_dir, run_dir_for(self.cluster_dir), teardown_stale, wait=wait_for_host, log=self.log
@@ -143,6 +173,10 @@ class RealNodes:
             self._start_registry()
         for plan in new:
             host.create_bridge(plan)
+            if self.services:
+                network.enable_bridge_forwarding(plan)
+                if plan.index == 1:
+                    network.route_service_range(plan, SERVICE_CIDR)
             host.ensure_cgroup_root(plan.cgroup_root)
             write_runtime_files(plan, self.registry)
             self._spawn(
@@ -166,7 +200,29 @@ class RealNodes:
             self._wait(kubelet_key(plan), functools.partial(node_ready, plan.name), 60, f"{plan.name} Ready")
         self.timings["node_ready_seconds"] = round(time.monotonic() - t0, 2)
         self._start_daemons(plans)
+        if self.services and KUBE_PROXY not in self.pids:
+            self._start_kube_proxy(server, pki, ca)
         self._record_pids(host.load_record())
+
+    def _start_kube_proxy(self, server: str, pki: Path, ca: CertificateAuthority) -> None:
+        """kube-proxy on the host as ``system:kube-proxy``, for the first real node's InternalIP;
+        waits for its first sync of the rules (``/healthz`` 200)."""
+        t0 = time.monotonic()
+        d = self.cluster_dir / "kube-proxy"
+        d.mkdir(parents=True, exist_ok=True)
+        crt, key = ca.write_leaf(d, "client", common_name=kubeproxy.USER, client=True)
+        (d / "kubeconfig").write_text(yaml.safe_dump(node_kubeconfig(server, pki / "ca.crt", crt, key)))
+        healthz = free_port()
+        config = kubeproxy.kube_proxy_config(
+            kubeconfig=d / "kubeconfig", node_name=self.plans()[0].name, healthz_port=healthz,
+            metrics_port=free_port(),
+        )  # fmt: skip
+        (d / "config.yaml").write_text(yaml.safe_dump(dict(config), sort_keys=False))
+        assert self._bin_dir is not None
+        self._spawn(KUBE_PROXY, kubeproxy.kube_proxy_argv(self._bin_dir / "kube-proxy", d / "config.yaml"))
+        url = kubeproxy.healthz_url(healthz)
+        self._wait(KUBE_PROXY, lambda: http_ok(url, None), 60, "kube-proxy's first sync (/healthz)")
+        self.timings["kube_proxy_ready_seconds"] = round(time.monotonic() - t0, 2)
 
     def _start_daemons(self, plans: list[NodePlan]) -> None:
         """One ``kruise daemon`` per node against the node's containerd, with the cluster's
@@ -306,6 +362,7 @@ class RealNodes:
     def stop(self, timeout: float = 10.0) -> list[str]:
         """Stop every real-node process and undo the host changes; returns what failed."""
         plans = self.plans()
+        self._stop(KUBE_PROXY, timeout)  # first: it would rewrite the rules the record removes
         for plan in plans:
             self._stop(daemon_key(plan), timeout)
             self.daemon_ports.pop(plan.name, None)
