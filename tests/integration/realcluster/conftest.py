@@ -27,11 +27,12 @@ JSON = dict[str, Any]
 
 @pytest.fixture(scope="package")
 def services_cluster() -> Iterator[LocalCluster]:
-    """A local cluster with one KWOK node and one real node, Services working."""
+    """A local cluster with one KWOK node and one real node, Services working, and no
+    ``kruise daemon`` process of its own (``test_install`` installs the chart's DaemonSet)."""
     if os.environ.get("KRUISE_TEST_KUBECONFIG"):
         pytest.fail("this group starts its own cluster with a real node on this machine")
     directory = Path(tempfile.mkdtemp(prefix="kruise-realcluster-")) / "cluster"
-    local = LocalCluster(directory, nodes=1, real_nodes=1, attached=True)
+    local = LocalCluster(directory, nodes=1, real_nodes=1, attached=True, node_daemons=False)
     t0 = time.monotonic()
     state = local.start(wait_for_host=HOST_WAIT_SECONDS)
     print(

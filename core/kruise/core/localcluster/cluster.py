@@ -69,6 +69,8 @@ class LocalCluster:
 
     ``attached=True`` ties the processes' lifetime to this Python process
     (pytest); ``attached=False`` leaves them running after exit (``cluster up``).
+    ``node_daemons=False``: no ``kruise daemon`` process per real node (the chart's DaemonSet
+    runs instead, ``cluster up --install``).
     """
 
     def __init__(
@@ -79,6 +81,7 @@ class LocalCluster:
         real_nodes: int = 0,
         delays: StageDelays | None = None,
         attached: bool = False,
+        node_daemons: bool = True,
         log: Any = None,
     ) -> None:
         self.directory = Path(directory) if directory else default_cluster_dir()
@@ -86,6 +89,7 @@ class LocalCluster:
         self.real_nodes = real_nodes
         self.delays = delays or StageDelays()
         self.attached = attached
+        self.node_daemons = node_daemons
         self.state: ClusterState | None = None
         self.real: RealNodes | None = None
         self.undo_problems: list[str] = []
@@ -127,10 +131,9 @@ class LocalCluster:
             etcd_data=etcd_data,
             api_host=CONTROL_PLANE_IP if self.real_nodes else "127.0.0.1",
             services=self.real_nodes > 0,
+            node_daemons=self.node_daemons,
         )
-        self.real = RealNodes(
-            self.directory, {}, attached=self.attached, services=self.state.services, log=self._log
-        )
+        self.real = self._real_nodes(self.state)
         pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="real-nodes")
         prepared = None
         try:
@@ -355,6 +358,7 @@ class LocalCluster:
                 registry_port=state.registry_port,
                 count=state.real_nodes,
                 services=state.services,
+                daemons=state.node_daemons,
                 log=self._log,
             )
             self.real.daemon_ports = dict(state.daemon_ports)

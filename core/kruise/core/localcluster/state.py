@@ -41,6 +41,8 @@ class ClusterState:
     api_host: str = "127.0.0.1"
     #: started with real nodes: kube-proxy, Service endpoints, ServiceAccount tokens
     services: bool = False
+    #: a ``kruise daemon`` process per real node (off when the chart's DaemonSet runs instead)
+    node_daemons: bool = True
 
     @property
     def server(self) -> str:

@@ -113,10 +113,21 @@ class HostRecord:
 
 
 def load_record() -> HostRecord | None:
+    """The record, or None; fields this version does not know (a newer one's) are ignored."""
     try:
-        return HostRecord(**json.loads(RECORD.read_text()))
-    except (OSError, ValueError, TypeError):
+        raw = json.loads(RECORD.read_text())
+        return HostRecord(**{k: v for k, v in raw.items() if k in HostRecord.__dataclass_fields__})
+    except (OSError, ValueError, TypeError, AttributeError):
         return None
+
+
+@contextlib.contextmanager
+def locked() -> Iterator[None]:
+    """Hold the machine's real-node lock (what :func:`acquire` takes): an owner stopping its
+    nodes holds it from killing the first process to the record's removal, so no other cluster
+    finds the record dead and takes the machine halfway through."""
+    with _flock():
+        yield
 
 
 @contextlib.contextmanager
@@ -195,10 +206,15 @@ def acquire_waiting(
 def release(record: HostRecord) -> list[str]:
     """Undo ``record`` and free the machine; returns what could not be undone."""
     with _flock():
-        problems = undo(record)
-        current = load_record()
-        if current is not None and current.owner == record.owner:
-            RECORD.unlink(missing_ok=True)
+        return release_locked(record)
+
+
+def release_locked(record: HostRecord) -> list[str]:
+    """:func:`release` for a caller already holding :func:`locked`."""
+    problems = undo(record)
+    current = load_record()
+    if current is not None and current.owner == record.owner:
+        RECORD.unlink(missing_ok=True)
     return problems
 
 

@@ -96,6 +96,7 @@ class RealNodes:
         registry_port: int = 0,
         count: int = 0,
         services: bool = False,
+        daemons: bool = True,
         log: Callable[[str], None] = lambda msg: None,
     ) -> None:
         self.cluster_dir = cluster_dir
@@ -104,6 +105,7 @@ class RealNodes:
         self.registry_port = registry_port
         self.count = count
         self.services = services
+        self.daemons = daemons
         self.timings: dict[str, float] = {}
         self.log = log
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
@@ -199,7 +201,8 @@ class RealNodes:
         for plan in plans:
             self._wait(kubelet_key(plan), functools.partial(node_ready, plan.name), 60, f"{plan.name} Ready")
         self.timings["node_ready_seconds"] = round(time.monotonic() - t0, 2)
-        self._start_daemons(plans)
+        if self.daemons:
+            self._start_daemons(plans)
         if self.services and KUBE_PROXY not in self.pids:
             self._start_kube_proxy(server, pki, ca)
         self._record_pids(host.load_record())
@@ -360,22 +363,25 @@ class RealNodes:
 
     # ------------------------------------------------------------------ stop
     def stop(self, timeout: float = 10.0) -> list[str]:
-        """Stop every real-node process and undo the host changes; returns what failed."""
+        """Stop every real-node process and undo the host changes; returns what failed. Holds the
+        host lock throughout (:func:`host.locked`): once the processes are gone the record looks
+        dead, and another cluster must not take the machine before it is undone."""
         plans = self.plans()
-        self._stop(KUBE_PROXY, timeout)  # first: it would rewrite the rules the record removes
-        for plan in plans:
-            self._stop(daemon_key(plan), timeout)
-            self.daemon_ports.pop(plan.name, None)
-        for plan in plans:
-            self._stop(kubelet_key(plan), timeout)
-        for plan in plans:
-            self._remove_pods(plan)
-            self._stop(containerd_key(plan), timeout)
-        self._stop(REGISTRY, timeout)
-        record = host.load_record()
         problems: list[str] = []
-        if record is not None and record.owner == str(self.cluster_dir):
-            problems = host.release(record)
+        with host.locked():
+            self._stop(KUBE_PROXY, timeout)  # first: it would rewrite the rules the record removes
+            for plan in plans:
+                self._stop(daemon_key(plan), timeout)
+                self.daemon_ports.pop(plan.name, None)
+            for plan in plans:
+                self._stop(kubelet_key(plan), timeout)
+            for plan in plans:
+                self._remove_pods(plan)
+                self._stop(containerd_key(plan), timeout)
+            self._stop(REGISTRY, timeout)
+            record = host.load_record()
+            if record is not None and record.owner == str(self.cluster_dir):
+                problems = host.release_locked(record)
         self.count = 0
         return problems
 
