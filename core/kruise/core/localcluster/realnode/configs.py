@@ -25,7 +25,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from kruise.core.certs import CertificateAuthority
 from kruise.core.localcluster.components import SERVICE_CIDR
+from kruise.core.localcluster.processes import free_port
+from kruise.core.localcluster.realnode import kubeproxy
 from kruise.core.localcluster.realnode.images import PAUSE_IMAGE, REGISTRY_HOST
 from kruise.core.localcluster.realnode.plan import POD_NETWORK, TAINT, NodePlan
 
@@ -169,3 +174,23 @@ def registry_config(storage: Path, port: int) -> dict[str, Any]:
         "http": {"addr": f"127.0.0.1:{port}"},
         "health": {"storagedriver": {"enabled": False}},
     }
+
+
+def write_kube_proxy_files(
+    directory: Path, server: str, ca_file: Path, ca: CertificateAuthority, node_name: str
+) -> tuple[Path, int]:
+    """kube-proxy's client certificate (``system:kube-proxy``, signed by ``ca``), kubeconfig and
+    configuration (:func:`~kruise.core.localcluster.realnode.kubeproxy.kube_proxy_config`) in
+    ``directory``; returns ``(config path, healthz port)`` (ports picked free on loopback)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    crt, key = ca.write_leaf(directory, "client", common_name=kubeproxy.USER, client=True)
+    (directory / "kubeconfig").write_text(yaml.safe_dump(node_kubeconfig(server, ca_file, crt, key)))
+    healthz = free_port()
+    config = kubeproxy.kube_proxy_config(
+        kubeconfig=directory / "kubeconfig",
+        node_name=node_name,
+        healthz_port=healthz,
+        metrics_port=free_port(),
+    )
+    (directory / "config.yaml").write_text(yaml.safe_dump(dict(config), sort_keys=False))
+    return directory / "config.yaml", healthz

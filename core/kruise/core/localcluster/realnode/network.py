@@ -24,10 +24,15 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kruise.core.localcluster.errors import RealNodeError
+from kruise.core.localcluster.realnode import iptables
 from kruise.core.localcluster.realnode.kubeproxy import cleanup_argv
 from kruise.core.localcluster.realnode.plan import CONTROL_PLANE_IP, NodePlan
+
+if TYPE_CHECKING:
+    from kruise.core.localcluster.realnode.host import HostRecord
 
 BRIDGE_NF_CALL_IPTABLES = "net/bridge/bridge-nf-call-iptables"
 #: sysctls this module or kube-proxy may change, recorded before and restored after
@@ -103,3 +108,18 @@ def kube_proxy_cleanup(binary: str) -> list[str]:
     except subprocess.TimeoutExpired:
         return ["kube-proxy --cleanup timed out"]
     return [] if proc.returncode == 0 else [f"kube-proxy --cleanup: {proc.stderr.strip()[-500:]}"]
+
+
+def claim_for_services(record: HostRecord, kube_proxy: Path) -> None:
+    """Record (sysctls, the address, the kube-proxy binary, iptables' tables and ``KUBE-*``
+    chains now), then make the changes that need no node yet: ``bridge-nf-call-iptables`` and
+    the control-plane address. Raises :class:`RealNodeError`."""
+    from kruise.core.localcluster.realnode.host import read_sysctls
+
+    record.sysctls.update(read_sysctls(SERVICE_SYSCTLS))
+    record.control_plane_ip = CONTROL_PLANE_IP
+    record.kube_proxy = str(kube_proxy)
+    record.iptables_before = iptables.snapshot()
+    record.save()
+    ensure_bridge_netfilter()
+    add_control_plane_address(CONTROL_PLANE_IP)

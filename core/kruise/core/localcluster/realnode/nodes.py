@@ -16,7 +16,6 @@ the registry (each by PID) and undoes the host changes
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import json
 import os
@@ -37,15 +36,16 @@ from kruise.core.localcluster.binaries import SYSTEM, find_bin_dir, missing_syst
 from kruise.core.localcluster.components import SERVICE_CIDR
 from kruise.core.localcluster.errors import RealNodeError
 from kruise.core.localcluster.processes import free_port, http_ok, pid_alive, spawn, terminate, wait_for
-from kruise.core.localcluster.realnode import host, iptables, kubeproxy, network
+from kruise.core.localcluster.realnode import host, kubeproxy, mounts, network, registry
 from kruise.core.localcluster.realnode.configs import (
     kubelet_config,
     node_kubeconfig,
     registry_config,
+    write_kube_proxy_files,
     write_runtime_files,
 )
 from kruise.core.localcluster.realnode.images import ImageSpec, catalogue, write_oci_layout
-from kruise.core.localcluster.realnode.plan import CONTROL_PLANE_IP, LABEL, NodePlan, plan_nodes, run_dir_for
+from kruise.core.localcluster.realnode.plan import LABEL, NodePlan, plan_nodes, run_dir_for
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 REGISTRY = "registry"
@@ -132,15 +132,8 @@ class RealNodes:
         record = host.acquire_waiting(
             self.cluster_dir, run_dir_for(self.cluster_dir), teardown_stale, wait=wait_for_host, log=self.log
         )
-        if not self.services:
-            return
-        record.sysctls.update(host.read_sysctls(network.SERVICE_SYSCTLS))
-        record.control_plane_ip = CONTROL_PLANE_IP
-        record.kube_proxy = str(self._bin_dir / "kube-proxy")
-        record.iptables_before = iptables.snapshot()
-        record.save()
-        network.ensure_bridge_netfilter()
-        network.add_control_plane_address(CONTROL_PLANE_IP)
+        if self.services:
+            network.claim_for_services(record, self._bin_dir / "kube-proxy")
 
     def _find_binaries(self) -> Path:
         try:
@@ -179,7 +172,7 @@ class RealNodes:
                 network.enable_bridge_forwarding(plan)
                 if plan.index == 1:
                     network.route_service_range(plan, SERVICE_CIDR)
-            host.ensure_cgroup_root(plan.cgroup_root)
+            mounts.ensure_cgroup_root(plan.cgroup_root)
             write_runtime_files(plan, self.registry)
             self._spawn(
                 containerd_key(plan), ["/usr/bin/containerd", "--config", str(plan.containerd_config)]
@@ -211,18 +204,11 @@ class RealNodes:
         """kube-proxy on the host as ``system:kube-proxy``, for the first real node's InternalIP;
         waits for its first sync of the rules (``/healthz`` 200)."""
         t0 = time.monotonic()
-        d = self.cluster_dir / "kube-proxy"
-        d.mkdir(parents=True, exist_ok=True)
-        crt, key = ca.write_leaf(d, "client", common_name=kubeproxy.USER, client=True)
-        (d / "kubeconfig").write_text(yaml.safe_dump(node_kubeconfig(server, pki / "ca.crt", crt, key)))
-        healthz = free_port()
-        config = kubeproxy.kube_proxy_config(
-            kubeconfig=d / "kubeconfig", node_name=self.plans()[0].name, healthz_port=healthz,
-            metrics_port=free_port(),
-        )  # fmt: skip
-        (d / "config.yaml").write_text(yaml.safe_dump(dict(config), sort_keys=False))
+        config, healthz = write_kube_proxy_files(
+            self.cluster_dir / "kube-proxy", server, pki / "ca.crt", ca, self.plans()[0].name
+        )
         assert self._bin_dir is not None
-        self._spawn(KUBE_PROXY, kubeproxy.kube_proxy_argv(self._bin_dir / "kube-proxy", d / "config.yaml"))
+        self._spawn(KUBE_PROXY, kubeproxy.kube_proxy_argv(self._bin_dir / "kube-proxy", config))
         url = kubeproxy.healthz_url(healthz)
         self._wait(KUBE_PROXY, lambda: http_ok(url, None), 60, "kube-proxy's first sync (/healthz)")
         self.timings["kube_proxy_ready_seconds"] = round(time.monotonic() - t0, 2)
@@ -293,18 +279,12 @@ class RealNodes:
         self.push_images()
 
     def push_images(self) -> dict[str, str]:
-        """Build :func:`~kruise.core.localcluster.realnode.images.catalogue` and push it (in
-        parallel); returns ``{ref: digest in the registry}`` (skopeo compresses the layers, so
-        the registry's manifest digest is not the layout's)."""
+        """:func:`~kruise.core.localcluster.realnode.registry.push_catalogue` to this cluster's
+        registry; returns ``{ref: digest in the registry}``."""
         assert self._bin_dir is not None
-        layout = self.cluster_dir / "images"
         busybox_binary = Path(SYSTEM["busybox (static)"]).read_bytes()
         specs = catalogue((self._bin_dir / "pause").read_bytes(), busybox_binary)
-        for spec in specs:  # one after another: they share the layout's index.json
-            write_oci_layout(spec, layout)
-        push = functools.partial(self._copy_to_registry, layout=layout)
-        with concurrent.futures.ThreadPoolExecutor(len(specs)) as pool:
-            digests = dict(zip((s.ref for s in specs), pool.map(push, specs), strict=True))
+        digests = registry.push_catalogue(specs, self.cluster_dir / "images", self.registry)
         (self.cluster_dir / "images.json").write_text(json.dumps(digests, indent=2))
         return digests
 
@@ -314,22 +294,7 @@ class RealNodes:
         registry's manifest digest. Raises :class:`RealNodeError`."""
         layout = layout or self.cluster_dir / "images"
         write_oci_layout(spec, layout)
-        return self._copy_to_registry(spec, layout)
-
-    def _copy_to_registry(self, spec: ImageSpec, layout: Path) -> str:
-        digest_file = layout / f"{spec.repository}-{spec.tag}.digest"
-        proc = subprocess.run(
-            [
-                "/usr/bin/skopeo", "copy", "--quiet", "--insecure-policy", "--dest-tls-verify=false",
-                f"--digestfile={digest_file}", f"oci:{layout}:{spec.tag}",
-                f"docker://{self.registry}/{spec.repository}:{spec.tag}",
-            ],
-            capture_output=True,
-            text=True,
-        )  # fmt: skip
-        if proc.returncode != 0:
-            raise RealNodeError(f"pushing {spec.ref} to {self.registry}: {proc.stderr.strip()}")
-        return digest_file.read_text().strip()
+        return registry.copy_to_registry(spec, layout, self.registry)
 
     # ------------------------------------------------------------------ use
     def crictl(self, plan: NodePlan, *args: str, timeout: float = 60) -> str:
