@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -42,6 +43,7 @@ def services_cluster() -> Iterator[LocalCluster]:
         yield local
     finally:
         local.stop(remove=True)
+        shutil.rmtree(directory.parent, ignore_errors=True)
         assert local.undo_problems == [], local.undo_problems
 
 
