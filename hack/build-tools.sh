@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the control-plane binaries (kube-apiserver, kube-controller-manager,
-# kube-scheduler, kubectl, etcd, kwok, helm) and the real node's (kubelet, crictl,
-# pause) from Go modules into a cache outside the repository, keyed by version.
+# kube-scheduler, kubectl, etcd, kwok, helm) and the real node's (kubelet,
+# kube-proxy, crictl, pause) from Go modules into a cache outside the repository, keyed by version.
 # Reuses what is already there.
 #
 #   hack/build-tools.sh            build what is missing, print the bin dir
@@ -68,6 +68,8 @@ build_simple helm "$HELM_VERSION" helm-bin helm.sh/helm/v3/cmd/helm \
 build_k8s
 # the kubelet after the control plane: its packages are mostly in GOCACHE by then (~1 min, cold ~6 min)
 build_simple kubelet "$K8S_VERSION" kubelet-bin k8s.io/kubernetes/cmd/kubelet "$(k8s_ldflags)"
+# kube-proxy (iptables mode on the host when real nodes run): shares the kubelet's packages
+build_simple kube-proxy "$K8S_VERSION" kube-proxy-bin k8s.io/kubernetes/cmd/kube-proxy "$(k8s_ldflags)"
 build_simple crictl "$CRICTL_VERSION" crictl-bin sigs.k8s.io/cri-tools/cmd/crictl \
   "-s -w -X sigs.k8s.io/cri-tools/pkg/version.Version=$CRICTL_VERSION"
 build_simple pause "$PAUSE_VERSION" pause . "-s -w"
@@ -77,7 +79,8 @@ BIN="$CACHE/bin/current"
 mkdir -p "$BIN"
 for f in "$CACHE/bin/k8s-$K8S_VERSION"/* "$CACHE/bin/etcd-$ETCD_VERSION/etcd" \
          "$CACHE/bin/kwok-$KWOK_VERSION/kwok" "$CACHE/bin/helm-$HELM_VERSION/helm" \
-         "$CACHE/bin/kubelet-$K8S_VERSION/kubelet" "$CACHE/bin/crictl-$CRICTL_VERSION/crictl" \
+         "$CACHE/bin/kubelet-$K8S_VERSION/kubelet" "$CACHE/bin/kube-proxy-$K8S_VERSION/kube-proxy" \
+         "$CACHE/bin/crictl-$CRICTL_VERSION/crictl" \
          "$CACHE/bin/pause-$PAUSE_VERSION/pause"; do
   ln -sf "$f" "$BIN/$(basename "$f")"
 done

@@ -5,7 +5,8 @@
 #   containerd runc skopeo ...   the real node of `kruise cluster up --real-nodes N`
 #                                (containerd 1.6, runc, the CNI plugins it pulls in, a local
 #                                docker-registry, skopeo to push images, busybox-static for
-#                                the test images, iptables and conntrack for the kubelet)
+#                                the test images, iptables and conntrack for the kubelet and
+#                                kube-proxy, nftables to delete the tables kube-proxy made)
 #   buildah mmdebstrap           `make image`: the Dockerfile built without a Docker daemon
 #
 # The packages' services are not started: a policy-rc.d that refuses them is put in place
@@ -18,7 +19,7 @@ have_cmd() { command -v "$1" >/dev/null 2>&1; }
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 have_cmd prometheus || need+=(prometheus)
 have_cmd openssl || need+=(openssl)
-for pkg in containerd runc containernetworking-plugins docker-registry skopeo busybox-static iptables conntrack buildah mmdebstrap; do
+for pkg in containerd runc containernetworking-plugins docker-registry skopeo busybox-static iptables conntrack nftables buildah mmdebstrap; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 ((${#need[@]})) || exit 0

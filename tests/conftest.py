@@ -56,7 +56,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         path = str(item.fspath)
         if "/integration/" in path or "/e2e/" in path:
             item.add_marker(pytest.mark.integration)
-        if "/integration/realnode/" in path:
+        if "/integration/realnode/" in path or "/integration/realcluster/" in path:
             item.add_marker(pytest.mark.realnode)
         # under `--dist loadgroup`: a file is one unit of work, and every real-node test is in one
         real = item.get_closest_marker("realnode") is not None

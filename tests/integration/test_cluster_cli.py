@@ -13,6 +13,7 @@ import pytest
 from kruise.core.localcluster.errors import RealNodesBusyError
 from kruise.core.localcluster.realnode import busybox, pod_placement
 from kruise.core.localcluster.realnode.host import read_sysctls
+from kruise.core.localcluster.realnode.network import SERVICE_SYSCTLS
 from kruise.core.localcluster.realnode.nodes import RealNodes
 
 KRUISE = Path(sys.executable).parent / "kruise"
@@ -80,6 +81,12 @@ def _host_snapshot() -> dict[str, object]:
         "container_logs": sorted(Path("/var/log/containers").glob("*")),
         "netns": sorted(Path("/run/netns").glob("*")),
         "ip_forward": Path("/proc/sys/net/ipv4/ip_forward").read_text(),
+        # kube-proxy's host side: the control-plane address on lo, the Service route, its tables
+        "addresses": subprocess.run(["ip", "-o", "addr", "show"], capture_output=True, text=True).stdout,
+        "routes": subprocess.run(
+            ["ip", "route", "show", "table", "all"], capture_output=True, text=True
+        ).stdout,
+        "sysctls_services": read_sysctls(SERVICE_SYSCTLS),
     }
 
 
@@ -96,7 +103,10 @@ def test_cluster_up_with_a_real_node_and_down_restores_the_host(tmp_path: Path) 
     state = json.loads((directory / "state.json").read_text())
     try:
         assert "real node real-node-1 at 10.201.1.1" in up.stderr
-        assert {"registry", "containerd/real-node-1", "kubelet/real-node-1"} <= set(state["pids"])
+        assert {"registry", "containerd/real-node-1", "kubelet/real-node-1", "kube-proxy/host"} <= set(
+            state["pids"]
+        )
+        assert "KUBE-SERVICES" in subprocess.run(["iptables-save"], capture_output=True, text=True).stdout
         kubectl = [f"{state['bin_dir']}/kubectl", f"--kubeconfig={state['kubeconfig']}"]
         nodes = subprocess.run([*kubectl, "get", "nodes", "-o", "json"], capture_output=True, text=True)
         ready = {

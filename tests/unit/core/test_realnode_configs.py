@@ -90,7 +90,12 @@ def test_pod_network_keeps_traffic_on_the_machine() -> None:
     assert bridge["bridge"] == plan.bridge
     assert bridge["isGateway"] is False and bridge["isDefaultGateway"] is False
     assert bridge["ipMasq"] is False
-    assert "routes" not in bridge["ipam"]
+    # no default route: only the real nodes' network and the Service range, through the bridge
+    routes = [ipaddress.ip_network(r["dst"]) for r in bridge["ipam"]["routes"]]
+    assert routes == [ipaddress.ip_network("10.201.0.0/16"), ipaddress.ip_network("10.96.0.0/16")]
+    assert all(r.is_private and r.prefixlen >= 12 for r in routes)
+    assert all("gw" not in r for r in bridge["ipam"]["routes"])  # the range's gateway: the bridge
+    assert plan.subnet.subnet_of(routes[0])  # type: ignore[arg-type]
     assert bridge["ipam"]["ranges"] == [[{"subnet": str(plan.subnet), "gateway": plan.node_ip}]]
     assert bridge["ipam"]["dataDir"].startswith(str(plan.dir))
 

@@ -4,12 +4,15 @@ kubelet and containerd leave at fixed places. (Undoing on a real machine is cove
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import pytest
 
 from kruise.core.localcluster.realnode.host import HostRecord, prune
 
@@ -84,3 +87,47 @@ def test_plans_of_a_record_use_its_directories() -> None:
     plans = record().plans()
     assert [p.name for p in plans] == ["real-node-1", "real-node-2"]
     assert all(str(p.dir).startswith(OWNER) and str(p.kubelet_dir).startswith("/run/kruise/") for p in plans)
+
+
+def test_a_record_written_by_a_newer_version_still_loads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unknown field must not make the record unreadable: a reader that took it for "no
+    record" would take the machine while its owner still runs or is being undone."""
+    from dataclasses import asdict
+
+    from kruise.core.localcluster.realnode import host
+
+    monkeypatch.setattr(host, "RECORD", tmp_path / "real-nodes.json")
+    written = {**asdict(record(control_plane_ip="10.201.0.1")), "field_of_a_later_version": [1]}
+    host.RECORD.write_text(json.dumps(written))
+    loaded = host.load_record()
+    assert loaded is not None and loaded.owner == OWNER and loaded.control_plane_ip == "10.201.0.1"
+    host.RECORD.write_text("{not json")
+    assert host.load_record() is None
+
+
+def test_services_fields_live_apart_so_older_readers_still_see_the_owner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader of an older version builds ``HostRecord(**json)`` from real-nodes.json: the
+    kube-proxy fields go to their own file, keyed by owner, and come back together."""
+    from kruise.core.localcluster.realnode import host
+
+    monkeypatch.setattr(host, "RUN_ROOT", tmp_path)
+    monkeypatch.setattr(host, "RECORD", tmp_path / "real-nodes.json")
+    monkeypatch.setattr(host, "SERVICES_RECORD", tmp_path / "real-nodes.services.json")
+    snapshot = {"ipv4": {"tables": {"filter": ["INPUT"]}}}
+    record(control_plane_ip="10.201.0.1", kube_proxy="/b/kube-proxy", iptables_before=snapshot).save()
+    base = json.loads(host.RECORD.read_text())
+    assert not set(host.SERVICE_FIELDS) & set(base) and base["owner"] == OWNER
+    loaded = host.load_record()
+    assert loaded is not None
+    assert (loaded.control_plane_ip, loaded.kube_proxy, loaded.iptables_before) == (
+        "10.201.0.1",
+        "/b/kube-proxy",
+        snapshot,
+    )
+    record(owner="/another/cluster").save()  # a new owner's record: the old services fields go
+    other = host.load_record()
+    assert other is not None and other.control_plane_ip == "" and other.iptables_before == {}

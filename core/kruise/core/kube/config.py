@@ -8,6 +8,7 @@ an Authorization header.
 
 from __future__ import annotations
 
+import inspect
 import os
 import ssl
 from dataclasses import dataclass, field
@@ -30,11 +31,17 @@ class KubeConfig:
     source: Configuration | None = None
 
     async def refresh_headers(self) -> dict[str, str]:
-        """Headers for the next request, refreshing an expiring token when the loader can."""
+        """Headers for the next request, refreshing an expiring token when the loader can.
+
+        The loader's hook is a coroutine function for kubeconfig files (exec plugins) and a plain
+        function in a pod (``load_incluster_config`` rereads the projected ServiceAccount token
+        file once a minute, as client-go does); both are called."""
         cfg = self.source
         hook: Any = cfg.refresh_api_key_hook if cfg is not None else None
         if cfg is not None and hook is not None:
-            await hook(cfg)
+            result = hook(cfg)
+            if inspect.isawaitable(result):
+                await result
             token = cfg.api_key.get("authorization") or cfg.api_key.get("BearerToken")
             if token:
                 prefix = cfg.api_key_prefix.get("authorization", "")

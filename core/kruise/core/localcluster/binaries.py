@@ -13,7 +13,7 @@ from pathlib import Path
 
 REQUIRED = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "kubectl")
 #: built by the same script, needed only by real nodes (``kruise cluster up --real-nodes N``)
-REAL_NODE = ("kubelet", "crictl", "pause")
+REAL_NODE = ("kubelet", "kube-proxy", "crictl", "pause")
 #: from Debian packages (``hack/install-system-deps.sh``), needed only by real nodes
 SYSTEM = {
     "containerd": "/usr/bin/containerd",
@@ -26,6 +26,11 @@ SYSTEM = {
     "CNI host-local plugin": "/usr/lib/cni/host-local",
     "CNI loopback plugin": "/usr/lib/cni/loopback",
     "ip": "/usr/sbin/ip",
+    # kube-proxy's iptables mode
+    "iptables": "/usr/sbin/iptables",
+    "conntrack": "/usr/sbin/conntrack",
+    # removes the tables kube-proxy created (nf_tables backend) when the cluster goes down
+    "nft": "/usr/sbin/nft",
 }
 
 

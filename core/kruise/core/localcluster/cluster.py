@@ -24,7 +24,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -53,55 +52,14 @@ from kruise.core.localcluster.processes import (
 )
 from kruise.core.localcluster.realnode.images import ImageSpec
 from kruise.core.localcluster.realnode.nodes import REGISTRY, RealNodes
-from kruise.core.localcluster.realnode.plan import NodePlan
+from kruise.core.localcluster.realnode.plan import CONTROL_PLANE_IP, NodePlan
 from kruise.core.localcluster.stages import StageDelays, write_stages
+from kruise.core.localcluster.state import ClusterState, default_cluster_dir
 
 __all__ = ["ClusterError", "ClusterState", "LocalCluster", "default_cluster_dir", "free_port"]
 
 NODE_PREFIX = "kwok-node-"
 STOP_ORDER = ("kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
-
-
-def default_cluster_dir() -> Path:
-    """``$KRUISE_CLUSTER_DIR`` or ``~/.local/state/kruise/cluster``."""
-    env = os.environ.get("KRUISE_CLUSTER_DIR")
-    if env:
-        return Path(env)
-    state_home = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state"))
-    return state_home / "kruise" / "cluster"
-
-
-@dataclass
-class ClusterState:
-    """What ``state.json`` records about a running control plane."""
-
-    directory: str
-    kubeconfig: str
-    api_port: int
-    etcd_port: int
-    nodes: int
-    bin_dir: str
-    etcd_data: str
-    pids: dict[str, int] = field(default_factory=dict)
-    startup_seconds: float = 0.0
-    real_nodes: int = 0
-    registry_port: int = 0
-    real_node_timings: dict[str, float] = field(default_factory=dict)
-    daemon_ports: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def server(self) -> str:
-        return f"https://127.0.0.1:{self.api_port}"
-
-    def save(self) -> None:
-        Path(self.directory, "state.json").write_text(json.dumps(asdict(self), indent=2))
-
-    @classmethod
-    def load(cls, directory: Path) -> ClusterState:
-        path = directory / "state.json"
-        if not path.exists():
-            raise ClusterError(f"no local cluster in {directory} (run `kruise cluster up`)")
-        return cls(**json.loads(path.read_text()))
 
 
 class LocalCluster:
@@ -111,6 +69,8 @@ class LocalCluster:
 
     ``attached=True`` ties the processes' lifetime to this Python process
     (pytest); ``attached=False`` leaves them running after exit (``cluster up``).
+    ``node_daemons=False``: no ``kruise daemon`` process per real node (the chart's DaemonSet
+    runs instead, ``cluster up --install``).
     """
 
     def __init__(
@@ -121,6 +81,7 @@ class LocalCluster:
         real_nodes: int = 0,
         delays: StageDelays | None = None,
         attached: bool = False,
+        node_daemons: bool = True,
         log: Any = None,
     ) -> None:
         self.directory = Path(directory) if directory else default_cluster_dir()
@@ -128,6 +89,7 @@ class LocalCluster:
         self.real_nodes = real_nodes
         self.delays = delays or StageDelays()
         self.attached = attached
+        self.node_daemons = node_daemons
         self.state: ClusterState | None = None
         self.real: RealNodes | None = None
         self.undo_problems: list[str] = []
@@ -135,12 +97,17 @@ class LocalCluster:
         self._log = log or (lambda msg: None)
 
     # ------------------------------------------------------------------ start
-    def start(self, manifests: Iterable[Path] = ()) -> ClusterState:
+    def start(self, manifests: Iterable[Path] = (), *, wait_for_host: float = 0.0) -> ClusterState:
         """Start every component, create the nodes, apply ``manifests``; returns the state.
 
         Real nodes are prepared (registry, images, containerd) while the control plane
-        starts, and join once the API server is up. Raises :class:`ClusterError` (with the
-        failing component's log tail) on failure, after stopping what it started.
+        starts, and join once the API server is up. A cluster started with real nodes also
+        gets working Services (``services``): its API server on the control-plane address
+        (:data:`~kruise.core.localcluster.realnode.plan.CONTROL_PLANE_IP`), kube-proxy on the
+        host, and EndpointSlice, ServiceAccount and root-CA controllers. Raises
+        :class:`ClusterError` (with the failing component's log tail) on failure, after stopping
+        what it started. ``wait_for_host``: seconds to wait while another cluster holds the
+        machine's real nodes (test sessions sharing a machine take turns).
         """
         t0 = time.monotonic()
         if (self.directory / "state.json").exists():
@@ -162,11 +129,18 @@ class LocalCluster:
             nodes=self.nodes,
             bin_dir=str(bin_dir),
             etcd_data=etcd_data,
+            api_host=CONTROL_PLANE_IP if self.real_nodes else "127.0.0.1",
+            services=self.real_nodes > 0,
+            node_daemons=self.node_daemons,
         )
-        self.real = RealNodes(self.directory, {}, attached=self.attached, log=self._log)
+        self.real = self._real_nodes(self.state)
         pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="real-nodes")
-        prepared = pool.submit(self.real.prepare, self.real_nodes) if self.real_nodes else None
+        prepared = None
         try:
+            if self.real_nodes:
+                # the control-plane address, before the API server binds it
+                self.real.claim_host(wait_for_host=wait_for_host)
+                prepared = pool.submit(self.real.prepare, self.real_nodes)
             self._write_configs()
             self._start_etcd()
             self._start_apiserver()
@@ -177,6 +151,8 @@ class LocalCluster:
                 self._adopt_real_nodes()
                 self._join(plans)
             self.kubectl("wait", "--for=condition=Ready", "node", "--all", "--timeout=60s")
+            if self.state.services:  # pods are admitted once their namespace's ServiceAccount exists
+                self.kubectl("wait", "--for=create", "serviceaccount/default", "--timeout=60s")
             self.kubectl("apply", "-f", "-", input=json.dumps(DEFAULT_STORAGE_CLASS))
             for manifest in manifests:
                 self.apply(manifest)
@@ -194,7 +170,8 @@ class LocalCluster:
     def _write_configs(self) -> None:
         assert self.state is not None
         d = self.directory
-        write_pki(d / "pki", Path(self.state.kubeconfig), self.state.server)
+        extra = (self.state.api_host,) if self.state.api_host != "127.0.0.1" else ()
+        write_pki(d / "pki", Path(self.state.kubeconfig), self.state.server, extra)
         scheduler_config = {
             "apiVersion": "kubescheduler.config.k8s.io/v1",
             "kind": "KubeSchedulerConfiguration",
@@ -222,7 +199,13 @@ class LocalCluster:
         assert self.state is not None
         self._spawn(
             "kube-apiserver",
-            apiserver_args(self.directory / "pki", self.state.etcd_port, self.state.api_port),
+            apiserver_args(
+                self.directory / "pki",
+                self.state.etcd_port,
+                self.state.api_port,
+                host=self.state.api_host,
+                services=self.state.services,
+            ),
         )
         ctx = self.ssl_context()
         self._wait(
@@ -235,7 +218,8 @@ class LocalCluster:
     def _start_controllers(self) -> None:
         assert self.state is not None
         kc = self.state.kubeconfig
-        self._spawn("kube-controller-manager", controller_manager_args(kc, free_port()))
+        kcm = controller_manager_args(kc, free_port(), services=self.state.services)
+        self._spawn("kube-controller-manager", kcm)
         self._spawn("kube-scheduler", scheduler_args(self.directory / "scheduler.yaml", kc, free_port()))
         self._spawn("kwok", kwok_args(kc, self.directory / "kwok-stages.yaml"))
 
@@ -373,6 +357,8 @@ class LocalCluster:
                 attached=self.attached,
                 registry_port=state.registry_port,
                 count=state.real_nodes,
+                services=state.services,
+                daemons=state.node_daemons,
                 log=self._log,
             )
             self.real.daemon_ports = dict(state.daemon_ports)
@@ -418,7 +404,7 @@ class LocalCluster:
                 state = ClusterState.load(self.directory)
         if state is not None:
             real = self._real_nodes(state)
-            if real.count or real.pids:
+            if real.count or real.pids or real.services:
                 self.undo_problems = real.stop(timeout)
             for name in STOP_ORDER:
                 pid = state.pids.get(name)

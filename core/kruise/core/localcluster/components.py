@@ -32,6 +32,15 @@ KCM_CONTROLLERS = (
     # native DaemonSets (the Advanced DaemonSet benchmark's baseline)
     "daemonset-controller",
 )
+#: added when the cluster starts with real nodes and so runs kube-proxy: Services get
+#: EndpointSlices (and legacy Endpoints), and pods their ServiceAccount's token, which needs the
+#: namespace's ``default`` ServiceAccount and the ``kube-root-ca.crt`` ConfigMap to exist
+KCM_SERVICE_CONTROLLERS = (
+    "endpointslice-controller",
+    "endpoints-controller",
+    "serviceaccount-controller",
+    "root-ca-certificate-publisher-controller",
+)
 DEFAULT_STORAGE_CLASS = {
     "apiVersion": "storage.k8s.io/v1",
     "kind": "StorageClass",
@@ -105,11 +114,22 @@ def etcd_args(data_dir: str, client_port: int, peer_port: int) -> list[str]:
     ]
 
 
-def apiserver_args(pki: Path, etcd_port: int, port: int) -> list[str]:
+def apiserver_args(
+    pki: Path, etcd_port: int, port: int, *, host: str = "127.0.0.1", services: bool = False
+) -> list[str]:
+    """kube-apiserver's argv, serving on ``host:port``.
+
+    ``services=True`` (a cluster started with real nodes, ``host`` its control-plane address):
+    the API server advertises ``host`` and keeps the ``kubernetes`` Service's endpoints (the
+    ``lease`` reconciler, upstream's default), and the ``ServiceAccount`` admission plugin gives
+    pods their token, as in a real cluster. Otherwise (loopback, KWOK only) the Service has no
+    endpoints (an EndpointSlice may not hold a loopback address) and pods get no token.
+    """
+    disabled = ["TaintNodesByCondition"] if services else ["ServiceAccount", "TaintNodesByCondition"]
     return [
         f"--etcd-servers=http://127.0.0.1:{etcd_port}",
-        "--advertise-address=127.0.0.1",
-        "--bind-address=127.0.0.1",
+        f"--advertise-address={host}",
+        f"--bind-address={host}",
         f"--secure-port={port}",
         f"--tls-cert-file={pki / 'apiserver.crt'}",
         f"--tls-private-key-file={pki / 'apiserver.key'}",
@@ -127,9 +147,9 @@ def apiserver_args(pki: Path, etcd_port: int, port: int) -> list[str]:
         "--authorization-mode=Node,RBAC",
         # TaintNodesByCondition would add node.kubernetes.io/not-ready on create, which only the
         # node-lifecycle controller (left out on purpose) removes.
-        "--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+        f"--disable-admission-plugins={','.join(disabled)}",
         "--allow-privileged=true",
-        "--endpoint-reconciler-type=none",
+        f"--endpoint-reconciler-type={'lease' if services else 'none'}",
         # no client-side throttling of our own tests and benchmarks (all three together)
         "--max-requests-inflight=0",
         "--max-mutating-requests-inflight=0",
@@ -139,13 +159,16 @@ def apiserver_args(pki: Path, etcd_port: int, port: int) -> list[str]:
     ]
 
 
-def controller_manager_args(kubeconfig: str, port: int) -> list[str]:
+def controller_manager_args(kubeconfig: str, port: int, *, services: bool = False) -> list[str]:
+    """kube-controller-manager's argv: :data:`KCM_CONTROLLERS`, plus
+    :data:`KCM_SERVICE_CONTROLLERS` with ``services``."""
+    controllers = (*KCM_CONTROLLERS, *(KCM_SERVICE_CONTROLLERS if services else ()))
     return [
         f"--kubeconfig={kubeconfig}",
         f"--authentication-kubeconfig={kubeconfig}",
         f"--authorization-kubeconfig={kubeconfig}",
         "--leader-elect=false",
-        f"--controllers={','.join(KCM_CONTROLLERS)}",
+        f"--controllers={','.join(controllers)}",
         "--enable-hostpath-provisioner=true",
         f"--secure-port={port}",
         "--kube-api-qps=1000",

@@ -26,9 +26,11 @@ APISERVER_DNS = (
 )
 
 
-def write_pki(pki: Path, kubeconfig: Path, server: str) -> None:
+def write_pki(pki: Path, kubeconfig: Path, server: str, extra_ips: tuple[str, ...] = ()) -> None:
     """Create the CA and every control-plane certificate in ``pki``; write the admin
-    ``kubeconfig`` (mode 0600) for ``server``."""
+    ``kubeconfig`` (mode 0600) for ``server``. The API server's certificate names 127.0.0.1, the
+    ``kubernetes`` Service's ClusterIP and DNS names (what in-cluster clients dial) and
+    ``extra_ips`` (the control-plane address of a cluster started with real nodes)."""
     pki.mkdir(parents=True, exist_ok=True)
     ca = CertificateAuthority.create("kruise-local-ca")
     (pki / "ca.crt").write_bytes(cert_pem(ca.cert))
@@ -39,7 +41,7 @@ def write_pki(pki: Path, kubeconfig: Path, server: str) -> None:
         common_name="kube-apiserver",
         server=True,
         dns_names=APISERVER_DNS,
-        ip_addresses=("127.0.0.1", FIRST_SERVICE_IP),
+        ip_addresses=("127.0.0.1", FIRST_SERVICE_IP, *extra_ips),
     )
     ca.write_leaf(
         pki,

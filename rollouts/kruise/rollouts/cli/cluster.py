@@ -10,6 +10,7 @@ import typer
 
 from kruise.core.localcluster import LocalCluster, default_cluster_dir
 from kruise.core.localcluster.cluster import ClusterError, ClusterState
+from kruise.core.localcluster.install import install as install_chart
 from kruise.core.localcluster.realnode.images import catalogue_refs
 from kruise.core.localcluster.stages import StageDelays
 
@@ -38,15 +39,30 @@ def up(
         ),
     ] = 0,
     directory: DirOption = None,
+    install: Annotated[
+        bool,
+        typer.Option(
+            "--install",
+            help="With --real-nodes: build the kruise image (make image), push it to the cluster's "
+            "registry and `helm install` charts/kruise (manager and daemon on the real nodes); waits "
+            "until it is Ready and its webhooks are served. Needs a source checkout.",
+        ),
+    ] = False,
     pod_start_delay_ms: Annotated[int, typer.Option(help="Simulated image pull + start of a new pod.")] = 0,
     inplace_restart_delay_ms: Annotated[int, typer.Option(help="Simulated in-place container restart.")] = 0,
 ) -> None:
     """Start the control plane in the background and print export KUBECONFIG=..."""
+    if install and real_nodes < 1:
+        typer.echo(
+            "error: --install needs --real-nodes 1 or more (the chart's pods run on real nodes)", err=True
+        )
+        raise typer.Exit(2)
     cluster = LocalCluster(
         directory,
         nodes=nodes,
         real_nodes=real_nodes,
         delays=StageDelays(pod_start_ms=pod_start_delay_ms, inplace_restart_ms=inplace_restart_delay_ms),
+        node_daemons=not install,
     )
     try:
         state = cluster.start()
@@ -63,6 +79,14 @@ def up(
             f"images: {', '.join(catalogue_refs())}",
             err=True,
         )
+    if install:
+        try:
+            installed = install_chart(cluster, log=lambda msg: typer.echo(f"# {msg}", err=True))
+        except ClusterError as err:
+            typer.echo(f"error: {err} (the cluster keeps running: `kruise cluster down` stops it)", err=True)
+            raise typer.Exit(1) from err
+        timings = ", ".join(f"{k.removesuffix('_seconds')} {v:.0f}s" for k, v in installed.timings.items())
+        typer.echo(f"# kruise installed from {installed.image}: {timings}", err=True)
     typer.echo(f"export KUBECONFIG={state.kubeconfig}")
 
 

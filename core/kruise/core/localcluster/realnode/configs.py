@@ -1,9 +1,13 @@
 """Configuration files of a real node (pure renderers; the caller writes them).
 
 - containerd: ``containerd.toml`` next to this module, with the node's paths.
-- CNI: one ``bridge`` network on the node's own bridge and subnet, no gateway route, no
-  masquerading (so no IP forwarding and no iptables rules): pods reach the node and each
-  other, nothing leaves the machine. ``host-local`` keeps its leases under the node dir.
+- CNI: one ``bridge`` network on the node's own bridge and subnet, no masquerading and no
+  default route: pods route only the real nodes' network (``10.201.0.0/16``: the control-plane
+  address and every node's pods) and the Service range through their bridge, so with kube-proxy
+  (a cluster started with real nodes) they reach ClusterIPs and the API server, and nothing is
+  ever routed off the machine. ``isGateway`` stays off because the plugin would then switch on
+  ``net.ipv4.ip_forward`` for the whole machine; the cluster enables forwarding on its bridges
+  only. ``host-local`` keeps its leases under the node dir.
 - registry mirror: ``certs.d/kruise.local/hosts.toml`` resolves ``kruise.local/*`` to the
   cluster's registry on ``127.0.0.1:<port>`` over plain HTTP.
 - kubelet: a ``KubeletConfiguration`` for cgroup v1 + cgroupfs, serving on the node IP with
@@ -21,8 +25,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from kruise.core.certs import CertificateAuthority
+from kruise.core.localcluster.components import SERVICE_CIDR
+from kruise.core.localcluster.processes import free_port
+from kruise.core.localcluster.realnode import kubeproxy
 from kruise.core.localcluster.realnode.images import PAUSE_IMAGE, REGISTRY_HOST
-from kruise.core.localcluster.realnode.plan import TAINT, NodePlan
+from kruise.core.localcluster.realnode.plan import POD_NETWORK, TAINT, NodePlan
 
 CNI_BIN_DIR = "/usr/lib/cni"
 
@@ -68,6 +78,8 @@ def cni_config(plan: NodePlan) -> dict[str, Any]:
                     "type": "host-local",
                     "dataDir": str(plan.dir / "cni-ipam"),
                     "ranges": [[{"subnet": str(plan.subnet), "gateway": plan.node_ip}]],
+                    # through the range's gateway, the node's bridge address
+                    "routes": [{"dst": POD_NETWORK}, {"dst": SERVICE_CIDR}],
                 },
             }
         ],
@@ -162,3 +174,23 @@ def registry_config(storage: Path, port: int) -> dict[str, Any]:
         "http": {"addr": f"127.0.0.1:{port}"},
         "health": {"storagedriver": {"enabled": False}},
     }
+
+
+def write_kube_proxy_files(
+    directory: Path, server: str, ca_file: Path, ca: CertificateAuthority, node_name: str
+) -> tuple[Path, int]:
+    """kube-proxy's client certificate (``system:kube-proxy``, signed by ``ca``), kubeconfig and
+    configuration (:func:`~kruise.core.localcluster.realnode.kubeproxy.kube_proxy_config`) in
+    ``directory``; returns ``(config path, healthz port)`` (ports picked free on loopback)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    crt, key = ca.write_leaf(directory, "client", common_name=kubeproxy.USER, client=True)
+    (directory / "kubeconfig").write_text(yaml.safe_dump(node_kubeconfig(server, ca_file, crt, key)))
+    healthz = free_port()
+    config = kubeproxy.kube_proxy_config(
+        kubeconfig=directory / "kubeconfig",
+        node_name=node_name,
+        healthz_port=healthz,
+        metrics_port=free_port(),
+    )
+    (directory / "config.yaml").write_text(yaml.safe_dump(dict(config), sort_keys=False))
+    return directory / "config.yaml", healthz

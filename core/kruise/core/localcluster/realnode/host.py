@@ -14,20 +14,21 @@ A kubelet and its containerd change the machine, not just their directories:
   removed again when they did not exist before (sockets and empty directories only);
 - processes outliving their parent: containerd shims and the containers themselves.
 
-(No iptables: the kubelet runs with ``makeIPTablesUtilChains: false`` and the CNI network
-masquerades nothing.) Because sysctls and the kubelet's view of the machine are global, only
-one cluster per machine may run real nodes: :func:`acquire` takes
-``/run/kruise/real-nodes.json`` under an ``flock`` and raises :class:`RealNodesBusyError`
-naming the owner when it is alive. A record whose owner is dead (a SIGKILLed test session)
-is undone first, so a crash never leaves the next cluster a changed machine. Processes are
-matched by what is unique to this cluster (its cgroup roots, socket directory and cluster
-directory), never by name.
+The kubelet makes no iptables rule (``makeIPTablesUtilChains: false``) and the CNI network
+masquerades nothing; a cluster started with real nodes also runs kube-proxy, whose host changes
+(control-plane address, chains, forwarding on the bridges) are
+:mod:`~kruise.core.localcluster.realnode.network`'s, recorded here too. Because sysctls and the
+kubelet's view of the machine are global, only one cluster per machine may run real nodes:
+:func:`acquire` takes ``/run/kruise/real-nodes.json`` under an ``flock`` and raises
+:class:`RealNodesBusyError` naming the owner when it is alive. A record whose owner is dead (a
+SIGKILLed test session) is undone first, so a crash never leaves the next cluster a changed
+machine. Processes are matched by what is unique to this cluster (its cgroup roots, socket
+directory and cluster directory), never by name.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import json
 import os
@@ -41,6 +42,11 @@ from pathlib import Path
 
 from kruise.core.localcluster.errors import RealNodeError, RealNodesBusyError
 from kruise.core.localcluster.processes import cmdline, pid_alive
+from kruise.core.localcluster.realnode import iptables, network
+from kruise.core.localcluster.realnode.mounts import (
+    remove_cgroups,
+    unmount_under,
+)
 from kruise.core.localcluster.realnode.plan import RUN_ROOT, NodePlan
 
 KUBELET_SYSCTLS = (
@@ -51,12 +57,14 @@ KUBELET_SYSCTLS = (
     "kernel/keys/root_maxkeys",
     "kernel/keys/root_maxbytes",
 )
-CGROUP_MOUNT = Path("/sys/fs/cgroup")
 CONTAINER_LOGS = Path("/var/log/containers")
 CNI_RESULTS = Path("/var/lib/cni/results")
 RECORD = RUN_ROOT / "real-nodes.json"
+#: the fields :data:`SERVICE_FIELDS`, apart: a reader of an older version builds the record from
+#: every key of real-nodes.json, so an unknown one would make it see no owner at all
+SERVICES_RECORD = RUN_ROOT / "real-nodes.services.json"
+SERVICE_FIELDS = ("control_plane_ip", "kube_proxy", "iptables_before")
 LOCK = RUN_ROOT / "real-nodes.lock"
-MNT_DETACH = 2
 #: directories a kubelet or containerd creates at fixed places
 FIXED_DIRS = ("/var/lib/kubelet", "/var/lib/cni", "/var/log/containers", "/run/netns", "/run/containerd")
 
@@ -73,12 +81,22 @@ class HostRecord:
     nodes: list[int] = field(default_factory=list)
     pids: dict[str, int] = field(default_factory=dict)
     created_dirs: list[str] = field(default_factory=list)
+    #: with Services (:mod:`~kruise.core.localcluster.realnode.network`): the address put on
+    #: ``lo`` and the kube-proxy binary whose ``--cleanup`` removes its chains
+    control_plane_ip: str = ""
+    kube_proxy: str = ""
+    iptables_before: dict[str, iptables.FamilySnapshot] = field(default_factory=dict)
 
     def save(self) -> None:
+        """Write the record: the Services fields to :data:`SERVICES_RECORD` (with the owner),
+        the rest to :data:`RECORD`, each atomically."""
         RUN_ROOT.mkdir(parents=True, exist_ok=True)
-        tmp = RECORD.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self), indent=2))
-        tmp.replace(RECORD)
+        fields = asdict(self)
+        services = {k: fields.pop(k) for k in SERVICE_FIELDS}
+        for path, data in ((SERVICES_RECORD, {"owner": self.owner, **services}), (RECORD, fields)):
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(json.dumps(data, indent=2))
+            tmp.replace(path)
 
     def plans(self) -> list[NodePlan]:
         return [NodePlan(i, Path(self.owner), Path(self.run_dir)) for i in self.nodes]
@@ -90,6 +108,7 @@ class HostRecord:
         return (
             *(f"{p.dir}/" for p in self.plans()),
             f"{owner / 'registry'}/",
+            f"{owner / 'kube-proxy'}/",
             f"{self.run_dir}/",
         )
 
@@ -104,10 +123,25 @@ class HostRecord:
 
 
 def load_record() -> HostRecord | None:
+    """The record, or None; fields this version does not know (a newer one's) are ignored."""
     try:
-        return HostRecord(**json.loads(RECORD.read_text()))
-    except (OSError, ValueError, TypeError):
+        raw = json.loads(RECORD.read_text())
+        with contextlib.suppress(OSError, ValueError):
+            services = json.loads(SERVICES_RECORD.read_text())
+            if services.get("owner") == raw.get("owner"):
+                raw.update({k: v for k, v in services.items() if k in SERVICE_FIELDS})
+        return HostRecord(**{k: v for k, v in raw.items() if k in HostRecord.__dataclass_fields__})
+    except (OSError, ValueError, TypeError, AttributeError):
         return None
+
+
+@contextlib.contextmanager
+def locked() -> Iterator[None]:
+    """Hold the machine's real-node lock (what :func:`acquire` takes): an owner stopping its
+    nodes holds it from killing the first process to the record's removal, so no other cluster
+    finds the record dead and takes the machine halfway through."""
+    with _flock():
+        yield
 
 
 @contextlib.contextmanager
@@ -186,16 +220,23 @@ def acquire_waiting(
 def release(record: HostRecord) -> list[str]:
     """Undo ``record`` and free the machine; returns what could not be undone."""
     with _flock():
-        problems = undo(record)
-        current = load_record()
-        if current is not None and current.owner == record.owner:
-            RECORD.unlink(missing_ok=True)
+        return release_locked(record)
+
+
+def release_locked(record: HostRecord) -> list[str]:
+    """:func:`release` for a caller already holding :func:`locked`."""
+    problems = undo(record)
+    current = load_record()
+    if current is not None and current.owner == record.owner:
+        RECORD.unlink(missing_ok=True)
+        SERVICES_RECORD.unlink(missing_ok=True)
     return problems
 
 
-def read_sysctls() -> dict[str, str]:
+def read_sysctls(names: tuple[str, ...] = KUBELET_SYSCTLS) -> dict[str, str]:
+    """``{name: value}`` of the sysctls ``names`` (``/proc/sys`` paths) that exist here."""
     values = {}
-    for name in KUBELET_SYSCTLS:
+    for name in names:
         with contextlib.suppress(OSError):
             values[name] = Path("/proc/sys", name).read_text().strip()
     return values
@@ -206,6 +247,11 @@ def undo(record: HostRecord) -> list[str]:
     problems: list[str] = []
     plans = record.plans()
     kill_leftovers(plans, record.marks())
+    if record.kube_proxy:
+        problems += network.kube_proxy_cleanup(record.kube_proxy)
+        problems += iptables.undo(record.iptables_before)
+    if record.control_plane_ip:
+        problems += network.remove_control_plane_address(record.control_plane_ip)
     problems += unmount_under([*(p.dir for p in plans), Path(record.run_dir)])
     for plan in plans:
         problems += remove_cgroups(plan.cgroup_root)
@@ -264,69 +310,6 @@ def kill_leftovers(plans: list[NodePlan], marks: tuple[str, ...]) -> None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.2)
-
-
-def mounts_under(prefixes: list[Path]) -> list[str]:
-    """Mount points at or below any of ``prefixes``, deepest first."""
-    found = []
-    wanted = [str(p.resolve()) if p.exists() else str(p) for p in prefixes]
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        point = line.split()[4].encode().decode("unicode_escape")
-        if any(point == w or point.startswith(w + "/") for w in wanted):
-            found.append(point)
-    return sorted(set(found), key=lambda p: (-p.count("/"), p))
-
-
-def unmount_under(prefixes: list[Path]) -> list[str]:
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    problems = []
-    for _ in range(3):  # a shared mount can reappear once as its propagation is undone
-        points = mounts_under(prefixes)
-        if not points:
-            return []
-        for point in points:
-            if libc.umount2(point.encode(), MNT_DETACH) != 0:
-                err = ctypes.get_errno()
-                if err not in (22, 2):  # EINVAL (already gone), ENOENT
-                    problems.append(f"umount {point}: {os.strerror(err)}")
-    return problems
-
-
-def remove_cgroups(root: str) -> list[str]:
-    """rmdir ``/<root>`` and everything below it in every cgroup hierarchy."""
-    problems: list[str] = []
-    if not CGROUP_MOUNT.is_dir():
-        return problems
-    for hierarchy in sorted(CGROUP_MOUNT.iterdir()):
-        top = hierarchy / root
-        if not top.is_dir():
-            continue
-        dirs = sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts))
-        for d in [*dirs, top]:
-            for attempt in range(20):
-                try:
-                    d.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError as err:
-                    if attempt == 19:
-                        problems.append(f"rmdir {d}: {err.strerror}")
-                    time.sleep(0.05)
-    return problems
-
-
-def ensure_cgroup_root(root: str) -> None:
-    """Create ``/<root>`` in every v1 hierarchy (the kubelet requires its cgroupRoot to exist);
-    cpuset gets its parent's cpus and mems."""
-    for hierarchy in sorted(CGROUP_MOUNT.iterdir()):
-        if not (hierarchy / "cgroup.procs").exists() or (hierarchy / "cgroup.controllers").exists():
-            continue  # not a v1 hierarchy (the unified one on a hybrid host holds no controllers)
-        top = hierarchy / root
-        top.mkdir(exist_ok=True)
-        for name in ("cpuset.cpus", "cpuset.mems"):
-            if (top / name).exists() and not (top / name).read_text().strip():
-                (top / name).write_text((hierarchy / name).read_text())
 
 
 def create_bridge(plan: NodePlan) -> None:

@@ -5,14 +5,17 @@ a kubelet and a kruise-daemon (recipe: ``shared/reference/real-kubelet.md``).
 registry and its images, the containerds), so the cluster runs it beside the control
 plane's start; :meth:`RealNodes.join` then starts the kubelets, waits for their Nodes to be
 Ready and starts a ``kruise daemon`` per node against that node's containerd, as the chart's
-DaemonSet would. :meth:`RealNodes.stop` stops daemons and kubelets, removes every pod sandbox
-through CRI, stops containerd and the registry (each by PID) and undoes the host changes
+DaemonSet would. With ``services`` (a cluster started with real nodes) the host is claimed
+first (:meth:`RealNodes.claim_host`: the control-plane address the API server then binds),
+the bridges forward and, once the first node is Ready, kube-proxy runs on the host
+(:mod:`~kruise.core.localcluster.realnode.kubeproxy`). :meth:`RealNodes.stop` stops
+kube-proxy, daemons and kubelets, removes every pod sandbox through CRI, stops containerd and
+the registry (each by PID) and undoes the host changes
 (:mod:`kruise.core.localcluster.realnode.host`).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
 import functools
 import json
 import os
@@ -30,13 +33,15 @@ import yaml
 from kruise.core.certs import CertificateAuthority
 from kruise.core.localcluster.binaries import REAL_NODE as REAL_NODE_BINARIES
 from kruise.core.localcluster.binaries import SYSTEM, find_bin_dir, missing_system_tools
+from kruise.core.localcluster.components import SERVICE_CIDR
 from kruise.core.localcluster.errors import RealNodeError
 from kruise.core.localcluster.processes import free_port, http_ok, pid_alive, spawn, terminate, wait_for
-from kruise.core.localcluster.realnode import host
+from kruise.core.localcluster.realnode import host, kubeproxy, mounts, network, registry
 from kruise.core.localcluster.realnode.configs import (
     kubelet_config,
     node_kubeconfig,
     registry_config,
+    write_kube_proxy_files,
     write_runtime_files,
 )
 from kruise.core.localcluster.realnode.images import ImageSpec, catalogue, write_oci_layout
@@ -44,6 +49,7 @@ from kruise.core.localcluster.realnode.plan import LABEL, NodePlan, plan_nodes, 
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 REGISTRY = "registry"
+KUBE_PROXY = "kube-proxy/host"
 NodeReady = Callable[[str], bool]
 
 
@@ -89,6 +95,8 @@ class RealNodes:
         attached: bool,
         registry_port: int = 0,
         count: int = 0,
+        services: bool = False,
+        daemons: bool = True,
         log: Callable[[str], None] = lambda msg: None,
     ) -> None:
         self.cluster_dir = cluster_dir
@@ -96,6 +104,8 @@ class RealNodes:
         self.attached = attached
         self.registry_port = registry_port
         self.count = count
+        self.services = services
+        self.daemons = daemons
         self.timings: dict[str, float] = {}
         self.log = log
         self._procs: dict[str, subprocess.Popen[bytes]] = {}
@@ -113,6 +123,24 @@ class RealNodes:
         return self.cluster_dir / "logs" / f"{key.replace('/', '-')}.log"
 
     # ------------------------------------------------------------------ start
+    def claim_host(self, *, wait_for_host: float = 0.0) -> None:
+        """Take the machine for this cluster's real nodes before its API server starts and, with
+        ``services``, make and record the Service plumbing that needs no node yet
+        (:mod:`~kruise.core.localcluster.realnode.network`: the control-plane address on ``lo``,
+        ``bridge-nf-call-iptables``). Raises :class:`RealNodeError`."""
+        self._bin_dir = self._bin_dir or self._find_binaries()
+        record = host.acquire_waiting(
+            self.cluster_dir, run_dir_for(self.cluster_dir), teardown_stale, wait=wait_for_host, log=self.log
+        )
+        if self.services:
+            network.claim_for_services(record, self._bin_dir / "kube-proxy")
+
+    def _find_binaries(self) -> Path:
+        try:
+            return find_bin_dir(names=REAL_NODE_BINARIES)
+        except Exception as err:
+            raise RealNodeError(str(err)) from err
+
     def prepare(self, count: int, *, wait_for_host: float = 0.0) -> list[NodePlan]:
         """Everything but the kubelets for ``count`` more nodes; returns their plans.
 
@@ -126,10 +154,7 @@ class RealNodes:
                 f"real nodes need {', '.join(missing)} ({', '.join(SYSTEM[m] for m in missing)}): "
                 "run hack/install-system-deps.sh"
             )
-        try:
-            self._bin_dir = find_bin_dir(names=REAL_NODE_BINARIES)
-        except Exception as err:
-            raise RealNodeError(str(err)) from err
+        self._bin_dir = self._bin_dir or self._find_binaries()
         new = plan_nodes(self.cluster_dir, count, start=self.count + 1)
         record = host.acquire_waiting(
             self.cluster_dir, run_dir_for(self.cluster_dir), teardown_stale, wait=wait_for_host, log=self.log
@@ -143,7 +168,11 @@ class RealNodes:
             self._start_registry()
         for plan in new:
             host.create_bridge(plan)
-            host.ensure_cgroup_root(plan.cgroup_root)
+            if self.services:
+                network.enable_bridge_forwarding(plan)
+                if plan.index == 1:
+                    network.route_service_range(plan, SERVICE_CIDR)
+            mounts.ensure_cgroup_root(plan.cgroup_root)
             write_runtime_files(plan, self.registry)
             self._spawn(
                 containerd_key(plan), ["/usr/bin/containerd", "--config", str(plan.containerd_config)]
@@ -165,8 +194,24 @@ class RealNodes:
         for plan in plans:
             self._wait(kubelet_key(plan), functools.partial(node_ready, plan.name), 60, f"{plan.name} Ready")
         self.timings["node_ready_seconds"] = round(time.monotonic() - t0, 2)
-        self._start_daemons(plans)
+        if self.daemons:
+            self._start_daemons(plans)
+        if self.services and KUBE_PROXY not in self.pids:
+            self._start_kube_proxy(server, pki, ca)
         self._record_pids(host.load_record())
+
+    def _start_kube_proxy(self, server: str, pki: Path, ca: CertificateAuthority) -> None:
+        """kube-proxy on the host as ``system:kube-proxy``, for the first real node's InternalIP;
+        waits for its first sync of the rules (``/healthz`` 200)."""
+        t0 = time.monotonic()
+        config, healthz = write_kube_proxy_files(
+            self.cluster_dir / "kube-proxy", server, pki / "ca.crt", ca, self.plans()[0].name
+        )
+        assert self._bin_dir is not None
+        self._spawn(KUBE_PROXY, kubeproxy.kube_proxy_argv(self._bin_dir / "kube-proxy", config))
+        url = kubeproxy.healthz_url(healthz)
+        self._wait(KUBE_PROXY, lambda: http_ok(url, None), 60, "kube-proxy's first sync (/healthz)")
+        self.timings["kube_proxy_ready_seconds"] = round(time.monotonic() - t0, 2)
 
     def _start_daemons(self, plans: list[NodePlan]) -> None:
         """One ``kruise daemon`` per node against the node's containerd, with the cluster's
@@ -234,18 +279,12 @@ class RealNodes:
         self.push_images()
 
     def push_images(self) -> dict[str, str]:
-        """Build :func:`~kruise.core.localcluster.realnode.images.catalogue` and push it (in
-        parallel); returns ``{ref: digest in the registry}`` (skopeo compresses the layers, so
-        the registry's manifest digest is not the layout's)."""
+        """:func:`~kruise.core.localcluster.realnode.registry.push_catalogue` to this cluster's
+        registry; returns ``{ref: digest in the registry}``."""
         assert self._bin_dir is not None
-        layout = self.cluster_dir / "images"
         busybox_binary = Path(SYSTEM["busybox (static)"]).read_bytes()
         specs = catalogue((self._bin_dir / "pause").read_bytes(), busybox_binary)
-        for spec in specs:  # one after another: they share the layout's index.json
-            write_oci_layout(spec, layout)
-        push = functools.partial(self._copy_to_registry, layout=layout)
-        with concurrent.futures.ThreadPoolExecutor(len(specs)) as pool:
-            digests = dict(zip((s.ref for s in specs), pool.map(push, specs), strict=True))
+        digests = registry.push_catalogue(specs, self.cluster_dir / "images", self.registry)
         (self.cluster_dir / "images.json").write_text(json.dumps(digests, indent=2))
         return digests
 
@@ -255,22 +294,7 @@ class RealNodes:
         registry's manifest digest. Raises :class:`RealNodeError`."""
         layout = layout or self.cluster_dir / "images"
         write_oci_layout(spec, layout)
-        return self._copy_to_registry(spec, layout)
-
-    def _copy_to_registry(self, spec: ImageSpec, layout: Path) -> str:
-        digest_file = layout / f"{spec.repository}-{spec.tag}.digest"
-        proc = subprocess.run(
-            [
-                "/usr/bin/skopeo", "copy", "--quiet", "--insecure-policy", "--dest-tls-verify=false",
-                f"--digestfile={digest_file}", f"oci:{layout}:{spec.tag}",
-                f"docker://{self.registry}/{spec.repository}:{spec.tag}",
-            ],
-            capture_output=True,
-            text=True,
-        )  # fmt: skip
-        if proc.returncode != 0:
-            raise RealNodeError(f"pushing {spec.ref} to {self.registry}: {proc.stderr.strip()}")
-        return digest_file.read_text().strip()
+        return registry.copy_to_registry(spec, layout, self.registry)
 
     # ------------------------------------------------------------------ use
     def crictl(self, plan: NodePlan, *args: str, timeout: float = 60) -> str:
@@ -304,21 +328,25 @@ class RealNodes:
 
     # ------------------------------------------------------------------ stop
     def stop(self, timeout: float = 10.0) -> list[str]:
-        """Stop every real-node process and undo the host changes; returns what failed."""
+        """Stop every real-node process and undo the host changes; returns what failed. Holds the
+        host lock throughout (:func:`host.locked`): once the processes are gone the record looks
+        dead, and another cluster must not take the machine before it is undone."""
         plans = self.plans()
-        for plan in plans:
-            self._stop(daemon_key(plan), timeout)
-            self.daemon_ports.pop(plan.name, None)
-        for plan in plans:
-            self._stop(kubelet_key(plan), timeout)
-        for plan in plans:
-            self._remove_pods(plan)
-            self._stop(containerd_key(plan), timeout)
-        self._stop(REGISTRY, timeout)
-        record = host.load_record()
         problems: list[str] = []
-        if record is not None and record.owner == str(self.cluster_dir):
-            problems = host.release(record)
+        with host.locked():
+            self._stop(KUBE_PROXY, timeout)  # first: it would rewrite the rules the record removes
+            for plan in plans:
+                self._stop(daemon_key(plan), timeout)
+                self.daemon_ports.pop(plan.name, None)
+            for plan in plans:
+                self._stop(kubelet_key(plan), timeout)
+            for plan in plans:
+                self._remove_pods(plan)
+                self._stop(containerd_key(plan), timeout)
+            self._stop(REGISTRY, timeout)
+            record = host.load_record()
+            if record is not None and record.owner == str(self.cluster_dir):
+                problems = host.release_locked(record)
         self.count = 0
         return problems
 

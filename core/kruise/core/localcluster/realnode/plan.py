@@ -26,6 +26,12 @@ TAINT = {"key": TAINT_KEY, "value": "true", "effect": "NoSchedule"}
 TOLERATION = {"key": TAINT_KEY, "operator": "Equal", "value": "true", "effect": "NoSchedule"}
 NODE_SELECTOR = {LABEL[0]: LABEL[1]}
 SUBNET_PREFIX = "10.201"
+#: every real node's pods (``10.201.<i>.0/24``) and the control-plane address below: kube-proxy's
+#: ``clusterCIDR`` and the range pods route through their node's bridge
+POD_NETWORK = f"{SUBNET_PREFIX}.0.0/16"
+#: when a cluster starts with real nodes its API server listens (and advertises, so the in-cluster
+#: ``kubernetes`` Service points) here: a /32 on ``lo``, which pods reach through their bridge
+CONTROL_PLANE_IP = f"{SUBNET_PREFIX}.0.1"
 RUN_ROOT = Path("/run/kruise")
 MAX_NODES = 50
 

@@ -1,0 +1,47 @@
+"""The values ``kruise cluster up --install`` gives the chart render what the real nodes need:
+both workloads placed on them, the image from the cluster's registry, the daemon on the nodes'
+own CRI sockets as their owner (uid 0, no capability), listening on the node IP only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kruise.core.localcluster.install import chart_values
+from kruise.core.localcluster.realnode.plan import NODE_SELECTOR, TOLERATION
+from tests.integration.chart.support import find, render, values_file
+
+
+def test_install_values_place_kruise_on_the_real_nodes(helm: str, tmp_path: Path) -> None:
+    values = chart_values(tag="0.1.0", socket_dir=Path("/run/kruise/0123456789ab"))
+    docs = render(helm, values=values_file(tmp_path, dict(values)))
+    manager = find(docs, "Deployment", "kruise-controller-manager")["spec"]
+    assert manager["replicas"] == 2
+    pod = manager["template"]["spec"]
+    assert pod["nodeSelector"] == NODE_SELECTOR and pod["tolerations"] == [TOLERATION]
+    assert pod["containers"][0]["image"] == "kruise.local/kruise:0.1.0"
+    assert "--enable-leader-election" in pod["containers"][0]["args"]
+
+    daemon = find(docs, "DaemonSet", "kruise-daemon")["spec"]["template"]["spec"]
+    assert daemon["nodeSelector"] == NODE_SELECTOR and daemon["hostNetwork"] is True
+    (container,) = daemon["containers"]
+    assert container["image"] == "kruise.local/kruise:0.1.0"
+    assert "--socket-file=$(NODE_NAME).sock" in container["args"]
+    assert "--addr=$(HOST_IP):10221" in container["args"]
+    env = {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in container["env"] if "valueFrom" in e}
+    assert env["NODE_NAME"] == "spec.nodeName" and env["HOST_IP"] == "status.hostIP"
+    security = container["securityContext"]
+    assert security["runAsUser"] == 0 and security["runAsGroup"] == 0
+    assert security["allowPrivilegeEscalation"] is False and security["capabilities"]["drop"] == ["ALL"]
+    assert "privileged" not in security
+    (volume,) = daemon["volumes"]
+    assert volume["hostPath"]["path"] == "/run/kruise/0123456789ab"
+    assert container["volumeMounts"] == [
+        {"name": "runtime-socket", "mountPath": "/hostvarrun", "readOnly": True}
+    ]
+
+
+def test_the_daemon_listens_on_every_interface_by_default_as_upstream(helm: str, tmp_path: Path) -> None:
+    docs = render(helm, "--set", "daemon.enabled=true")
+    (container,) = find(docs, "DaemonSet", "kruise-daemon")["spec"]["template"]["spec"]["containers"]
+    assert "--addr=:10221" in container["args"]
+    assert "HOST_IP" not in {e["name"] for e in container["env"]}
