@@ -22,7 +22,7 @@ Time enters only through ``now``; status maps hold RFC 3339 second-resolution ti
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -228,7 +228,7 @@ def count_available(pods: Iterable[KubeObject], records: Records) -> int:
 def decide_status(
     budget: PubSpecView,
     generation: int,
-    pods: list[KubeObject],
+    pods: Sequence[KubeObject],
     expected: int,
     current: PubStatusView,
     now: datetime,
