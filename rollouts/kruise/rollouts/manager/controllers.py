@@ -42,6 +42,7 @@ from kruise.rollouts.trafficrouting.routes import TrafficRoutingRoutes
 from kruise.traffic.configmap_source import ConfigMapLuaSource
 from kruise.workloads.api.podunavailablebudget import PUBS
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
+from kruise.workloads.cloneset.sync_update import UpdateGuard
 from kruise.workloads.daemonset.controller import DaemonSetController, DaemonSetOptions
 from kruise.workloads.launchpriority.controller import LaunchPriorityController
 from kruise.workloads.podreadiness import (
@@ -50,7 +51,9 @@ from kruise.workloads.podreadiness import (
     has_kruise_readiness_gate,
     not_ready_patch,
 )
+from kruise.workloads.podunavailablebudget.budget import Operation
 from kruise.workloads.podunavailablebudget.controller import PodUnavailableBudgetController
+from kruise.workloads.podunavailablebudget.keeper import BudgetKeeper
 from kruise.workloads.podunavailablebudget.scope import KEY as PUB_SCOPE_KEY
 from kruise.workloads.podunavailablebudget.scope import EvictionScope
 from kruise.workloads.sidecarset.controller import SidecarSetController, SidecarSetOptions
@@ -96,8 +99,18 @@ def _cloneset(w: Wiring, view: ScopedCache) -> Reconciler:
             exclude_preparing_delete=opts.cloneset_scaling_exclude_preparing_delete,
             pre_download=pre_download_enabled(gates),
             env_from_metadata=gates.get("InPlaceUpdateEnvFromMetadata", True),
+            update_guard=_pub_update_guard(w),
         ),
     )
+
+
+def _pub_update_guard(w: Wiring) -> UpdateGuard | None:
+    """With ``PodUnavailableBudgetUpdateGate`` in effect, a CloneSet asks each pod's budget before
+    updating it (upstream's ``cloneset_update.go``)."""
+    if not pub_gates(w.gates)["PodUnavailableBudgetUpdateGate"]:
+        return None
+    keeper = BudgetKeeper(w.kube)
+    return lambda pod: keeper.admit_pod(pod, Operation.UPDATE)
 
 
 def _pod_webhook_scope(w: Wiring, view: ScopedCache) -> Reconciler:

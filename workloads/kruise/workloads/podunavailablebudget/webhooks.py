@@ -26,25 +26,17 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 
 from kruise.core.errors import KruiseError, NotFoundError, TransientError
-from kruise.core.informer.store import JSON
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import PODS
 from kruise.core.runtime import CacheReader, Read
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
 from kruise.core.webhook.configuration import Rule, WebhookSettings, WebhookSpec, operation_or_changed
-from kruise.workloads.api.podunavailablebudget import PUBS, RELATED_PUB_ANNOTATION, PubStatusView
-from kruise.workloads.objects import KubeObject, annotations_of, name, namespace, spec
+from kruise.workloads.api.podunavailablebudget import PUBS, RELATED_PUB_ANNOTATION
+from kruise.workloads.objects import KubeObject, annotations_of, namespace, spec
 from kruise.workloads.pods import has_unavailable_label
-from kruise.workloads.podunavailablebudget.budget import (
-    BudgetRefused,
-    Operation,
-    exempt,
-    is_protected,
-    recorded,
-    spend,
-)
+from kruise.workloads.podunavailablebudget.budget import Operation, exempt
+from kruise.workloads.podunavailablebudget.keeper import BudgetKeeper
 from kruise.workloads.podunavailablebudget.scope import PROTECTED_POD, eviction_condition
-from kruise.workloads.podunavailablebudget.store import StatusWriter, status_of
 from kruise.workloads.podunavailablebudget.validation import validate_pub
 from kruise.workloads.podwebhook import ValidatingScope
 
@@ -130,10 +122,6 @@ def unavailable_changed(old: KubeObject, new: KubeObject) -> bool:
     return spec(old) != spec(new) or (not has_unavailable_label(old) and has_unavailable_label(new))
 
 
-def _forbidden(pub_name: str, reason: str) -> str:
-    return f'podunavailablebudget.policy.kruise.io "{pub_name}" is forbidden: {reason}'
-
-
 class PubPodValidator:
     """The budget check of the validating pod webhook (see the module docstring)."""
 
@@ -149,8 +137,7 @@ class PubPodValidator:
         self.kube = kube
         self.delete = gates.get(DELETE_GATE, True)
         self.update = gates.get(UPDATE_GATE, False)
-        self.writer = StatusWriter(kube)
-        self.clock = clock
+        self.keeper = BudgetKeeper(kube, clock=clock)
 
     async def _target(self, req: AdmissionRequest) -> tuple[KubeObject, Operation] | None:
         sub = req.raw.get("subResource") or ""
@@ -192,24 +179,7 @@ class PubPodValidator:
     async def _check(
         self, pod: KubeObject, pub_name: str, operation: Operation, dry_run: bool
     ) -> AdmissionResponse | None:
-        pod_name, ns = name(pod), namespace(pod)
-        pub = await self.kube.get_or_none(PUBS, pub_name, ns)
-        if pub is None or not is_protected(annotations_of(pub), operation):
+        refusal = await self.keeper.admit(pod, pub_name, operation, dry_run=dry_run)
+        if refusal is None:
             return None
-        if int(status_of(pub).get("desiredAvailable") or 0) == 0 or recorded(status_of(pub), pod_name):
-            return None
-
-        def take(current: JSON) -> PubStatusView | None:
-            status = status_of(current)
-            if recorded(status, pod_name):
-                return None
-            after = spend(status, pod_name, operation, self.clock())  # raises BudgetRefused
-            return None if dry_run else after
-
-        try:
-            await self.writer.update(ns, pub_name, take, first=pub)
-        except BudgetRefused as refused:
-            log.info("pub %s/%s refused %s of pod %s: %s", ns, pub_name, operation.value, pod_name, refused)
-            return AdmissionResponse.deny(_forbidden(pub_name, str(refused)), code=403, reason="Forbidden")
-        log.info("pub %s/%s admitted %s of pod %s", ns, pub_name, operation.value, pod_name)
-        return None
+        return AdmissionResponse.deny(refusal, code=403, reason="Forbidden")
