@@ -1,0 +1,76 @@
+"""With ``PodUnavailableBudgetUpdateGate`` (off by default, so a replica of the manager with it on
+replaces the session's): a CloneSet's in-place update asks each pod's budget first, so a budget of
+one unavailable pod holds an update that would otherwise take all three pods at once to one pod
+at a time, and still finishes; a spec change to a protected pod from outside is refused with
+upstream's message once the budget is spent."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from kruise.core.errors import KruiseError
+from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import CLONESETS, PODS
+from kruise.rollouts.manager.process import ManagerProcess
+from kruise.workloads.api.podunavailablebudget import PUBS
+from tests.integration.cloneset.helpers import IMAGE, NEW_IMAGE, new_cloneset
+from tests.integration.podunavailablebudget.test_pub import EXHAUSTED, budget, ready, status_is
+from tests.support.cluster import TestCluster
+from tests.support.managers import own_replica
+
+
+@pytest.fixture
+async def update_gate(manager: ManagerProcess, cluster: TestCluster, tmp_path: Path) -> AsyncIterator[None]:
+    async with own_replica(
+        manager,
+        cluster,
+        tmp_path / "gated",
+        extra_args=("--feature-gates=PodUnavailableBudgetUpdateGate=true",),
+    ):
+        yield
+
+
+@pytest.mark.usefixtures("update_gate")
+async def test_in_place_update_goes_one_pod_at_a_time_under_the_budget(
+    kube: KubeClient, namespace: str
+) -> None:
+    strategy = {"type": "InPlaceIfPossible", "maxUnavailable": 3}
+    await kube.create(CLONESETS, copy.deepcopy(new_cloneset("web", 3, strategy=strategy)), namespace)
+    ref = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web"}
+    await kube.create(PUBS, budget(targetRef=ref, maxUnavailable=1), namespace)
+    await status_is(kube, namespace, "guard", currentAvailable=3, unavailableAllowed=1, totalReplicas=3)
+
+    await kube.patch(
+        CLONESETS,
+        "web",
+        {"spec": {"template": {"spec": {"containers": [{"name": "nginx", "image": NEW_IMAGE}]}}}},
+        namespace,
+    )
+    most_unready = 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        pods = (await kube.list(PODS, namespace, label_selector="app=web"))["items"]
+        most_unready = max(most_unready, sum(1 for p in pods if not ready(p)))
+        images = [p["spec"]["containers"][0]["image"] for p in pods]
+        if len(pods) == 3 and images == [NEW_IMAGE] * 3 and all(ready(p) for p in pods):
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError(f"the update did not finish: {images}")
+    assert most_unready == 1, "the budget lets one pod be unavailable at a time"
+
+    # the budget spent by the last pod (recorded 10 s): an outside spec change is refused
+    await status_is(kube, namespace, "guard", currentAvailable=3, unavailableAllowed=1)
+    victims = [p["metadata"]["name"] for p in pods]
+    first = {"spec": {"containers": [{"name": "nginx", "image": IMAGE}]}}
+    await kube.patch(PODS, victims[0], first, namespace, patch_type="strategic")
+    with pytest.raises(KruiseError) as refused:
+        await kube.patch(PODS, victims[1], first, namespace, patch_type="strategic")
+    assert EXHAUSTED in str(refused.value)
+    assert 'admission webhook "vpod.kb.io" denied the request' in str(refused.value)
