@@ -2,12 +2,14 @@
 replaces the session's): a CloneSet's in-place update asks each pod's budget first, so a budget of
 one unavailable pod holds an update that would otherwise take all three pods at once to one pod
 at a time, and still finishes; a spec change to a protected pod from outside is refused with
-upstream's message once the budget is spent."""
+upstream's message once the budget is spent; a SidecarSet upgrade of three pods at once is held
+to one pod per budget unit (its pod patches are refused by the webhook meanwhile)."""
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import itertools
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,8 +21,18 @@ from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, PODS
 from kruise.rollouts.manager.process import ManagerProcess
 from kruise.workloads.api.podunavailablebudget import PUBS
-from tests.integration.cloneset.helpers import IMAGE, NEW_IMAGE, new_cloneset
+from tests.integration.cloneset.helpers import IMAGE, JSON, NEW_IMAGE, new_cloneset
 from tests.integration.podunavailablebudget.test_pub import EXHAUSTED, budget, ready, status_is
+from tests.integration.sidecarset.helpers import (
+    NEW_NGINX,
+    base_deployment,
+    base_sidecarset,
+    container,
+    create_deployment,
+    create_sidecarset,
+    selector_pods,
+    update_sidecarset,
+)
 from tests.support.cluster import TestCluster
 from tests.support.managers import own_replica
 
@@ -74,3 +86,33 @@ async def test_in_place_update_goes_one_pod_at_a_time_under_the_budget(
         await kube.patch(PODS, victims[1], first, namespace, patch_type="strategic")
     assert EXHAUSTED in str(refused.value)
     assert 'admission webhook "vpod.kb.io" denied the request' in str(refused.value)
+
+
+@pytest.mark.usefixtures("update_gate")
+async def test_sidecarset_upgrade_waits_for_the_budget(kube: KubeClient, namespace: str) -> None:
+    sidecarset = base_sidecarset(namespace)
+    sidecarset["spec"]["containers"] = sidecarset["spec"]["containers"][:1]
+    sidecarset["spec"]["updateStrategy"] = {"type": "RollingUpdate", "maxUnavailable": 3}
+    await create_sidecarset(kube, sidecarset)
+    await create_deployment(kube, base_deployment(namespace, replicas=3))
+    await kube.create(
+        PUBS, budget(selector={"matchLabels": {"app": "sidecarset"}}, maxUnavailable=1), namespace
+    )
+    await status_is(kube, namespace, "guard", currentAvailable=3, unavailableAllowed=1, totalReplicas=3)
+
+    def upgrade(obj: JSON) -> None:
+        obj["spec"]["containers"][0]["image"] = NEW_NGINX
+
+    started = time.monotonic()
+    await update_sidecarset(kube, sidecarset["metadata"]["name"], upgrade)
+    upgraded_at: dict[str, float] = {}
+    deadline = started + 150
+    while time.monotonic() < deadline and len(upgraded_at) < 3:
+        for pod in await selector_pods(kube, namespace):
+            if container(pod, "nginx-sidecar")["image"] == NEW_NGINX:
+                upgraded_at.setdefault(pod["metadata"]["name"], time.monotonic() - started)
+        await asyncio.sleep(0.1)
+    assert len(upgraded_at) == 3, f"the upgrade did not reach every pod: {upgraded_at}"
+    moments = sorted(upgraded_at.values())
+    # each upgrade spends the one unit for 10 s (upstream's UpdatedDelayCheckTime): never two at once
+    assert all(later - earlier >= 5 for earlier, later in itertools.pairwise(moments)), moments
