@@ -15,7 +15,7 @@ import pytest
 
 from kruise.core.errors import KruiseError, NotFoundError
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, PODS
+from kruise.core.kube.resources import CLONESETS, EVENTS, PODS
 from kruise.workloads.api.podunavailablebudget import PUBS
 from tests.integration.cloneset.helpers import new_cloneset
 from tests.support.wait import eventually
@@ -125,6 +125,12 @@ async def test_delete_and_eviction_spend_the_budget_then_are_refused(
     assert EXHAUSTED in str(refused.value)
     assert 'admission webhook "vpod.kb.io" denied the request' in str(refused.value)
     assert (await kube.get(PODS, "b", namespace))["metadata"].get("deletionTimestamp") is None
+
+    async def prevented() -> bool:
+        events = (await kube.list(EVENTS, namespace, field_selector="involvedObject.name=b"))["items"]
+        return any(e.get("reason") == "PubPreventPodDeletion" and e.get("type") == "Warning" for e in events)
+
+    await eventually(prevented, what="PubPreventPodDeletion event on pod b")
 
     with pytest.raises(KruiseError) as refused:
         await evict(kube, namespace, "b")

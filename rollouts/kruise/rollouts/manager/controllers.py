@@ -109,7 +109,7 @@ def _pub_update_guard(w: Wiring) -> UpdateGuard | None:
     updating it (upstream's ``cloneset_update.go``)."""
     if not pub_gates(w.gates)["PodUnavailableBudgetUpdateGate"]:
         return None
-    keeper = BudgetKeeper(w.kube)
+    keeper = BudgetKeeper(w.kube, recorder=w.recorder(CloneSetController.name))
     return lambda pod: keeper.admit_pod(pod, Operation.UPDATE)
 
 

@@ -5,7 +5,8 @@ Kruise controllers that update pods in place (the CloneSet asks before it marks 
 so the webhook later sees the pod recorded and admits its patch). :meth:`BudgetKeeper.admit`
 reads the PUB from the API server, leaves it untouched when the pod need not spend (gone PUB,
 ``desiredAvailable`` 0, operation not protected, pod already recorded) and otherwise spends one
-unit with a resourceVersion-checked status write (:mod:`.store`, :func:`~.budget.spend`).
+unit with a resourceVersion-checked status write (:mod:`.store`, :func:`~.budget.spend`). A
+refusal records upstream's Warning event ``PubPreventPodDeletion`` on the pod.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import datetime
 import logging
 from collections.abc import Callable
 
+from kruise.core.events import WARNING, EventRecorder
 from kruise.core.informer.store import JSON
 from kruise.core.kube import KubeClient
 from kruise.workloads.api.podunavailablebudget import PUBS, RELATED_PUB_ANNOTATION, PubStatusView
@@ -28,9 +30,12 @@ from kruise.workloads.podunavailablebudget.budget import (
 )
 from kruise.workloads.podunavailablebudget.store import StatusWriter, status_of
 
-__all__ = ["BudgetKeeper", "forbidden_message"]
+__all__ = ["PREVENTED_MESSAGE", "PREVENTED_REASON", "BudgetKeeper", "forbidden_message"]
 
 log = logging.getLogger("kruise.podunavailablebudget")
+PREVENTED_REASON = "PubPreventPodDeletion"
+PREVENTED_MESSAGE = "openkruise pub prevents pod deletion"
+"""The Warning event upstream records on a pod whose disruption a budget refused (any operation)."""
 
 
 def forbidden_message(pub_name: str, reason: str) -> str:
@@ -45,9 +50,11 @@ class BudgetKeeper:
         self,
         kube: KubeClient,
         *,
+        recorder: EventRecorder | None = None,
         clock: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(datetime.UTC),
     ) -> None:
         self.kube = kube
+        self.recorder = recorder
         self.writer = StatusWriter(kube)
         self.clock = clock
 
@@ -88,6 +95,8 @@ class BudgetKeeper:
             await self.writer.update(ns, pub_name, take, first=pub)
         except BudgetRefused as refused:
             log.info("pub %s/%s refused %s of pod %s: %s", ns, pub_name, operation.value, pod_name, refused)
+            if self.recorder is not None:
+                self.recorder.event(pod, WARNING, PREVENTED_REASON, PREVENTED_MESSAGE)
             return forbidden_message(pub_name, str(refused))
         log.info("pub %s/%s admitted %s of pod %s", ns, pub_name, operation.value, pod_name)
         return None

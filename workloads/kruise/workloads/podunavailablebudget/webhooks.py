@@ -26,6 +26,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 
 from kruise.core.errors import KruiseError, NotFoundError, TransientError
+from kruise.core.events import EventRecorder
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import PODS
 from kruise.core.runtime import CacheReader, Read
@@ -137,7 +138,7 @@ class PubPodValidator:
         self.kube = kube
         self.delete = gates.get(DELETE_GATE, True)
         self.update = gates.get(UPDATE_GATE, False)
-        self.keeper = BudgetKeeper(kube, clock=clock)
+        self.keeper = BudgetKeeper(kube, recorder=EventRecorder(kube, "podunavailablebudget"), clock=clock)
 
     async def _target(self, req: AdmissionRequest) -> tuple[KubeObject, Operation] | None:
         sub = req.raw.get("subResource") or ""
