@@ -18,7 +18,7 @@ import pytest
 
 from kruise.core.errors import KruiseError
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, PODS
+from kruise.core.kube.resources import CLONESETS, PODS, SIDECARSETS
 from kruise.rollouts.manager.process import ManagerProcess
 from kruise.workloads.api.podunavailablebudget import PUBS
 from tests.integration.cloneset.helpers import IMAGE, JSON, NEW_IMAGE, new_cloneset
@@ -31,6 +31,7 @@ from tests.integration.sidecarset.helpers import (
     create_deployment,
     create_sidecarset,
     selector_pods,
+    sidecarset_name,
     update_sidecarset,
 )
 from tests.support.cluster import TestCluster
@@ -88,7 +89,14 @@ async def test_in_place_update_goes_one_pod_at_a_time_under_the_budget(
     assert 'admission webhook "vpod.kb.io" denied the request' in str(refused.value)
 
 
-@pytest.mark.usefixtures("update_gate")
+@pytest.fixture
+async def sidecarset_cleanup(kube: KubeClient, namespace: str) -> AsyncIterator[None]:
+    """SidecarSets are cluster-scoped: the test's goes with it (else it keeps the pod webhook's scope)."""
+    yield
+    await kube.delete(SIDECARSETS, sidecarset_name(namespace), missing_ok=True)
+
+
+@pytest.mark.usefixtures("update_gate", "sidecarset_cleanup")
 async def test_sidecarset_upgrade_waits_for_the_budget(kube: KubeClient, namespace: str) -> None:
     sidecarset = base_sidecarset(namespace)
     sidecarset["spec"]["containers"] = sidecarset["spec"]["containers"][:1]
