@@ -15,7 +15,7 @@ import pytest
 
 from kruise.core.errors import KruiseError, NotFoundError
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, EVENTS, PODS
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, EVENTS, PODS
 from kruise.workloads.api.podunavailablebudget import PUBS
 from tests.integration.cloneset.helpers import new_cloneset
 from tests.support.wait import eventually
@@ -220,3 +220,47 @@ async def test_validation_refuses_with_upstreams_messages(kube: KubeClient, name
     assert "selector and targetRef cannot be modified" in str(err.value)
     stored = await kube.get(PUBS, "first", namespace)
     assert stored["spec"]["selector"] == selector
+
+
+async def test_status_over_a_deployment_through_its_replicasets(kube: KubeClient, namespace: str) -> None:
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "api"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "api"}},
+            "template": {
+                "metadata": {"labels": {"app": "api"}},
+                "spec": {"containers": [{"name": "api", "image": "registry.example.com/api:1"}]},
+            },
+        },
+    }
+    await kube.create(DEPLOYMENTS, deployment, namespace)
+    ref = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"}
+    await kube.create(PUBS, budget(targetRef=ref, minAvailable="50%"), namespace)
+    await status_is(
+        kube,
+        namespace,
+        "guard",
+        totalReplicas=2,
+        desiredAvailable=1,
+        currentAvailable=2,
+        unavailableAllowed=1,
+    )
+    # a selector budget counts the Deployment's replicas too (its pods' ReplicaSet climbs to it)
+    await kube.delete(PUBS, "guard", namespace)
+    await kube.create(
+        PUBS, budget("by-labels", selector={"matchLabels": {"app": "api"}}, maxUnavailable=0), namespace
+    )
+    await status_is(kube, namespace, "by-labels", totalReplicas=2, desiredAvailable=2, unavailableAllowed=0)
+
+    async def taken_over() -> bool:
+        pods = (await kube.list(PODS, namespace, label_selector="app=api"))["items"]
+        return {p["metadata"]["annotations"].get("kruise.io/related-pub") for p in pods} == {"by-labels"}
+
+    await eventually(taken_over, what="the pods point at the live budget")
+    victim = (await kube.list(PODS, namespace, label_selector="app=api"))["items"][0]["metadata"]["name"]
+    with pytest.raises(KruiseError) as refused:
+        await kube.delete(PODS, victim, namespace)
+    assert 'podunavailablebudget.policy.kruise.io "by-labels" is forbidden' in str(refused.value)

@@ -3,7 +3,9 @@
 Upstream's ``podunavailablebudget-controller`` (``--podunavailablebudget-workers``, 3): for each
 PUB it finds its pods and expected count, writes ``kruise.io/related-pub: <pub>`` on those pods
 lacking it (the pod webhook's scope and lookup key; upstream's pod mutating webhook also sets it at
-creation, here the controller does it as the pod appears, before it can be ready), then writes the
+creation, here the controller does it as the pod appears, before it can be ready; unlike upstream
+it also takes over a pod whose annotation names a PUB since deleted, which upstream leaves
+unprotected by the new one), then writes the
 status :func:`~.budget.decide_status` computes, conflict-checked against the webhook's spending
 (:mod:`.store`), and requeues when the earliest recorded pod expires. Events as upstream:
 ``NoPods`` (no matching pods), ``CalculateExpectedPodCountFailed``, ``NotDeleted`` on a pod that
@@ -181,11 +183,13 @@ class PodUnavailableBudgetController:
         if not pods:
             self.recorder.event(pub, "Normal", "NoPods", "No matching pods found")
         for pod in pods:
-            if annotations_of(pod).get(RELATED_PUB_ANNOTATION) != name(pub):
-                if annotations_of(pod).get(RELATED_PUB_ANNOTATION):
-                    continue  # another PUB's (overlapping budgets are refused; keep the first)
-                patch = {"metadata": {"annotations": {RELATED_PUB_ANNOTATION: name(pub)}}}
-                await self.kube.patch(PODS, name(pod), patch, ns)
+            related = annotations_of(pod).get(RELATED_PUB_ANNOTATION)
+            if related == name(pub):
+                continue
+            if related and self.cache.get(PUBS, f"{ns}/{related}") is not None:
+                continue  # another live PUB's (overlapping budgets are refused; the first keeps it)
+            patch = {"metadata": {"annotations": {RELATED_PUB_ANNOTATION: name(pub)}}}
+            await self.kube.patch(PODS, name(pod), patch, ns)
         if self.scope is not None:
             await self.scope.ensure()
         now = self.clock()
