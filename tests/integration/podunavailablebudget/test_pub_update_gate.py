@@ -2,7 +2,8 @@
 replaces the session's): a CloneSet's in-place update asks each pod's budget first, so a budget of
 one unavailable pod holds an update that would otherwise take all three pods at once to one pod
 at a time, and still finishes; a spec change to a protected pod from outside is refused with
-upstream's message once the budget is spent; a SidecarSet upgrade of three pods at once is held
+upstream's message once the budget is spent; a Rollout step of three pods of four takes them one
+at a time; a SidecarSet upgrade of three pods at once is held
 to one pod per budget unit (its pod patches are refused by the webhook meanwhile)."""
 
 from __future__ import annotations
@@ -20,9 +21,12 @@ from kruise.core.errors import KruiseError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, PODS, SIDECARSETS
 from kruise.rollouts.manager.process import ManagerProcess
+from kruise.rollouts.resources import ROLLOUTS
 from kruise.workloads.api.podunavailablebudget import PUBS
 from tests.integration.cloneset.helpers import IMAGE, JSON, NEW_IMAGE, new_cloneset
+from tests.integration.cloneset.test_cloneset_inplace import web_cloneset
 from tests.integration.podunavailablebudget.test_pub import EXHAUSTED, budget, ready, status_is
+from tests.integration.rollouts import helpers as rh
 from tests.integration.sidecarset.helpers import (
     NEW_NGINX,
     base_deployment,
@@ -124,3 +128,34 @@ async def test_sidecarset_upgrade_waits_for_the_budget(kube: KubeClient, namespa
     moments = sorted(upgraded_at.values())
     # each upgrade spends the one unit for 10 s (upstream's UpdatedDelayCheckTime): never two at once
     assert all(later - earlier >= 5 for earlier, later in itertools.pairwise(moments)), moments
+
+
+@pytest.mark.usefixtures("update_gate")
+async def test_a_rollout_step_keeps_the_budget(kube: KubeClient, namespace: str) -> None:
+    body = web_cloneset(namespace, replicas=4, partition=0, maxUnavailable="100%")
+    body["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 0
+    await kube.create(CLONESETS, body, namespace)
+    await rh.wait_settled(kube, namespace, 4)
+    ref = {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web"}
+    await kube.create(PUBS, budget(targetRef=ref, maxUnavailable=1), namespace)
+    await status_is(kube, namespace, "guard", currentAvailable=4, unavailableAllowed=1)
+    steps = [{"replicas": 3, "pause": {}}, {"replicas": "100%"}]
+    await kube.create(ROLLOUTS, rh.rollout(namespace, steps), namespace)
+    await rh.wait_phase(kube, namespace, "Healthy")
+
+    await rh.set_image(kube, namespace, rh.V2)
+    most_unready = 0
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        pods = (await kube.list(PODS, namespace, label_selector="app=web"))["items"]
+        most_unready = max(most_unready, sum(1 for p in pods if not ready(p)))
+        if await rh.pods_by_image(kube, namespace) == {rh.V2: 3, rh.V1: 1} and all(ready(p) for p in pods):
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError(f"step 1 did not reach 3 pods: {await rh.pods_by_image(kube, namespace)}")
+    assert most_unready == 1, "the step's three pods went one at a time"
+    await rh.wait_paused_at(kube, namespace, 1)
+    await rh.approve(kube, namespace)
+    await rh.wait_completed(kube, namespace, timeout=90)
+    assert await rh.pods_by_image(kube, namespace) == {rh.V2: 4}
