@@ -23,6 +23,7 @@ from kruise.rollouts.api.rollouthistory import ROLLOUTHISTORY_CRD
 from kruise.rollouts.api.trafficrouting import TRAFFICROUTING_CRD
 from kruise.workloads.api.cloneset import CLONESET_CRD
 from kruise.workloads.api.daemonset import DAEMONSET_CRD
+from kruise.workloads.api.podunavailablebudget import PUB_CRD
 from kruise.workloads.api.sidecarset import SIDECARSET_CRD
 from kruise.workloads.api.statefulset import STATEFULSET_CRD
 
@@ -46,6 +47,7 @@ ALL_CRDS: list[CRDSpec] = [
     CONTAINERRECREATEREQUEST_CRD,
     PODPROBEMARKER_CRD,
     NODEPODPROBE_CRD,
+    PUB_CRD,
 ]
 """Every CRD served, in install order.
 

@@ -107,7 +107,8 @@ def test_the_manager_rows_in_order_and_under_upstream_gates() -> None:
 
     assert names(ManagerOptions()) == [
         "cloneset-controller", "pod-webhook-scope", "sidecarset-controller", "statefulset-controller",
-        "daemonset-controller", "container-launch-priority", "containerrecreaterequest-controller",
+        "daemonset-controller", "container-launch-priority", "pub-webhook-scope",
+        "podunavailablebudget-controller", "containerrecreaterequest-controller",
         "podprobemarker-controller", "nodepodprobe-controller", "nodeimage-controller",
         "imagepulljob-controller", "imagelistpulljob-controller", "rollout-controller",
         "batchrelease-controller", "advanced-deployment-controller", "trafficrouting-controller",
@@ -118,6 +119,7 @@ def test_the_manager_rows_in_order_and_under_upstream_gates() -> None:
     assert not gated & {
         "containerrecreaterequest-controller", "podprobemarker-controller", "nodepodprobe-controller",
         "pod-webhook-scope", "imagepulljob-controller", "imagelistpulljob-controller",
+        "pub-webhook-scope", "podunavailablebudget-controller",
     }  # fmt: skip
     assert {"rollouthistory-controller", "nodeimage-controller", "sidecarset-controller"} <= gated
 

@@ -1,6 +1,6 @@
 """The shared pod webhook: one mutating path (``/mutate-pod``) and one validating path
-(``/validate-pod``) that every pod feature joins (SidecarSet now; WorkloadSpread and
-PodUnavailableBudget later), as upstream's ``pkg/webhook/pod``.
+(``/validate-pod``) that every pod feature joins (SidecarSet and PodUnavailableBudget now;
+WorkloadSpread later), as upstream's ``pkg/webhook/pod``.
 
 - **Mutating** (``mpod.kb.io``, pods CREATE): a chain of :class:`PodMutator`\\ s, each changing
   its copy of the pod in turn; the answer is one JSON patch from the pod as received to the pod
@@ -10,8 +10,9 @@ PodUnavailableBudget later), as upstream's ``pkg/webhook/pod``.
   with HTTP 500 and its message, as upstream's ``admission.Errored(500, err)``.
 - **Validating** (``vpod.kb.io``, pods UPDATE/DELETE, ``vpodeviction.kb.io``, ``pods/eviction``
   CREATE): a chain of :class:`PodValidator`\\ s. The path is served, but the configuration entries
-  are emitted only while a validator exists: a webhook with nothing to judge would make every pod
-  update and deletion wait for the manager.
+  are emitted only as a validating feature scopes them (:class:`ValidatingScope`, e.g.
+  PodUnavailableBudget's :mod:`kruise.workloads.podunavailablebudget.scope`): a webhook with
+  nothing to judge would make every pod update and deletion wait for the manager.
 
 Scope (:func:`pod_webhook_specs`): upstream's namespace selector (not ``control-plane:
 openkruise``, not ``kube-system``; here the manager's namespace too), ``failurePolicy`` and
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from kruise.core.jsoncopy import json_copy
@@ -47,6 +49,7 @@ __all__ = [
     "PodMutator",
     "PodValidator",
     "PodWebhook",
+    "ValidatingScope",
     "pod_namespace_selector",
     "pod_webhook_specs",
 ]
@@ -146,11 +149,26 @@ def pod_namespace_selector(excluded_namespaces: Sequence[str]) -> JSON:
     }
 
 
+@dataclass(frozen=True)
+class ValidatingScope:
+    """What the validating pod webhooks are sent (a feature of the validating chain sets it).
+
+    ``operations`` are ``vpod.kb.io``'s pod operations (none: no such webhook) with the CEL
+    ``pod_conditions``; ``eviction_conditions`` scope ``vpodeviction.kb.io`` (``None``: no such
+    webhook).
+    """
+
+    operations: tuple[str, ...] = ()
+    pod_conditions: tuple[MatchCondition, ...] = ()
+    eviction_conditions: tuple[MatchCondition, ...] | None = None
+
+
 def pod_webhook_specs(
-    settings: WebhookSettings, *, condition: str | None, validating: bool = False
+    settings: WebhookSettings, *, condition: str | None, validating: ValidatingScope | None = None
 ) -> list[WebhookSpec]:
-    """``mpod.kb.io`` (with the CEL ``condition``; ``None``: every pod in scope) and, when
-    ``validating``, ``vpod.kb.io`` and ``vpodeviction.kb.io``."""
+    """``mpod.kb.io`` (with the CEL ``condition``; ``None``: every pod in scope) and, as
+    ``validating`` asks, ``vpod.kb.io`` and ``vpodeviction.kb.io`` (upstream's names, both on
+    ``/validate-pod``, with the manager's failure policy)."""
     selector = pod_namespace_selector(settings.excluded_namespaces)
     conditions = () if condition is None else (MatchCondition(POD_CONDITION, condition),)
     specs = [
@@ -165,20 +183,26 @@ def pod_webhook_specs(
             match_conditions=conditions,
         )
     ]
-    if validating:
-        for name, rule in (
-            ("vpod.kb.io", Rule("", "v1", "pods", ("UPDATE", "DELETE"))),
-            ("vpodeviction.kb.io", Rule("", "v1", "pods/eviction", ("CREATE",))),
-        ):
-            specs.append(
-                WebhookSpec(
-                    name=name,
-                    path=VALIDATE_POD_PATH,
-                    mutating=False,
-                    rules=(rule,),
-                    failure_policy=settings.failure_policy,
-                    namespace_selector=selector,
-                    timeout_seconds=settings.timeout_seconds,
-                )
+    if validating is None:
+        return specs
+    wanted: list[tuple[str, Rule, tuple[MatchCondition, ...]]] = []
+    if validating.operations:
+        pods = Rule("", "v1", "pods", validating.operations)
+        wanted.append(("vpod.kb.io", pods, validating.pod_conditions))
+    if validating.eviction_conditions is not None:
+        eviction = Rule("", "v1", "pods/eviction", ("CREATE",))
+        wanted.append(("vpodeviction.kb.io", eviction, validating.eviction_conditions))
+    for name, rule, match in wanted:
+        specs.append(
+            WebhookSpec(
+                name=name,
+                path=VALIDATE_POD_PATH,
+                mutating=False,
+                rules=(rule,),
+                failure_policy=settings.failure_policy,
+                namespace_selector=selector,
+                timeout_seconds=settings.timeout_seconds,
+                match_conditions=match,
             )
+        )
     return specs

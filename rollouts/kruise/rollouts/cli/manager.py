@@ -44,6 +44,10 @@ def manager(
     nodeimage_workers: Annotated[
         int, typer.Option("--nodeimage-workers", help="Concurrent NodeImage reconciles.")
     ] = 3,
+    podunavailablebudget_workers: Annotated[
+        int,
+        typer.Option("--podunavailablebudget-workers", help="Concurrent PodUnavailableBudget reconciles."),
+    ] = 3,
     nodeimage_creation_delay: Annotated[
         float,
         typer.Option(
@@ -194,6 +198,7 @@ def manager(
         sidecarset_workers=sidecarset_workers,
         imagepulljob_workers=imagepulljob_workers,
         nodeimage_workers=nodeimage_workers,
+        podunavailablebudget_workers=podunavailablebudget_workers,
         nodeimage_creation_delay=nodeimage_creation_delay,
         default_ttlseconds_for_always_nodeimage=default_ttlseconds_for_always_nodeimage,
         rollout_workers=rollout_workers,

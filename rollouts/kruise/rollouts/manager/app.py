@@ -48,9 +48,15 @@ from kruise.rollouts.manager.certsecret import webhook_certificates
 from kruise.rollouts.manager.controllers import build_runtime
 from kruise.rollouts.manager.logformat import configure_logging
 from kruise.rollouts.manager.options import ManagerOptions
-from kruise.rollouts.manager.webhooks import CONVERTED_CRDS, register_webhooks, webhook_cache, webhook_specs
+from kruise.rollouts.manager.webhooks import (
+    CONVERTED_CRDS,
+    register_webhooks,
+    webhook_cache,
+    webhook_reads_all,
+    webhook_specs,
+)
 from kruise.rollouts.rollout.rollout_webhooks import CONVERT_PATH
-from kruise.workloads.sidecarset.webhooks import webhook_reads
+from kruise.workloads.api.podunavailablebudget import PUBS
 
 log = logging.getLogger("kruise.manager")
 
@@ -123,7 +129,7 @@ class Manager:
         cache = webhook_cache(runtime)
         try:
             runtime.start_informers()  # a standby keeps warm caches; the webhooks answer from them
-            await runtime.informers.wait_synced(r.resource for r in webhook_reads())
+            await runtime.informers.wait_synced(r.resource for r in webhook_reads_all())
             kube = self.kube
             cert, key, ca = await retry_transient(
                 lambda: webhook_certificates(kube, opts, ensure_webhook_certs), "webhook certificates"
@@ -136,7 +142,8 @@ class Manager:
             webhook_thread.start()
             await webhook_thread.call(webhook.start())
             if opts.manage_webhook_configurations:
-                await self._register_configurations(ca, webhook_specs(opts, cache.list(SIDECARSETS)))
+                specs = webhook_specs(opts, cache.list(SIDECARSETS), cache.list(PUBS))
+                await self._register_configurations(ca, specs)
             runners.append(await self._serve_probes())
             runners.append(await self._serve_metrics())
             return await self._lead_and_run(runtime, elector)

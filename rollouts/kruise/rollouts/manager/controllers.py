@@ -27,7 +27,12 @@ from kruise.daemon.podprobemarker.controller import NodePodProbeController, PodP
 from kruise.rollouts.advanceddeployment.controller import AdvancedDeploymentController
 from kruise.rollouts.batchrelease.controller import BatchReleaseController
 from kruise.rollouts.cache import RolloutsCache
-from kruise.rollouts.manager.options import ManagerOptions, image_pull_jobs_enabled, pre_download_enabled
+from kruise.rollouts.manager.options import (
+    ManagerOptions,
+    image_pull_jobs_enabled,
+    pre_download_enabled,
+    pub_gates,
+)
 from kruise.rollouts.manager.webhooks import POD_TERMS
 from kruise.rollouts.rollout.controller import RolloutController
 from kruise.rollouts.rollout.traffic import CONFIGMAP_NAME, KubeTraffic
@@ -35,7 +40,9 @@ from kruise.rollouts.rollouthistory.controller import RolloutHistoryController
 from kruise.rollouts.trafficrouting.controller import TrafficRoutingController
 from kruise.rollouts.trafficrouting.routes import TrafficRoutingRoutes
 from kruise.traffic.configmap_source import ConfigMapLuaSource
+from kruise.workloads.api.podunavailablebudget import PUBS
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
+from kruise.workloads.cloneset.sync_update import UpdateGuard
 from kruise.workloads.daemonset.controller import DaemonSetController, DaemonSetOptions
 from kruise.workloads.launchpriority.controller import LaunchPriorityController
 from kruise.workloads.podreadiness import (
@@ -44,6 +51,11 @@ from kruise.workloads.podreadiness import (
     has_kruise_readiness_gate,
     not_ready_patch,
 )
+from kruise.workloads.podunavailablebudget.budget import Operation
+from kruise.workloads.podunavailablebudget.controller import PodUnavailableBudgetController
+from kruise.workloads.podunavailablebudget.keeper import BudgetKeeper
+from kruise.workloads.podunavailablebudget.scope import KEY as PUB_SCOPE_KEY
+from kruise.workloads.podunavailablebudget.scope import EvictionScope
 from kruise.workloads.sidecarset.controller import SidecarSetController, SidecarSetOptions
 from kruise.workloads.sidecarset.podscope import KEY as SCOPE_KEY
 from kruise.workloads.sidecarset.podscope import PodWebhookScope
@@ -87,8 +99,18 @@ def _cloneset(w: Wiring, view: ScopedCache) -> Reconciler:
             exclude_preparing_delete=opts.cloneset_scaling_exclude_preparing_delete,
             pre_download=pre_download_enabled(gates),
             env_from_metadata=gates.get("InPlaceUpdateEnvFromMetadata", True),
+            update_guard=_pub_update_guard(w),
         ),
     )
+
+
+def _pub_update_guard(w: Wiring) -> UpdateGuard | None:
+    """With ``PodUnavailableBudgetUpdateGate`` in effect, a CloneSet asks each pod's budget before
+    updating it (upstream's ``cloneset_update.go``)."""
+    if not pub_gates(w.gates)["PodUnavailableBudgetUpdateGate"]:
+        return None
+    keeper = BudgetKeeper(w.kube, recorder=w.recorder(CloneSetController.name))
+    return lambda pod: keeper.admit_pod(pod, Operation.UPDATE)
 
 
 def _pod_webhook_scope(w: Wiring, view: ScopedCache) -> Reconciler:
@@ -107,6 +129,25 @@ def _sidecarset(w: Wiring, view: ScopedCache) -> Reconciler:
             expectation_timeout=w.opts.expectation_timeout,
         ),
         scope if isinstance(scope, PodWebhookScope) else None,
+    )
+
+
+def _pub_enabled(w: Wiring) -> bool:
+    return any(pub_gates(w.gates).values())
+
+
+def _pub_scope(w: Wiring, view: ScopedCache) -> Reconciler:
+    return EvictionScope(w.kube, lambda: view.list(PUBS))
+
+
+def _pubs(w: Wiring, view: ScopedCache) -> Reconciler:
+    scope = w.built.get(EvictionScope.name)
+    return PodUnavailableBudgetController(
+        w.kube,
+        w.recorder(PodUnavailableBudgetController.name),
+        view,
+        scope=scope if isinstance(scope, EvictionScope) else None,
+        workers=w.opts.podunavailablebudget_workers,
     )
 
 
@@ -237,6 +278,13 @@ ROWS: tuple[Row, ...] = (
     Row(StatefulSetController.name, _statefulset),
     Row(DaemonSetController.name, _daemonset),
     Row(LaunchPriorityController.name, lambda w, view: LaunchPriorityController(w.kube, view)),
+    Row(
+        EvictionScope.name,
+        _pub_scope,
+        lambda w: pub_gates(w.gates)["PodUnavailableBudgetDeleteGate"],
+        kick=PUB_SCOPE_KEY,
+    ),
+    Row(PodUnavailableBudgetController.name, _pubs, _pub_enabled),
     # the manager's side of kruise-daemon's kinds
     Row(
         ContainerRecreateRequestController.name,
@@ -272,7 +320,8 @@ ROWS: tuple[Row, ...] = (
 )
 """Every controller of the manager, in wiring order, with the gate that enables it (upstream's
 defaults: KruiseDaemon, PodProbeMarkerGate, PodWebhook and AdvancedDeployment on, RolloutHistory
-off; ImagePullJobGate as :func:`image_pull_jobs_enabled`)."""
+off; ImagePullJobGate as :func:`image_pull_jobs_enabled`; the PodUnavailableBudget controller while
+either of its gates is in effect (:func:`pub_gates`), its eviction-webhook scope with the DELETE one)."""
 
 
 def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | None = None) -> Runtime:

@@ -57,6 +57,10 @@ FEATURE_GATES: dict[str, bool] = {
     # for the images of an in-place update (kruise.workloads.predownload); needs KruiseDaemon and
     # turns ImagePullJobGate on.
     "PreDownloadImageForInPlaceUpdate": False,
+    # OpenKruise's PodUnavailableBudget gates: DELETE and eviction of protected pods spend the
+    # budget (default on); in-place UPDATEs too (default off). PodWebhook off forces both off.
+    "PodUnavailableBudgetDeleteGate": True,
+    "PodUnavailableBudgetUpdateGate": False,
 }
 
 
@@ -85,6 +89,8 @@ FEATURE_GATE_STAGES: dict[str, str] = {
     "ImagePullJobGate": ALPHA,
     "PodProbeMarkerGate": BETA,
     "PreDownloadImageForInPlaceUpdate": ALPHA,
+    "PodUnavailableBudgetDeleteGate": BETA,
+    "PodUnavailableBudgetUpdateGate": ALPHA,
 }
 ALL_STAGE_GATES = {"AllAlpha": ALPHA, "AllBeta": BETA}
 """Kubernetes' special gates: ``AllAlpha=true`` sets every alpha gate not named in the same flag
@@ -95,6 +101,15 @@ ALL_STAGE_GATES = {"AllAlpha": ALPHA, "AllBeta": BETA}
 def pre_download_enabled(gates: Mapping[str, bool]) -> bool:
     """``PreDownloadImageForInPlaceUpdate`` in effect: KruiseDaemon off forces it off (upstream)."""
     return gates.get("PreDownloadImageForInPlaceUpdate", False) and gates.get("KruiseDaemon", True)
+
+
+def pub_gates(gates: Mapping[str, bool]) -> dict[str, bool]:
+    """The two PodUnavailableBudget gates in effect: ``PodWebhook`` off forces both off (upstream)."""
+    webhook = gates.get("PodWebhook", True)
+    return {
+        "PodUnavailableBudgetDeleteGate": webhook and gates.get("PodUnavailableBudgetDeleteGate", True),
+        "PodUnavailableBudgetUpdateGate": webhook and gates.get("PodUnavailableBudgetUpdateGate", False),
+    }
 
 
 def image_pull_jobs_enabled(gates: Mapping[str, bool]) -> bool:
@@ -148,6 +163,7 @@ class ManagerOptions:
     rollouthistory_workers: int = 3  # Kruise Rollouts' --rollouthistory-workers
     imagepulljob_workers: int = 3  # --imagepulljob-workers
     nodeimage_workers: int = 3  # --nodeimage-workers
+    podunavailablebudget_workers: int = 3  # --podunavailablebudget-workers
     nodeimage_creation_delay: float = 30.0  # --nodeimage-creation-delay (seconds after Node Ready)
     default_ttlseconds_for_always_nodeimage: int = 300  # --default-ttlseconds-for-always-nodeimage
     rollout_configuration_namespace: str = "kruise-system"

@@ -7,7 +7,7 @@ from typing import Any
 
 from kruise.core.api.conversion import answer_conversion, desired_group
 from kruise.core.kube import KubeClient
-from kruise.core.runtime import CacheReader, ControllerSpec, Runtime
+from kruise.core.runtime import CacheReader, ControllerSpec, Read, Runtime
 from kruise.core.webhook import WebhookServer
 from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
 from kruise.daemon.crr.webhooks import MUTATE_CRR_PATH, VALIDATE_CRR_PATH, CrrWebhooks, crr_webhook_specs
@@ -15,7 +15,7 @@ from kruise.daemon.imagepulljob.webhooks import ImagePullWebhooks, imagepull_web
 from kruise.daemon.podprobemarker.webhooks import GATE as PPM_GATE
 from kruise.daemon.podprobemarker.webhooks import VALIDATE_PPM_PATH, PodProbeMarkerWebhooks, ppm_webhook_specs
 from kruise.rollouts.api.conversion import convert_review
-from kruise.rollouts.manager.options import ManagerOptions, image_pull_jobs_enabled
+from kruise.rollouts.manager.options import ManagerOptions, image_pull_jobs_enabled, pub_gates
 from kruise.rollouts.rollout.rollout_webhooks import (
     CONVERT_PATH,
     MUTATE_ROLLOUT_PATH,
@@ -38,6 +38,14 @@ from kruise.workloads.daemonset.webhooks import DaemonSetWebhooks, daemonset_web
 from kruise.workloads.launchpriority.webhook import POD_TERM as LAUNCH_PRIORITY_POD_TERM
 from kruise.workloads.launchpriority.webhook import LaunchPriorityMutator
 from kruise.workloads.objects import KubeObject
+from kruise.workloads.podunavailablebudget.webhooks import (
+    VALIDATE_PUB_PATH,
+    PubPodValidator,
+    PubWebhooks,
+    pub_reads,
+    pub_validating_scope,
+    pub_webhook_specs,
+)
 from kruise.workloads.podwebhook import MUTATE_POD_PATH, VALIDATE_POD_PATH, PodWebhook, pod_webhook_specs
 from kruise.workloads.sidecarset.scope import pod_match_condition
 from kruise.workloads.sidecarset.webhooks import (
@@ -82,13 +90,20 @@ def webhook_settings(options: ManagerOptions) -> WebhookSettings:
     )
 
 
-def webhook_specs(options: ManagerOptions, sidecarsets: Iterable[KubeObject] = ()) -> list[WebhookSpec]:
-    """Every webhook for the configurations (in registration order); ``sidecarsets`` scope the pod
-    webhook (:mod:`kruise.workloads.sidecarset.scope`), which gate ``PodWebhook`` removes."""
+def webhook_specs(
+    options: ManagerOptions, sidecarsets: Iterable[KubeObject] = (), pubs: Iterable[KubeObject] = ()
+) -> list[WebhookSpec]:
+    """Every webhook for the configurations (in registration order); ``sidecarsets`` scope the
+    mutating pod webhook (:mod:`kruise.workloads.sidecarset.scope`) and ``pubs`` the eviction one
+    (:mod:`kruise.workloads.podunavailablebudget.scope`); gate ``PodWebhook`` removes them all."""
     settings = webhook_settings(options)
     protection = options.feature_gates.get("ResourcesDeletionProtection", False)
     pods = (
-        pod_webhook_specs(settings, condition=pod_match_condition(sidecarsets, POD_TERMS))
+        pod_webhook_specs(
+            settings,
+            condition=pod_match_condition(sidecarsets, POD_TERMS),
+            validating=pub_validating_scope(pub_gates(options.feature_gates), pubs),
+        )
         if options.feature_gates.get("PodWebhook", True)
         else []
     )
@@ -101,15 +116,21 @@ def webhook_specs(options: ManagerOptions, sidecarsets: Iterable[KubeObject] = (
         *crr_webhook_specs(settings),
         *imagepull_webhook_specs(settings),
         *ppm_webhook_specs(settings),
+        *pub_webhook_specs(settings),
         *hold_webhook_specs(settings),
         *rollout_webhook_specs(settings),
     ]
 
 
+def webhook_reads_all() -> tuple[Read, ...]:
+    """Every kind the webhooks read from the informers (wait for them before serving)."""
+    return (*webhook_reads(), *pub_reads())
+
+
 def webhook_cache(runtime: Runtime) -> CacheReader:
     """The webhooks' read view, its kinds and indices declared on ``runtime``'s informers."""
     view = runtime.cache(WEBHOOK_CACHE)
-    view.declare(ControllerSpec(name=WEBHOOK_CACHE, watches=(), reads=webhook_reads()))
+    view.declare(ControllerSpec(name=WEBHOOK_CACHE, watches=(), reads=webhook_reads_all()))
     return view
 
 
@@ -159,7 +180,12 @@ def register_webhooks(
     server.register(VALIDATE_CRR_PATH, crr.validate)
     ppm = PodProbeMarkerWebhooks(gate=gates.get(PPM_GATE, True), daemon=gates.get("KruiseDaemon", True))
     server.register(VALIDATE_PPM_PATH, ppm.validate)
+    budgets = pub_gates(gates)
+    server.register(VALIDATE_PUB_PATH, PubWebhooks(cache, budgets).validate)
     if gates.get("PodWebhook", True):
-        pods = PodWebhook([SidecarSetPodMutator(cache, namespace=namespace), LaunchPriorityMutator()])
+        validators = [PubPodValidator(kube, budgets)] if any(budgets.values()) else []
+        pods = PodWebhook(
+            [SidecarSetPodMutator(cache, namespace=namespace), LaunchPriorityMutator()], validators
+        )
         server.register(MUTATE_POD_PATH, pods.mutate)
         server.register(VALIDATE_POD_PATH, pods.validate)

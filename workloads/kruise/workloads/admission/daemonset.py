@@ -53,6 +53,7 @@ from kruise.workloads.admission.fielderrors import (
     not_supported,
     required,
 )
+from kruise.workloads.admission.intstr import percent_value, validate_positive_int_or_percent
 from kruise.workloads.admission.metavalidation import (
     IS_NEGATIVE_ERROR_MSG,
     validate_label_selector,
@@ -79,12 +80,7 @@ SPEC_UPDATE_FORBIDDEN_MESSAGE = (
 MUTABLE_SPEC_FIELDS = frozenset(
     {"burstReplicas", "template", "lifecycle", "updateStrategy", "minReadySeconds", "revisionHistoryLimit"}
 )
-_PERCENT = re.compile(r"^[0-9]+%$")
 _ATOI = re.compile(r"^[+-]?[0-9]+$")
-_PERCENT_MESSAGE = (
-    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
-    "regex used for validation is '[0-9]+%')"
-)
 _ROLLING_TYPES = ("Standard", "Surging", "InPlaceIfPossible")
 
 
@@ -141,34 +137,15 @@ def default_daemonset(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _percent(value: Any) -> int | None:
-    """``getPercentValue``: the number of a valid ``"<n>%"``, else ``None``."""
-    return int(value[:-1]) if isinstance(value, str) and _PERCENT.match(value) else None
-
-
 def _int_or_percent_value(value: Any) -> int:
     """``getIntOrPercentValue``: a percentage's number, an int, or ``Atoi`` of any other string
     (0 when it does not parse, as ``IntOrString.IntValue``)."""
-    percent = _percent(value)
+    percent = percent_value(value)
     if percent is not None:
         return percent
     if isinstance(value, str):
         return int(value) if _ATOI.match(value) else 0
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
-def _positive_int_or_percent(value: Any, path: str, *, max_100: bool = True) -> list[FieldError]:
-    """``ValidatePositiveIntOrPercent`` (then ``IsNotMoreThan100Percent``)."""
-    errs: list[FieldError] = []
-    if isinstance(value, str):
-        if _percent(value) is None:
-            errs.append(invalid(path, go_int_or_string(value), _PERCENT_MESSAGE))
-    elif isinstance(value, int) and value < 0:
-        errs.append(invalid(path, value, IS_NEGATIVE_ERROR_MSG))
-    percent = _percent(value)
-    if max_100 and percent is not None and percent > 100:
-        errs.append(invalid(path, go_int_or_string(value), "must not be greater than 100%"))
-    return errs
 
 
 def _validate_rolling_update(rolling: Mapping[str, Any], path: str) -> list[FieldError]:
@@ -178,9 +155,9 @@ def _validate_rolling_update(rolling: Mapping[str, Any], path: str) -> list[Fiel
     has_unavailable = unavailable is not None and _int_or_percent_value(unavailable) != 0
     has_surge = surge is not None and _int_or_percent_value(surge) != 0
     if has_unavailable:
-        errs += _positive_int_or_percent(unavailable, f"{path}.maxUnavailable")
+        errs += validate_positive_int_or_percent(unavailable, f"{path}.maxUnavailable")
     if has_surge:
-        errs += _positive_int_or_percent(surge, f"{path}.maxSurge")
+        errs += validate_positive_int_or_percent(surge, f"{path}.maxSurge")
     if has_unavailable and has_surge:
         detail = "may not be set when maxUnavailable is non-zero"
         errs.append(invalid(f"{path}.maxSurge", go_int_or_string(surge), detail))
@@ -197,10 +174,10 @@ def _validate_rolling_update(rolling: Mapping[str, Any], path: str) -> list[Fiel
     if partition is not None:
         partition_path = f"{path}.rollingUpdate.partition"
         if isinstance(partition, str):
-            errs += _positive_int_or_percent(partition, partition_path, max_100=False)
+            errs += validate_positive_int_or_percent(partition, partition_path, max_100=False)
         elif isinstance(partition, int) and partition < 0:
             errs.append(invalid(partition_path, partition, IS_NEGATIVE_ERROR_MSG))
-        percent = _percent(partition)
+        percent = percent_value(partition)
         if percent is not None and percent > 100:
             shown = go_int_or_string(partition)
             errs.append(invalid(partition_path, shown, "must not be greater than 100%"))

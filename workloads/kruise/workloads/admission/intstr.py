@@ -41,15 +41,19 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kruise.workloads.admission.fielderrors import go_quote
+from kruise.workloads.admission.fielderrors import FieldError, go_int_or_string, go_quote, invalid
+from kruise.workloads.admission.metavalidation import IS_NEGATIVE_ERROR_MSG
 
 __all__ = [
+    "PERCENT_MESSAGE",
     "IntOrStringError",
     "get_scaled_float_percent",
     "get_scaled_int_percent",
     "get_scaled_value",
     "get_value",
     "int_or_string_text",
+    "percent_value",
+    "validate_positive_int_or_percent",
 ]
 
 _ATOI = re.compile(r"[+-]?[0-9]+")
@@ -192,3 +196,32 @@ def get_value(value: Any, total: int, round_up: bool) -> int:
             raise IntOrStringError(f"{prefix}invalid value {go_quote(value)}: {err}") from err
         return _scale(number, total, round_up)
     return _check_int(value, prefix)
+
+
+_PERCENT = re.compile(r"^[0-9]+%$")
+PERCENT_MESSAGE = (
+    "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', "
+    "regex used for validation is '[0-9]+%')"
+)
+"""``ValidatePositiveIntOrPercent``'s detail for a string that is not ``<digits>%``."""
+
+
+def percent_value(value: Any) -> int | None:
+    """``getPercentValue``: the number of a valid ``"<n>%"``, else ``None``."""
+    return int(value[:-1]) if isinstance(value, str) and _PERCENT.match(value) else None
+
+
+def validate_positive_int_or_percent(value: Any, path: str, *, max_100: bool = True) -> list[FieldError]:
+    """``apps/validation.ValidatePositiveIntOrPercent`` then, with ``max_100``,
+    ``IsNotMoreThan100Percent``: a negative int, a string that is not ``<digits>%`` and a percentage
+    above 100 are each one ``Invalid`` error at ``path`` (Kubernetes' messages)."""
+    errs: list[FieldError] = []
+    if isinstance(value, str):
+        if percent_value(value) is None:
+            errs.append(invalid(path, go_int_or_string(value), PERCENT_MESSAGE))
+    elif isinstance(value, int) and value < 0:
+        errs.append(invalid(path, value, IS_NEGATIVE_ERROR_MSG))
+    percent = percent_value(value)
+    if max_100 and percent is not None and percent > 100:
+        errs.append(invalid(path, go_int_or_string(value), "must not be greater than 100%"))
+    return errs

@@ -37,7 +37,7 @@ from kruise.workloads.cloneset.newpods import CLONESET_KIND, plan_pvc_cleanup, p
 from kruise.workloads.cloneset.readiness import cloneset_health
 from kruise.workloads.cloneset.status import calculate_status, seconds_until_available, status_to_write
 from kruise.workloads.cloneset.sync_scale import Scaler
-from kruise.workloads.cloneset.sync_update import Updater
+from kruise.workloads.cloneset.sync_update import UpdateGuard, Updater
 from kruise.workloads.history import History
 from kruise.workloads.objects import (
     KubeObject,
@@ -75,6 +75,7 @@ class CloneSetOptions:
     preparing_update_as_update: bool = False  # gate PreparingUpdateAsUpdate (Scale only)
     pre_download: bool = False  # gate PreDownloadImageForInPlaceUpdate (and KruiseDaemon)
     env_from_metadata: bool = True  # gate InPlaceUpdateEnvFromMetadata
+    update_guard: UpdateGuard | None = None  # gate PodUnavailableBudgetUpdateGate: the pods' budgets
 
 
 def _now() -> datetime.datetime:
@@ -104,7 +105,11 @@ class CloneSetController:
         )
         self.history = History(kube, CLONESET_KIND, self.rv_expectations, self._patch_status)
         self.updater = Updater(
-            kube, recorder, self.rv_expectations, short_hash_label=options.short_hash_label
+            kube,
+            recorder,
+            self.rv_expectations,
+            short_hash_label=options.short_hash_label,
+            guard=options.update_guard,
         )
         self.predownloader = PreDownloader(
             kube,

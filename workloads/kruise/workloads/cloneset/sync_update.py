@@ -10,7 +10,7 @@ the recreate path: a pod that cannot be updated in place is labelled
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -45,6 +45,31 @@ SUCCESSFUL_UPDATE_RECREATE = "SuccessfulUpdatePodReCreate"
 FAILED_UPDATE_RECREATE = "FailedUpdatePodReCreate"
 
 
+UpdateGuard = Callable[[KubeObject], Awaitable[str | None]]
+"""Asked before a pod is updated (gate ``PodUnavailableBudgetUpdateGate``: the pod's
+PodUnavailableBudget spends a unit): ``None`` to go ahead, else why not."""
+GUARD_RETRY_SECONDS = 1.0
+"""Upstream requeues the CloneSet this soon when the budget refuses a pod."""
+
+
+async def admit_in_order(
+    actions: Sequence[PodUpdateAction], pods: Mapping[str, KubeObject], guard: UpdateGuard
+) -> tuple[list[PodUpdateAction], str | None]:
+    """The actions to run: each pod's are asked of ``guard`` (once per pod, in order) and the
+    round stops at the first refusal, as upstream's update loop returns there; returns the
+    actions kept and the refusal (``None`` when every pod was admitted)."""
+    kept: list[PodUpdateAction] = []
+    admitted: set[str] = set()
+    for action in actions:
+        if action.kind != UpdateKind.ERROR and action.pod_name not in admitted:
+            refusal = await guard(pods[action.pod_name])
+            if refusal is not None:
+                return kept, refusal
+            admitted.add(action.pod_name)
+        kept.append(action)
+    return kept, None
+
+
 @dataclass
 class UpdateOutcome:
     modified: bool = False
@@ -63,6 +88,7 @@ class Updater:
     recorder: EventRecorder
     rv_expectations: ResourceVersionExpectations
     short_hash_label: bool = False
+    guard: UpdateGuard | None = None
 
     def __post_init__(self) -> None:
         self.writer = PodWriter(self.kube, self.rv_expectations)
@@ -107,6 +133,11 @@ class Updater:
             or 0
         )
         actions = decide_updates(cs, pods, current_revision, update_revision, revisions_by_name, diffs, now)
+        if self.guard is not None and actions:
+            actions, refusal = await admit_in_order(actions, by_name, self.guard)
+            if refusal is not None:
+                log.info("cloneset %s: update waits for the pod budget: %s", name(cs), refusal)
+                out.requeue(GUARD_RETRY_SECONDS)
 
         async def act(action: PodUpdateAction) -> None:
             pod = by_name[action.pod_name]

@@ -1,0 +1,2 @@
+"""PodUnavailableBudget (``policy.kruise.io/v1alpha1``): budget arithmetic, validation, controller
+and webhooks."""

@@ -1,0 +1,104 @@
+"""Which pod deletions, updates and evictions the API server sends to the budget check.
+
+Upstream's ``vpod.kb.io`` (pods UPDATE, DELETE) and ``vpodeviction.kb.io`` (``pods/eviction``
+CREATE) see every pod outside ``kube-system`` and ``control-plane: openkruise`` namespaces with
+``failurePolicy: Fail``: while kruise-manager is down no pod can be deleted or evicted anywhere
+(a node drain stalls), though almost no pod has a budget. Here, with the same failure policy
+(a protected pod would rather wait than lose its budget):
+
+- ``vpod.kb.io`` carries the static CEL condition :data:`PROTECTED_POD`: the pod as stored
+  (``oldObject``) has the ``kruise.io/related-pub`` annotation the PUB controller writes on every
+  pod it counts. Upstream's handler admits a pod without it at once, so nothing it would judge is
+  left out.
+- An eviction request's object is the ``Eviction``, not the pod, so CEL cannot see that
+  annotation: ``vpodeviction.kb.io`` is scoped to the namespaces that hold a PUB
+  (:func:`eviction_condition`, rewritten by :class:`EvictionScope` when PUBs come and go). With
+  no PUB anywhere the webhook is never called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+from kruise.core.informer import Delta, EventType
+from kruise.core.kube.client import KubeClient
+from kruise.core.runtime import ControllerSpec, Watch
+from kruise.core.webhook.configuration import MatchCondition, set_match_conditions
+from kruise.core.workqueue import Result
+from kruise.workloads.api.podunavailablebudget import PUBS, RELATED_PUB_ANNOTATION
+from kruise.workloads.objects import KubeObject, namespace
+
+__all__ = [
+    "EVICTION_WEBHOOK",
+    "POD_WEBHOOK",
+    "PROTECTED_POD",
+    "EvictionScope",
+    "eviction_condition",
+]
+
+POD_WEBHOOK = "vpod.kb.io"
+EVICTION_WEBHOOK = "vpodeviction.kb.io"
+RECHECK_SECONDS = 30.0
+FRESH_SECONDS = 10.0
+KEY = "vpodeviction"
+
+PROTECTED_POD = MatchCondition(
+    "pub-protected-pod",
+    f"has(oldObject.metadata.annotations) && '{RELATED_PUB_ANNOTATION}' in oldObject.metadata.annotations",
+)
+"""``vpod.kb.io``'s condition: only pods a PUB counts are sent."""
+
+
+def eviction_condition(pubs: Iterable[KubeObject]) -> MatchCondition:
+    """``vpodeviction.kb.io``'s condition: the request's namespace holds one of ``pubs``
+    (namespace names are DNS labels, safe inside CEL quotes)."""
+    names = ", ".join(f"'{ns}'" for ns in sorted({namespace(p) for p in pubs}))
+    return MatchCondition("pub-namespaces", f"request.namespace in [{names}]")
+
+
+def _created_or_deleted(delta: Delta) -> bool:
+    return delta.type is not EventType.MODIFIED
+
+
+class EvictionScope:
+    """Keeps ``vpodeviction.kb.io``'s condition equal to :func:`eviction_condition` of the cached
+    PUBs: from its own one-key controller (PUB created or deleted, and every
+    :data:`RECHECK_SECONDS`) and from the PUB controller before it writes a status (so a budget
+    in force is already in the webhook's scope)."""
+
+    name = "pub-webhook-scope"
+
+    def __init__(
+        self,
+        kube: KubeClient,
+        pubs: Callable[[], Sequence[KubeObject]],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.kube = kube
+        self.pubs = pubs
+        self.clock = clock
+        self._lock = asyncio.Lock()
+        self._verified: tuple[MatchCondition, float] | None = None
+
+    async def ensure(self, *, reread: bool = False) -> bool:
+        """Bring the live condition in line; True when it was rewritten."""
+        wanted = eviction_condition(self.pubs())
+        async with self._lock:
+            verified = self._verified
+            fresh = verified is not None and self.clock() - verified[1] < FRESH_SECONDS
+            if not reread and fresh and verified is not None and verified[0] == wanted:
+                return False
+            written = await set_match_conditions(self.kube, EVICTION_WEBHOOK, (wanted,), mutating=False)
+            self._verified = (wanted, self.clock())
+            return bool(written)
+
+    def spec(self) -> ControllerSpec:
+        watch = Watch(PUBS, lambda _: (KEY,), accept=_created_or_deleted)
+        return ControllerSpec(name=self.name, watches=(watch,), workers=1)
+
+    async def reconcile(self, key: str) -> Result:
+        await self.ensure(reread=True)
+        return Result(requeue_after=RECHECK_SECONDS)
