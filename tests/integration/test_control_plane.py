@@ -214,10 +214,12 @@ async def test_image_change_on_running_pod_restarts_container_in_place(
 BROKEN_IMAGES = [
     pytest.param("invalid.registry.k8s.io/app:1.0", id="invalid-registry"),
     pytest.param("echoserver:failed", id="failed-tag"),
+    pytest.param("busybox:not-exists", id="not-exists-tag"),
 ]
 """The broken-image rule of ``kwok-stages.yaml``: a registry host starting ``invalid.`` (Kubernetes'
-e2e ``InvalidRegistryImage``) or the tag ``failed`` (Kruise Rollouts' e2e: ``echoserver:failed``,
-``failed_image:failed``)."""
+e2e ``InvalidRegistryImage``) or the tag ``failed`` or ``not-exists`` (Kruise Rollouts' e2e:
+``echoserver:failed``, ``failed_image:failed``, the Advanced Deployment checker's
+``busybox:not-exists``)."""
 
 
 def _waiting_reason(pod: dict[str, Any]) -> str | None:

@@ -82,7 +82,7 @@ async def _status(kube: KubeClient, namespace: str, want: JSON) -> None:
     async def probe() -> bool:
         d = await kube.get(DEPLOYMENTS, "web", namespace)
         st = d.get("status") or {}
-        return all(st.get(k) == v for k, v in want.items())
+        return all(st.get(k, 0) == v for k, v in want.items())  # counts of 0 are omitted
 
     await eventually(probe, timeout=30, what=f"Deployment status {want}")
 
@@ -313,6 +313,26 @@ async def test_scale_down_old_unhealthy_first(kube: KubeClient, namespace: str) 
     old = [p for p in await _pods_of(kube, namespace) if p["spec"]["containers"][0]["image"] == V1]
     assert {p["metadata"]["name"] for p in old}.isdisjoint(unhealthy)  # the unhealthy ones went first
     assert all(_ready(p) for p in old)
+
+
+async def test_scale_down_old_unhealthy_first_with_a_broken_image(kube: KubeClient, namespace: str) -> None:
+    """Upstream's own flow of "scale down old unhealthy first": partition 1 over an image that
+    never becomes Ready (``busybox:not-exists``, KWOK's broken-image stage) gives 6 pods, 5
+    available, 1 updated (maxUnavailable 0 keeps every old pod); a third template arriving with
+    the strategy paused in the same update (as the spec's ``UpdateDeployment``) rolls nothing, and
+    the scale back to 5 removes the unhealthy pod first: 5 pods, 5 available, 0 updated."""
+    await _settled(kube, namespace)
+    await set_image(kube, namespace, "Deployment", "busybox:not-exists")
+    await _partition(kube, namespace, 1)
+    await _status(kube, namespace, {"replicas": 6, "availableReplicas": 5, "updatedReplicas": 1})
+    paused = json.dumps(json.loads(_strategy(1, 1, 0)) | {"paused": True}, separators=(",", ":"))
+    body = {
+        "metadata": {"annotations": {STRATEGY: paused}},
+        "spec": {"template": {"spec": {"containers": [{"name": "web", "image": V3}]}}},
+    }
+    await kube.patch(DEPLOYMENTS, "web", body, namespace, patch_type="strategic")
+    await _status(kube, namespace, {"replicas": 5, "availableReplicas": 5, "updatedReplicas": 0})
+    await wait_pods(kube, namespace, {V1: 5})
 
 
 async def test_a_paused_strategy_spreads_a_scale_up_proportionally(kube: KubeClient, namespace: str) -> None:

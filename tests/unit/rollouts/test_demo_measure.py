@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from kruise.rollouts.demo.comparison import Client
 from kruise.rollouts.demo.measure import (
     PodSample,
     Pull,
@@ -23,6 +22,7 @@ from kruise.rollouts.demo.measure import (
     ready_endpoints,
     row,
 )
+from kruise.rollouts.demo.probes import Client
 
 JSON = dict[str, Any]
 IMAGE = "kruise.local/compare-rollout-abc123:v2"
@@ -186,7 +186,8 @@ async def test_the_client_counts_answers_refusals_and_no_endpoint() -> None:
     port = _free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     endpoints: list[str] = ["127.0.0.1"]
-    client = Client(lambda: list(endpoints), workers=1, every=0.01, port=port)
+    # a generous timeout: on a loaded machine a slow answer must not count as a failure here
+    client = Client(lambda: list(endpoints), workers=1, every=0.01, port=port, timeout=30.0)
     task = asyncio.create_task(client.run())
 
     async def until(done: Callable[[], bool]) -> None:

@@ -49,7 +49,6 @@ until the release completed):
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import json
 import time
@@ -58,11 +57,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 from rich.console import Console
 from rich.table import Table
 
-from kruise.core.errors import GoneError, KruiseError
+from kruise.core.errors import KruiseError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import (
     CLONESETS,
@@ -75,34 +73,32 @@ from kruise.core.kube.resources import (
 )
 from kruise.core.localcluster.binaries import SYSTEM
 from kruise.core.localcluster.realnode.images import ImageSpec, image_ref, payload_spec
-from kruise.core.localcluster.realnode.plan import NODE_SELECTOR, TOLERATION
+from kruise.rollouts.demo.comparison_objects import (
+    REPLICAS,
+    cloneset,
+    deployment,
+    pull_job,
+    rollout,
+    service,
+)
 from kruise.rollouts.demo.measure import (
-    PodSample,
     VariantResult,
     kubelet_pulls,
     longest_unready,
     pod_alive,
-    pod_ready,
     pulls_by_batch,
-    ready_endpoints,
     row,
 )
+from kruise.rollouts.demo.probes import Client, PodWatch
 from kruise.rollouts.resources import ROLLOUTS
-from kruise.rollouts.rollout.prepull import PREPULL_ANNOTATION, PREPULL_LABEL, plan_prepull
+from kruise.rollouts.rollout.prepull import PREPULL_LABEL, plan_prepull
 
 JSON = dict[str, Any]
 Crictl = Callable[..., str]
 Push = Callable[[ImageSpec], str]
 
 PAYLOAD_MIB = 200
-REPLICAS = 3
-PORT = 8080
 TIMEOUT = 180.0
-ROLLOUT_STEPS: list[JSON] = [
-    {"replicas": 1, "pause": {}},
-    {"replicas": 2, "pause": {}},
-    {"replicas": "100%"},
-]
 VARIANTS = ("deployment", "inplace", "imagepulljob", "rollout")
 TITLES = {
     "deployment": "Deployment rolling update",
@@ -110,184 +106,6 @@ TITLES = {
     "imagepulljob": "CloneSet in place + ImagePullJob",
     "rollout": "Rollout (3 one-pod batches) + prepull-next-batch",
 }
-
-
-# ------------------------------------------------------------------------------------ objects
-def pod_template(image: str) -> JSON:
-    """Labels ``app: web``; one container ``web`` (HTTP on 8080, Ready when it answers, 2 s
-    preStop), IfNotPresent, spread over the real nodes."""
-    container = {
-        "name": "web",
-        "image": image,
-        "imagePullPolicy": "IfNotPresent",
-        "readinessProbe": {"httpGet": {"path": "/", "port": PORT}, "periodSeconds": 1, "failureThreshold": 1},
-        "lifecycle": {"preStop": {"exec": {"command": ["sleep", "2"]}}},
-    }
-    spread = {
-        "maxSkew": 1,
-        "topologyKey": "kubernetes.io/hostname",
-        "whenUnsatisfiable": "ScheduleAnyway",
-        "labelSelector": {"matchLabels": {"app": "web"}},
-    }
-    spec = {
-        "nodeSelector": dict(NODE_SELECTOR),
-        "tolerations": [dict(TOLERATION)],
-        "topologySpreadConstraints": [spread],
-        "terminationGracePeriodSeconds": 5,
-        "containers": [container],
-    }
-    return {"metadata": {"labels": {"app": "web"}}, "spec": spec}
-
-
-def deployment(image: str) -> JSON:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web"},
-        "spec": {
-            "replicas": REPLICAS,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": pod_template(image),
-            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
-        },
-    }
-
-
-def cloneset(image: str) -> JSON:
-    return {
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "CloneSet",
-        "metadata": {"name": "web"},
-        "spec": {
-            "replicas": REPLICAS,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": pod_template(image),
-            "updateStrategy": {"type": "InPlaceIfPossible", "maxUnavailable": 1},
-        },
-    }
-
-
-def rollout() -> JSON:
-    return {
-        "apiVersion": "rollouts.kruise.io/v1beta1",
-        "kind": "Rollout",
-        "metadata": {"name": "web", "annotations": {PREPULL_ANNOTATION: "true"}},
-        "spec": {
-            "workloadRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web"},
-            "strategy": {"canary": {"steps": [dict(s) for s in ROLLOUT_STEPS]}},
-        },
-    }
-
-
-def service() -> JSON:
-    return {
-        "apiVersion": "v1",
-        "kind": "Service",
-        "metadata": {"name": "web"},
-        "spec": {"selector": {"app": "web"}, "ports": [{"port": 80, "targetPort": PORT}]},
-    }
-
-
-def pull_job(image: str, nodes: list[str]) -> JSON:
-    return {
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "ImagePullJob",
-        "metadata": {"name": "web-v2"},
-        "spec": {
-            "image": image,
-            "selector": {"names": list(nodes)},
-            "parallelism": len(nodes),
-            "completionPolicy": {"type": "Always"},
-        },
-    }
-
-
-# ------------------------------------------------------------------------------------ watching
-class PodWatch:
-    """The namespace's ``app=web`` pods, kept current by a watch; every change is a
-    :class:`PodSample` stamped with ``time.monotonic()``."""
-
-    def __init__(self, kube: KubeClient, namespace: str) -> None:
-        self.kube = kube
-        self.namespace = namespace
-        self.pods: dict[str, JSON] = {}
-        self.samples: list[PodSample] = []
-
-    def _see(self, pod: JSON, deleted: bool = False) -> None:
-        name = pod["metadata"]["name"]
-        if deleted:
-            self.pods.pop(name, None)
-        else:
-            self.pods[name] = pod
-        alive = not deleted and pod_alive(pod)
-        self.samples.append(PodSample(time.monotonic(), name, alive, alive and pod_ready(pod)))
-
-    async def run(self) -> None:
-        while True:
-            listed = await self.kube.list(PODS, self.namespace, label_selector="app=web")
-            seen = {p["metadata"]["name"] for p in listed["items"]}
-            for gone in set(self.pods) - seen:
-                self._see(self.pods[gone], deleted=True)
-            for pod in listed["items"]:
-                self._see(pod)
-            with contextlib.suppress(GoneError):
-                async for event in self.kube.watch(
-                    PODS,
-                    self.namespace,
-                    resource_version=listed["metadata"]["resourceVersion"],
-                    label_selector="app=web",
-                    timeout_seconds=60,
-                ):
-                    if event.type in ("ADDED", "MODIFIED", "DELETED"):
-                        self._see(event.object, deleted=event.type == "DELETED")
-
-    def endpoints(self) -> list[str]:
-        return ready_endpoints(self.pods.values())
-
-
-class Client:
-    """Sends ``GET /`` to the ready endpoints until stopped; counts sent and failed requests."""
-
-    def __init__(
-        self, endpoints: Callable[[], list[str]], workers: int = 2, every: float = 0.05, port: int = PORT
-    ) -> None:
-        self.endpoints = endpoints
-        self.port = port
-        self.workers = workers
-        self.every = every
-        self.sent = 0
-        self.failed = 0
-        self.reasons: dict[str, int] = {}
-        self._next = 0
-
-    async def _worker(self, http: httpx.AsyncClient) -> None:
-        while True:
-            ips = self.endpoints()
-            self.sent += 1
-            if not ips:
-                self._fail("no ready endpoint")
-            else:
-                ip = ips[self._next % len(ips)]
-                self._next += 1
-                try:
-                    answer = await http.get(f"http://{ip}:{self.port}/")
-                    if answer.status_code != 200:
-                        self._fail(f"HTTP {answer.status_code}")
-                except httpx.HTTPError as err:
-                    self._fail(type(err).__name__)
-            await asyncio.sleep(self.every)
-
-    def _fail(self, reason: str) -> None:
-        self.failed += 1
-        self.reasons[reason] = self.reasons.get(reason, 0) + 1
-
-    async def run(self) -> None:
-        limits = httpx.Limits(max_keepalive_connections=0)
-        async with httpx.AsyncClient(timeout=1.0, limits=limits, trust_env=False) as http:
-            await asyncio.gather(*(self._worker(http) for _ in range(self.workers)))
-
-    def reset(self) -> None:
-        self.sent, self.failed, self.reasons = 0, 0, {}
 
 
 # ------------------------------------------------------------------------------------ the act

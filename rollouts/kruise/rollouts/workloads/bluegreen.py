@@ -276,48 +276,77 @@ def decide_blue_green(
     batch["updatedReplicas"] = updated
     batch["updatedReadyReplicas"] = updated_ready
     index = plan.get("batchPartition")
-
     if index is None or meta.get("deletionTimestamp"):
-        status["phase"] = RolloutPhase.FINALIZING
-        if index is not None:  # continuous release: not supported for blue-green, nothing to undo
-            status["phase"] = RolloutPhase.COMPLETED
-            return ControlDecision((), status)
-        if (meta_of(workload).get("annotations") or {}).get(
-            ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION
-        ) and not meta_of(workload).get("deletionTimestamp"):
-            return ControlDecision((_restore(workload),), status, requeue_after=1.0)
-        if not _all_updated_and_ready(workload):
-            status["message"] = "wait all pods updated and ready"
-            return ControlDecision((), status, requeue_after=1.0)
-        hpa = hpa_op(workload, hpas, disable=False)
-        if hpa is not None:
-            return ControlDecision((hpa,), status, requeue_after=0.5)
-        status["phase"] = RolloutPhase.COMPLETED
-        status.pop("message", None)
-        return ControlDecision((), status)
-
+        return _finalize(workload, status, hpas, continuous=index is not None)
     if not is_controlled(br, workload):
         status["phase"] = RolloutPhase.PREPARING
         try:
             ops = _take_control(br, workload, replicasets, hpas)
         except ValueError as err:
-            kind = "deployment" if is_deployment(workload) else "cloneset"
             _with_condition(
-                status,
-                f"cannot get original setting for {kind} {meta_of(workload).get('namespace')}/"
-                f"{meta_of(workload).get('name')}: {err} from annotation",
+                status, f"cannot get original setting for {_kind_name(workload)}: {err} from annotation"
             )
             return ControlDecision((), status, requeue_after=2.0)
         return ControlDecision(tuple(ops), status, requeue_after=0.5)
+    return _progress(br, workload, status, pods, updated, updated_ready)
 
+
+def _kind_name(workload: Mapping[str, Any]) -> str:
+    """``deployment NS/NAME`` or ``cloneset NS/NAME``, as upstream's messages name the workload."""
+    kind = "deployment" if is_deployment(workload) else "cloneset"
+    return f"{kind} {meta_of(workload).get('namespace')}/{meta_of(workload).get('name')}"
+
+
+def _finalize(
+    workload: Mapping[str, Any],
+    status: JSON,
+    hpas: Sequence[tuple[Resource, Mapping[str, Any]]],
+    *,
+    continuous: bool,
+) -> ControlDecision:
+    """Restore the workload's original strategy, wait until every pod is updated and ready,
+    re-enable its HPA, then complete. A continuous release (a new revision mid-release) is not
+    supported for blue-green: nothing to undo, it completes at once."""
+    status["phase"] = RolloutPhase.FINALIZING
+    if continuous:
+        status["phase"] = RolloutPhase.COMPLETED
+        return ControlDecision((), status)
+    wl_meta = meta_of(workload)
+    original = (wl_meta.get("annotations") or {}).get(ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION)
+    if original and not wl_meta.get("deletionTimestamp"):
+        return ControlDecision((_restore(workload),), status, requeue_after=1.0)
+    if not _all_updated_and_ready(workload):
+        status["message"] = "wait all pods updated and ready"
+        return ControlDecision((), status, requeue_after=1.0)
+    hpa = hpa_op(workload, hpas, disable=False)
+    if hpa is not None:
+        return ControlDecision((hpa,), status, requeue_after=0.5)
+    status["phase"] = RolloutPhase.COMPLETED
+    status.pop("message", None)
+    return ControlDecision((), status)
+
+
+def _progress(
+    br: Mapping[str, Any],
+    workload: Mapping[str, Any],
+    status: JSON,
+    pods: Sequence[Mapping[str, Any]],
+    updated: int,
+    updated_ready: int,
+) -> ControlDecision:
+    """The current batch: raise the workload's maxSurge to the batch's (never lower; a
+    Deployment is also unpaused with ``maxUnavailable: 0``), label the new pods, and report the
+    batch ready once updated, ready and labelled."""
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    batch: JSON = status["canaryStatus"]
+    replicas = spec_replicas(workload)
     status["phase"] = RolloutPhase.PROGRESSING
-    desired_surge = enter_batch(batch, plan, index)
+    desired_surge = enter_batch(batch, plan, int(plan["batchPartition"]))
     problem = validate_ready(workload)
     if problem is not None:
-        kind = "deployment" if is_deployment(workload) else "cloneset"
-        name = f"{meta_of(workload).get('namespace')}/{meta_of(workload).get('name')}"
         _with_condition(
-            status, f"cannot upgrade batch, because {kind} {name} doesn't satisfy conditions: {problem}"
+            status,
+            f"cannot upgrade batch, because {_kind_name(workload)} doesn't satisfy conditions: {problem}",
         )
         batch["batchState"] = BatchReleaseBatchState.UPGRADING
         return ControlDecision((), status, requeue_after=2.0)
@@ -326,14 +355,9 @@ def decide_blue_green(
     desired = scaled(desired_surge, replicas, round_up=True)
     if replicas > 0 and current < desired:
         if is_deployment(workload):
+            rolling = {"maxSurge": desired_surge, "maxUnavailable": 0}
             body: JSON = {
-                "spec": {
-                    "paused": False,
-                    "strategy": {
-                        "type": "RollingUpdate",
-                        "rollingUpdate": {"maxSurge": desired_surge, "maxUnavailable": 0},
-                    },
-                }
+                "spec": {"paused": False, "strategy": {"type": "RollingUpdate", "rollingUpdate": rolling}}
             }
         else:
             body = {"spec": {"updateStrategy": {"partition": None, "maxSurge": desired_surge}}}

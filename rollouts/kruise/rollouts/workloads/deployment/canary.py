@@ -155,6 +155,13 @@ def _finalizers(obj: Mapping[str, Any]) -> list[str]:
     return list(meta_of(obj).get("finalizers") or [])
 
 
+def _own_finalizer(kind: OpKind, br: Mapping[str, Any]) -> Op:
+    """Add or remove the BatchRelease's own finalizer (``rollouts.kruise.io/batch-release-finalizer``)."""
+    return Op(
+        kind, Target.BATCH_RELEASE, str(meta_of(br).get("name")), {"finalizer": BATCH_RELEASE_OWN_FINALIZER}
+    )
+
+
 def decide_deployment_canary(
     br: Mapping[str, Any],
     stable: Mapping[str, Any] | None,
@@ -174,23 +181,13 @@ def decide_deployment_canary(
     status["observedGeneration"] = int(meta.get("generation") or 0)
     status["observedReleasePlanHash"] = release_plan_hash(plan)
     deleting = bool(meta.get("deletionTimestamp"))
-    own = [
-        Op(
-            OpKind.REMOVE_FINALIZER,
-            Target.BATCH_RELEASE,
-            str(meta.get("name")),
-            {"finalizer": BATCH_RELEASE_OWN_FINALIZER},
-        )
-    ]
     if stable is None:
         status["message"] = "workload not found"
         if deleting and BATCH_RELEASE_OWN_FINALIZER in _finalizers(br):
-            return ControlDecision(tuple(own), status)
+            return ControlDecision((_own_finalizer(OpKind.REMOVE_FINALIZER, br),), status)
         return ControlDecision((), status, requeue_after=2.0)
 
-    canaries = owned_canaries(br, deployments)
     canary = current_canary(br, stable, deployments)
-    stable_annotations = meta_of(stable).get("annotations") or {}
     stable_rs = stable_replicaset(stable, replicasets)
     status["stableRevision"] = pod_template_hash(stable_rs) if stable_rs is not None else ""
     canary_rs = stable_replicaset(canary, replicasets) if canary is not None else None
@@ -202,63 +199,9 @@ def decide_deployment_canary(
     canary_status = (canary or {}).get("status") or {}
     batch["updatedReplicas"] = int(canary_status.get("replicas") or 0)
     batch["updatedReadyReplicas"] = int(canary_status.get("availableReplicas") or 0)
-    index = plan.get("batchPartition")
-
-    if deleting or index is None:  # Finalize: hand the stable Deployment back
-        ops: list[Op] = []
-        keep_paused = index is not None
-        body: JSON = {}
-        if bool((stable.get("spec") or {}).get("paused")) != keep_paused:
-            body["spec"] = {"paused": keep_paused}
-        if BATCH_RELEASE_CONTROL_ANNOTATION in stable_annotations:
-            body["metadata"] = {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: None}}
-        if body:
-            ops.append(patch(Target.DEPLOYMENT, stable, body))
-        for d in canaries:
-            if BATCH_RELEASE_FINALIZER in _finalizers(d):
-                ops.append(
-                    Op(
-                        OpKind.REMOVE_FINALIZER,
-                        Target.DEPLOYMENT,
-                        str(meta_of(d).get("name")),
-                        {"finalizer": BATCH_RELEASE_FINALIZER},
-                    )
-                )
-        status["phase"] = RolloutPhase.FINALIZING
-        if ops:
-            return ControlDecision(tuple(ops), status, requeue_after=1.0)
-        waiting = (
-            not deleting
-            and plan.get("finalizingPolicy") == "WaitResume"
-            and not all_updated_and_ready(stable)
-        )
-        if waiting:
-            status["message"] = "wait the stable Deployment to roll every pod"
-            return ControlDecision((), status, requeue_after=1.0)
-        status["phase"] = RolloutPhase.COMPLETED
-        status.pop("message", None)
-        if deleting and BATCH_RELEASE_OWN_FINALIZER in _finalizers(br):
-            return ControlDecision(tuple(own), status)
-        return ControlDecision((), status)
-
-    ops = []
-    if BATCH_RELEASE_OWN_FINALIZER not in _finalizers(br):
-        ops.append(
-            Op(
-                OpKind.ADD_FINALIZER,
-                Target.BATCH_RELEASE,
-                str(meta.get("name")),
-                {"finalizer": BATCH_RELEASE_OWN_FINALIZER},
-            )
-        )
-    if stable_annotations.get(BATCH_RELEASE_CONTROL_ANNOTATION) != control_info(br):
-        ops.append(
-            patch(
-                Target.DEPLOYMENT,
-                stable,
-                {"metadata": {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)}}},
-            )
-        )
+    if deleting or plan.get("batchPartition") is None:
+        return _finalize(br, stable, owned_canaries(br, deployments), status)
+    ops = _take_control(br, stable)
     preparing = status.get("phase") in (None, "", RolloutPhase.PREPARING)
     if preparing and not ops and canary is None:  # Initialize creates the canary Deployment once
         ops.append(Op(OpKind.CREATE, Target.DEPLOYMENT, "", canary_deployment_body(br, stable)))
@@ -266,8 +209,74 @@ def decide_deployment_canary(
         if preparing:
             status["phase"] = RolloutPhase.PREPARING
         return ControlDecision(tuple(ops), status, requeue_after=0.5)
+    return _progress(br, stable, canary, status, replicasets, pods)
+
+
+def _finalize(
+    br: Mapping[str, Any], stable: Mapping[str, Any], canaries: Sequence[Mapping[str, Any]], status: JSON
+) -> ControlDecision:
+    """Hand the stable Deployment back: unpaused when the plan ended (left paused when the
+    BatchRelease goes mid-release), control annotation dropped, the canaries' finalizers removed;
+    under ``WaitResume`` complete only once the stable Deployment rolled every pod."""
+    deleting = bool(meta_of(br).get("deletionTimestamp"))
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    keep_paused = plan.get("batchPartition") is not None
+    ops: list[Op] = []
+    body: JSON = {}
+    if bool((stable.get("spec") or {}).get("paused")) != keep_paused:
+        body["spec"] = {"paused": keep_paused}
+    if BATCH_RELEASE_CONTROL_ANNOTATION in (meta_of(stable).get("annotations") or {}):
+        body["metadata"] = {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: None}}
+    if body:
+        ops.append(patch(Target.DEPLOYMENT, stable, body))
+    ops += [
+        Op(
+            OpKind.REMOVE_FINALIZER,
+            Target.DEPLOYMENT,
+            str(meta_of(d).get("name")),
+            {"finalizer": BATCH_RELEASE_FINALIZER},
+        )
+        for d in canaries
+        if BATCH_RELEASE_FINALIZER in _finalizers(d)
+    ]
+    status["phase"] = RolloutPhase.FINALIZING
+    if ops:
+        return ControlDecision(tuple(ops), status, requeue_after=1.0)
+    if not deleting and plan.get("finalizingPolicy") == "WaitResume" and not all_updated_and_ready(stable):
+        status["message"] = "wait the stable Deployment to roll every pod"
+        return ControlDecision((), status, requeue_after=1.0)
+    status["phase"] = RolloutPhase.COMPLETED
+    status.pop("message", None)
+    if deleting and BATCH_RELEASE_OWN_FINALIZER in _finalizers(br):
+        return ControlDecision((_own_finalizer(OpKind.REMOVE_FINALIZER, br),), status)
+    return ControlDecision((), status)
+
+
+def _take_control(br: Mapping[str, Any], stable: Mapping[str, Any]) -> list[Op]:
+    """The BatchRelease's own finalizer, and the control annotation on the stable Deployment."""
+    ops = []
+    if BATCH_RELEASE_OWN_FINALIZER not in _finalizers(br):
+        ops.append(_own_finalizer(OpKind.ADD_FINALIZER, br))
+    if (meta_of(stable).get("annotations") or {}).get(BATCH_RELEASE_CONTROL_ANNOTATION) != control_info(br):
+        annotation = {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)}
+        ops.append(patch(Target.DEPLOYMENT, stable, {"metadata": {"annotations": annotation}}))
+    return ops
+
+
+def _progress(
+    br: Mapping[str, Any],
+    stable: Mapping[str, Any],
+    canary: Mapping[str, Any] | None,
+    status: JSON,
+    replicasets: Sequence[Mapping[str, Any]],
+    pods: Sequence[Mapping[str, Any]],
+) -> ControlDecision:
+    """The current batch: scale the canary up to its planned replicas (never down), then report
+    the batch ready by the batch-ready rule and label the canary's pods."""
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    batch: JSON = status["canaryStatus"]
     status["phase"] = RolloutPhase.PROGRESSING
-    batch_replicas = enter_batch(batch, plan, index)
+    batch_replicas = enter_batch(batch, plan, int(plan["batchPartition"]))  # set: not finalising
     if canary is None:  # the template changed under the release: the Rollout restarts or rolls back
         batch["batchState"] = BatchReleaseBatchState.UPGRADING
         status["message"] = f"no canary Deployment of {meta_of(stable).get('name')} with the current template"

@@ -175,45 +175,78 @@ def decide_deployment_partition(
     ):  # isWorkloadRevisionChanged: a continuous release; the Rollout is about to reset
         return ControlDecision((), status, requeue_after=2.0)
 
+    if index is None:
+        return _finalize(br, deployment, status, consistent, keep_paused_on_cancel=keep_paused_on_cancel)
     annotations = meta_of(deployment).get("annotations") or {}
-    if index is None:  # Finalize
-        status["phase"] = RolloutPhase.FINALIZING
-        if BATCH_RELEASE_CONTROL_ANNOTATION in annotations and spec.get("paused"):
-            keep = keep_paused_on_cancel and plan.get("finalizingPolicy") != "WaitResume"
-            finalize = _finalize_body(deployment, keep_paused=keep)
-            return ControlDecision(
-                (patch(Target.DEPLOYMENT, deployment, finalize),), status, requeue_after=1.0
-            )
-        waiting = plan.get("finalizingPolicy") == "WaitResume" and not (
-            consistent
-            and int(d_status.get("updatedReplicas") or 0) == replicas == int(d_status.get("replicas") or 0)
-        )
-        if waiting:
-            return ControlDecision((), status, requeue_after=1.0)
-        status["phase"] = RolloutPhase.COMPLETED
-        status.pop("message", None)
-        return ControlDecision((), status)
-
     owned_by_us = annotations.get(BATCH_RELEASE_CONTROL_ANNOTATION) == control_info(br)
     if not (under_rollout_control(deployment) and owned_by_us and strategy_of(deployment).partition_style):
-        # Initialize
-        body: JSON = {
-            "metadata": {
-                "labels": {ADVANCED_DEPLOYMENT_CONTROL_LABEL: "true"},
-                "annotations": {
-                    DEPLOYMENT_STRATEGY_ANNOTATION: dump_strategy(initial_strategy(deployment)),
-                    BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br),
-                },
-            },
-            "spec": {"paused": True, "strategy": {"type": "Recreate", "rollingUpdate": None}},
-        }
         if status.get("phase") in (None, "", RolloutPhase.PREPARING):
             status["phase"] = RolloutPhase.PREPARING
+        body = _initialize_body(br, deployment)
         return ControlDecision((patch(Target.DEPLOYMENT, deployment, body),), status, requeue_after=0.5)
+    return _progress(br, deployment, status, consistent, replicasets, pods)
 
+
+def _finalize(
+    br: Mapping[str, Any],
+    deployment: Mapping[str, Any],
+    status: JSON,
+    consistent: bool,
+    *,
+    keep_paused_on_cancel: bool,
+) -> ControlDecision:
+    """Hand the Deployment back (``_finalize_body``) while it is still ours and paused; under
+    ``WaitResume`` complete only once the Deployment rolled every pod."""
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    spec = deployment.get("spec") or {}
+    d_status = deployment.get("status") or {}
+    status["phase"] = RolloutPhase.FINALIZING
+    ours = BATCH_RELEASE_CONTROL_ANNOTATION in (meta_of(deployment).get("annotations") or {})
+    if ours and spec.get("paused"):
+        keep = keep_paused_on_cancel and plan.get("finalizingPolicy") != "WaitResume"
+        finalize = _finalize_body(deployment, keep_paused=keep)
+        return ControlDecision((patch(Target.DEPLOYMENT, deployment, finalize),), status, requeue_after=1.0)
+    replicas = spec_replicas(deployment)
+    updated, total = int(d_status.get("updatedReplicas") or 0), int(d_status.get("replicas") or 0)
+    rolled = consistent and updated == replicas == total
+    if plan.get("finalizingPolicy") == "WaitResume" and not rolled:
+        return ControlDecision((), status, requeue_after=1.0)
+    status["phase"] = RolloutPhase.COMPLETED
+    status.pop("message", None)
+    return ControlDecision((), status)
+
+
+def _initialize_body(br: Mapping[str, Any], deployment: Mapping[str, Any]) -> JSON:
+    """Take control: the advanced-deployment label, the strategy annotation (partition 0 of the
+    Deployment's own rolling parameters), the control annotation, ``paused`` and ``Recreate``."""
+    return {
+        "metadata": {
+            "labels": {ADVANCED_DEPLOYMENT_CONTROL_LABEL: "true"},
+            "annotations": {
+                DEPLOYMENT_STRATEGY_ANNOTATION: dump_strategy(initial_strategy(deployment)),
+                BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br),
+            },
+        },
+        "spec": {"paused": True, "strategy": {"type": "Recreate", "rollingUpdate": None}},
+    }
+
+
+def _progress(
+    br: Mapping[str, Any],
+    deployment: Mapping[str, Any],
+    status: JSON,
+    consistent: bool,
+    replicasets: Sequence[Mapping[str, Any]],
+    pods: Sequence[Mapping[str, Any]],
+) -> ControlDecision:
+    """The current batch: raise the strategy annotation's partition to the batch's (never lower),
+    label the new pods, and report the batch ready once updated, ready and labelled."""
+    plan = (br.get("spec") or {}).get("releasePlan") or {}
+    replicas = spec_replicas(deployment)
+    canary: JSON = status["canaryStatus"]
     status["phase"] = RolloutPhase.PROGRESSING
     status.pop("message", None)
-    wanted = enter_batch(canary, plan, index)
+    wanted = enter_batch(canary, plan, int(plan["batchPartition"]))
     current = strategy_of(deployment)
     if new_rs_limit(current.partition, replicas) < new_rs_limit(wanted, replicas):  # UpgradeBatch
         updated = DeploymentStrategy(
