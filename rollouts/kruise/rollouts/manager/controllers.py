@@ -35,6 +35,7 @@ from kruise.rollouts.rollouthistory.controller import RolloutHistoryController
 from kruise.rollouts.trafficrouting.controller import TrafficRoutingController
 from kruise.rollouts.trafficrouting.routes import TrafficRoutingRoutes
 from kruise.traffic.configmap_source import ConfigMapLuaSource
+from kruise.workloads.broadcastjob.controller import BroadcastJobController, BroadcastJobOptions
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
 from kruise.workloads.daemonset.controller import DaemonSetController, DaemonSetOptions
 from kruise.workloads.launchpriority.controller import LaunchPriorityController
@@ -144,6 +145,20 @@ def _daemonset(w: Wiring, view: ScopedCache) -> Reconciler:
     )
 
 
+def _broadcastjob(w: Wiring, view: ScopedCache) -> Reconciler:
+    opts = w.opts
+    return BroadcastJobController(
+        w.kube,
+        w.recorder(BroadcastJobController.name),
+        view,
+        BroadcastJobOptions(
+            workers=opts.broadcastjob_workers,
+            expectation_timeout=opts.expectation_timeout,
+            assign_pods_by_scheduler=opts.assign_bcj_pods_by_scheduler,
+        ),
+    )
+
+
 def _nodeimages(w: Wiring, view: ScopedCache) -> Reconciler:
     return NodeImageController(
         w.kube,
@@ -236,6 +251,7 @@ ROWS: tuple[Row, ...] = (
     Row(SidecarSetController.name, _sidecarset),
     Row(StatefulSetController.name, _statefulset),
     Row(DaemonSetController.name, _daemonset),
+    Row(BroadcastJobController.name, _broadcastjob),
     Row(LaunchPriorityController.name, lambda w, view: LaunchPriorityController(w.kube, view)),
     # the manager's side of kruise-daemon's kinds
     Row(

@@ -26,6 +26,9 @@ from kruise.rollouts.rollout.rollout_webhooks import (
 from kruise.rollouts.rollout.rollout_webhooks import CONVERTED_CRDS as ROLLOUT_CONVERTED_CRDS
 from kruise.rollouts.workloads.holdwebhook import hold_webhook_specs, hold_webhooks
 from kruise.workloads.api.statefulset_conversion import convert_statefulset
+from kruise.workloads.broadcastjob.webhooks import MUTATE_PATH as MUTATE_BROADCASTJOB_PATH
+from kruise.workloads.broadcastjob.webhooks import VALIDATE_PATH as VALIDATE_BROADCASTJOB_PATH
+from kruise.workloads.broadcastjob.webhooks import BroadcastJobWebhooks, broadcastjob_webhook_specs
 from kruise.workloads.cloneset.webhooks import (
     MUTATE_PATH,
     VALIDATE_PATH,
@@ -97,6 +100,7 @@ def webhook_specs(options: ManagerOptions, sidecarsets: Iterable[KubeObject] = (
         *cloneset_webhook_specs(settings, deletion_protection=protection),
         *statefulset_webhook_specs(settings, deletion_protection=protection),
         *daemonset_webhook_specs(settings),
+        *broadcastjob_webhook_specs(settings),
         *sidecarset_webhook_specs(settings),
         *crr_webhook_specs(settings),
         *imagepull_webhook_specs(settings),
@@ -137,6 +141,9 @@ def register_webhooks(
     daemonset = DaemonSetWebhooks(kube)
     server.register(MUTATE_DAEMONSET_PATH, daemonset.mutate)
     server.register(VALIDATE_DAEMONSET_PATH, daemonset.validate)
+    broadcastjob = BroadcastJobWebhooks(kube, template_no_defaults=gates.get("TemplateNoDefaults", False))
+    server.register(MUTATE_BROADCASTJOB_PATH, broadcastjob.mutate)
+    server.register(VALIDATE_BROADCASTJOB_PATH, broadcastjob.validate)
     for path, handler in ImagePullWebhooks(gate=image_pull_jobs_enabled(gates)).handlers().items():
         server.register(path, handler)
     for path, hold in hold_webhooks(kube).items():
