@@ -16,7 +16,9 @@ import pytest
 from kruise.core.errors import InvalidError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import BROADCASTJOBS
+from kruise.rollouts.manager.process import ManagerProcess
 from tests.integration.broadcastjob.helpers import condition, job_pods, new_job, node_label, wait_job
+from tests.integration.test_manager_metrics import scrape
 from tests.support.nodes import NodePool
 from tests.support.wait import eventually
 
@@ -31,10 +33,11 @@ def _active(pod: JSON) -> bool:
 
 
 async def test_succeeds_for_parallelism_less_than_number_of_node(
-    kube: KubeClient, namespace: str, nodes: NodePool
+    kube: KubeClient, namespace: str, nodes: NodePool, manager: ManagerProcess
 ) -> None:
     """Four eligible nodes (and a tainted and a cordoned one that are not), parallelism 2, pods
-    that run 2 s: never more than two at once, one pod per eligible node, the job completes."""
+    that run 2 s: never more than two at once, one pod per eligible node, the job completes; the
+    manager's /metrics shows it (state gauges, the controller's reconciles)."""
     eligible = await nodes.add_nodes(4, node_label(nodes))
     tainted = await nodes.add_nodes(
         1, node_label(nodes), [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
@@ -62,6 +65,14 @@ async def test_succeeds_for_parallelism_less_than_number_of_node(
     pinned = pods[0]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert pinned["nodeSelectorTerms"][0]["matchFields"][0]["key"] == "metadata.name"
     assert all(p["status"]["phase"] == "Succeeded" for p in pods)
+    metrics = scrape(manager)
+    key = {"namespace": namespace, "broadcastjob": "bcj"}
+    assert metrics.value("kruise_broadcastjob_status_succeeded", **key) == 4
+    assert metrics.value("kruise_broadcastjob_status_desired", **key) == 4
+    assert (
+        metrics.value("kruise_broadcastjob_status_condition", **key, condition="Complete", status="true") == 1
+    )
+    assert metrics.value("controller_runtime_reconcile_total", controller="broadcastjob-controller") > 0
 
 
 async def test_a_failed_pod_fails_the_job_under_fail_fast(
