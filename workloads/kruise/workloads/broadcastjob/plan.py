@@ -11,9 +11,9 @@ controller executes the plan (creates, deletes, one status write, the events) an
    the node and is not terminating: then the node is not desired and an active pod is deleted;
    a node without one is desired and still to run when it fits (:func:`~.nodes.node_misfit`).
    A node with any pod for it, finished or terminating, never gets another: a finished node
-   never runs again. (Upstream also deletes a *finished* pod whose node no longer fits and
-   counts it failed and one fewer active; we keep it, so the node stays done and a finished
-   pod never frees a parallelism slot.)
+   never runs again (unless its pod is deleted, as upstream). (Upstream also deletes a
+   *finished* pod whose node no longer fits and counts it failed and one fewer active; we keep
+   it, so the node stays done and a finished pod never frees a parallelism slot.)
 4. A ``failed`` job only refreshes its counters. ``spec.paused`` turns a running job ``paused``
    and nothing else happens; unpausing emits ``Continue``.
 5. Failed pods: failurePolicy ``Pause`` pauses the job (phase ``paused``; upstream sets
