@@ -113,6 +113,26 @@ async def test_continue_policy_completes_despite_a_failure(
     assert (job["status"]["succeeded"], job["status"]["failed"]) == (0, 2)
 
 
+async def test_pause_policy_pauses_on_a_failure_and_a_paused_job_creates_nothing(
+    kube: KubeClient, namespace: str, nodes: NodePool
+) -> None:
+    """failurePolicy Pause: the first pod fails, the job is ``paused`` and the second node never
+    gets its pod; a job created ``paused`` creates nothing until unpaused."""
+    await nodes.add_nodes(2, node_label(nodes))
+    body = new_job("pausing", nodes, exit_code=1, parallelism=1, failurePolicy={"type": "Pause"})
+    await kube.create(BROADCASTJOBS, body, namespace)
+    job = await wait_job(kube, namespace, "pausing", phase="paused", failed=1)
+    assert (job["status"]["desired"], job["status"]["active"]) == (2, 0)
+    await asyncio.sleep(2.0)  # more rounds: still one pod
+    assert len(await job_pods(kube, namespace, "pausing")) == 1
+
+    await kube.create(BROADCASTJOBS, new_job("held", nodes, paused=True), namespace)
+    await wait_job(kube, namespace, "held", phase="paused", desired=2)
+    assert await job_pods(kube, namespace, "held") == []
+    await kube.patch(BROADCASTJOBS, "held", {"spec": {"paused": False}}, namespace, patch_type="merge")
+    await wait_job(kube, namespace, "held", phase="completed", succeeded=2)
+
+
 async def test_active_deadline_fails_the_job_and_deletes_its_pods(
     kube: KubeClient, namespace: str, nodes: NodePool
 ) -> None:
