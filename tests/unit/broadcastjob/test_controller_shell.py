@@ -14,7 +14,7 @@ from kruise.core.kube import Resource
 from kruise.core.kube.resources import BROADCASTJOBS, NODES, PODS
 from kruise.core.runtime import OWNER_UID
 from kruise.workloads.broadcastjob.controller import BroadcastJobController, BroadcastJobOptions
-from tests.unit.broadcastjob.builders import job, node, nodes, pod
+from tests.unit.broadcastjob.builders import NOW, job, node, nodes, pod
 
 JSON = dict[str, Any]
 KEY = "ns/job1"
@@ -42,6 +42,8 @@ class Cache:
 class Kube:
     def __init__(self) -> None:
         self.created: list[JSON] = []
+        self.patched: list[JSON] = []
+        self.deleted: list[str] = []
         self.fail_creates = False
 
     async def create(self, resource: Resource, body: JSON, namespace: str | None = None, **_: Any) -> JSON:
@@ -52,11 +54,12 @@ class Kube:
         self.created.append(made)
         return made
 
-    async def patch(self, *args: Any, **kwargs: Any) -> JSON:
-        return {}
+    async def patch(self, resource: Resource, name: str, body: JSON, *args: Any, **kwargs: Any) -> JSON:
+        self.patched.append(body)
+        return {"metadata": {"name": name, "resourceVersion": str(100 + len(self.patched))}}
 
-    async def delete(self, *args: Any, **kwargs: Any) -> None:
-        return None
+    async def delete(self, resource: Resource, name: str, *args: Any, **kwargs: Any) -> None:
+        self.deleted.append(name)
 
 
 class Recorder:
@@ -106,6 +109,31 @@ async def test_a_failed_create_is_forgotten_and_retried() -> None:
     kube.fail_creates = False
     await ctl.reconcile(KEY)
     assert len(kube.created) == 1
+
+
+async def test_a_stale_cached_status_is_never_decided_on_twice() -> None:
+    """Past its deadline the job fails and its pods are deleted; the next round, on a cache that
+    still shows the running job (and the pods terminating), decides nothing and writes nothing,
+    until the cache shows the status it wrote."""
+    started = (NOW.replace(year=2020)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stale = job(completion={"type": "Always", "activeDeadlineSeconds": 5}, status={"startTime": started})
+    stale["metadata"]["resourceVersion"] = "7"
+    cache, kube = Cache(stale, nodes(2)), Kube()
+    cache.objects[PODS] = [pod(stale, "node1"), pod(stale, "node2")]
+    ctl = controller(cache, kube)
+    await ctl.reconcile(KEY)
+    assert sorted(kube.deleted) == ["job1-node1", "job1-node2"]
+    (first,) = kube.patched
+    assert first["status"]["phase"] == "failed" and first["status"]["failed"] == 2
+    assert first["metadata"]["resourceVersion"] == "7"  # the write's precondition
+    for p in cache.objects[PODS]:
+        p["metadata"]["deletionTimestamp"] = started
+    result = await ctl.reconcile(KEY)
+    assert len(kube.patched) == 1 and result.requeue_after is not None
+    fresh = {**stale, "metadata": {**stale["metadata"], "resourceVersion": "101"}, "status": first["status"]}
+    cache.objects[BROADCASTJOBS] = [fresh]
+    await ctl.reconcile(KEY)
+    assert len(kube.patched) == 1, "a failed job is left as it is"
 
 
 def test_node_events_wake_the_jobs_they_matter_to() -> None:

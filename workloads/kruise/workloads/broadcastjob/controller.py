@@ -5,11 +5,14 @@ status once. Upstream's ``broadcastjob-controller`` (``ReconcileBroadcastJob``, 
 2. While scale expectations are unmet (a pod created for a node, or deleted, that the cache does
    not show yet) nothing is decided: look again. Creations are expected *by node name* as
    upstream (the pod's name is generated), so no node ever gets two pods from a stale cache.
+   Likewise while the cached job is older than the last status this controller wrote (a
+   resourceVersion expectation), so a round never decides twice on the same stale status
+   (a job failing past its deadline would be failed again, its deleted pods no longer counted).
 3. Plan over every Node and the job's pods (shared pod informer, indexed by owner UID): delete
    the job past its TTL; else delete pods, create pods in slow-start batches (1, 2, 4, ...;
    a failing batch stops the rest), write the status once (a merge patch of the status
-   subresource, only when it changed) and emit the plan's events; requeue after the deadline or
-   TTL.
+   subresource with the job's resourceVersion as precondition, only when it changed; a conflict
+   retries the round) and emit the plan's events; requeue after the deadline or TTL.
 
 Node events wake the jobs they matter to (``enqueueBroadcastJobForNode``): a new node the job's
 pod fits, an update that changes whether it fits (heartbeats never), and, beyond upstream, a
@@ -31,7 +34,7 @@ from typing import Any
 
 from kruise.core.errors import KruiseError, NotFoundError
 from kruise.core.events import NORMAL, WARNING, EventRecorder
-from kruise.core.expectations import ScaleAction, ScaleExpectations
+from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
 from kruise.core.informer import Delta, EventType
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import BROADCASTJOBS, NODES, PODS
@@ -42,7 +45,7 @@ from kruise.workloads.broadcastjob.nodes import node_misfit
 from kruise.workloads.broadcastjob.plan import Plan, is_finished, plan
 from kruise.workloads.inplace.writer import slow_start_batches
 from kruise.workloads.nodepredicates import is_heartbeat_only
-from kruise.workloads.objects import KubeObject, is_being_deleted, mapping, name, spec, status, uid
+from kruise.workloads.objects import KubeObject, is_being_deleted, mapping, metadata, name, spec, status, uid
 from kruise.workloads.objects import namespace as namespace_of
 
 __all__ = ["BroadcastJobController", "BroadcastJobOptions", "BroadcastJobSyncError"]
@@ -93,6 +96,7 @@ class BroadcastJobController:
         self.cache = cache
         self.options = options
         self.expectations = ScaleExpectations(timeout=options.expectation_timeout)
+        self.status_written = ResourceVersionExpectations(timeout=options.expectation_timeout)
 
     def spec(self) -> ControllerSpec:
         """Woken by BroadcastJobs, their pods (indexed by owner UID) and the node events that
@@ -130,6 +134,8 @@ class BroadcastJobController:
         if job is None:
             self.expectations.delete(key)
             return Result()
+        if not self.status_written.check(uid(job), metadata(job).get("resourceVersion")):
+            return Result(requeue_after=0.5)  # the cache does not show our last status yet
         pods = [p for p in self.cache.by_index(PODS, OWNER_UID, uid(job)) if owned_by(p, job)]
         waiting = self._waiting(key, pods)
         if waiting is not None:
@@ -213,12 +219,11 @@ class BroadcastJobController:
         wanted: dict[str, Any] = decided.status.to_dict()
         if wanted == dict(status(job)):
             return
+        body = {"metadata": {"resourceVersion": metadata(job).get("resourceVersion")}, "status": wanted}
         with contextlib.suppress(NotFoundError):
-            await self.kube.patch(
-                BROADCASTJOBS,
-                name(job),
-                {"status": wanted},
-                namespace_of(job),
-                patch_type="merge",
-                subresource="status",
+            written = await self.kube.patch(
+                BROADCASTJOBS, name(job), body, namespace_of(job), patch_type="merge", subresource="status"
             )
+            version = metadata(written).get("resourceVersion")
+            if version:
+                self.status_written.expect(uid(job), str(version))
