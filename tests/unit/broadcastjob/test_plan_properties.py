@@ -102,7 +102,9 @@ def test_rounds_keep_the_invariants(world: World, actions: list[tuple[str, int]]
         assert len(set(decided.create_on)) == len(decided.create_on), "two pods for one node in one round"
         assert not occupied & set(decided.create_on), "a node that has a pod gets another"
         assert not world.finished_nodes & set(decided.create_on), "a finished node runs again"
-        assert set(decided.create_on) <= set(world.nodes), "a pod for a node that does not exist"
+        assert set(decided.create_on) <= decided.desired_nodes <= set(world.nodes), (
+            "a pod off the desired nodes"
+        )
         if decided.status is not None and decided.status.phase in ("running", "completed"):
             assert decided.status.active <= max(len(before), decided.parallelism), "over parallelism"
             assert len(decided.create_on) <= max(0, decided.parallelism - len(before))

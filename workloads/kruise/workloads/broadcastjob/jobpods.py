@@ -14,7 +14,7 @@ pod to create on a node. Mirrors ``broadcastjob_utils.go`` and ``createPod`` (v1
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,7 @@ __all__ = [
     "classify",
     "job_labels",
     "new_pod",
+    "owned_by",
     "restart_count",
 ]
 
@@ -134,8 +135,3 @@ def owned_by(pod: KubeObject, job: KubeObject) -> bool:
         and mapping(ref).get("uid") == uid(job)
         for ref in sequence(metadata(pod).get("ownerReferences"))
     )
-
-
-def pods_by_node(pods: Iterable[KubeObject]) -> Mapping[str, KubeObject]:
-    """``getNodeToPodMap``: node -> the (last listed) pod for it; pods for no node under ""."""
-    return {assigned_node(p): p for p in pods}
