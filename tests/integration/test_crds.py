@@ -68,3 +68,24 @@ async def test_wrong_type_is_rejected_by_the_schema(
         await kube.create(CLONESETS, body, namespace)
     assert needle in err.value.message
     assert await kube.get_or_none(CLONESETS, "web", namespace) is None
+
+
+async def test_broadcastjob_crd_is_established_with_upstreams_names_and_columns(kube: KubeClient) -> None:
+    crd = await kube.get(CRDS, "broadcastjobs.apps.kruise.io")
+    conds = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
+    assert conds["Established"] == "True" and conds.get("NonStructuralSchema") is None
+    assert crd["spec"]["names"]["shortNames"] == ["bcj"]
+    (version,) = crd["spec"]["versions"]
+    assert (version["name"], version["storage"], version["subresources"]) == (
+        "v1alpha1",
+        True,
+        {"status": {}},
+    )
+    columns = [(c["name"], c["jsonPath"]) for c in version["additionalPrinterColumns"]]
+    assert columns == [
+        ("Desired", ".status.desired"),
+        ("Active", ".status.active"),
+        ("Succeeded", ".status.succeeded"),
+        ("Failed", ".status.failed"),
+        ("AGE", ".metadata.creationTimestamp"),
+    ]

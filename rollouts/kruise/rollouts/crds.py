@@ -21,6 +21,7 @@ from kruise.rollouts.api.batchrelease import BATCHRELEASE_CRD
 from kruise.rollouts.api.rollout import ROLLOUT_CRD
 from kruise.rollouts.api.rollouthistory import ROLLOUTHISTORY_CRD
 from kruise.rollouts.api.trafficrouting import TRAFFICROUTING_CRD
+from kruise.workloads.api.broadcastjob import BROADCASTJOB_CRD
 from kruise.workloads.api.cloneset import CLONESET_CRD
 from kruise.workloads.api.daemonset import DAEMONSET_CRD
 from kruise.workloads.api.podunavailablebudget import PUB_CRD
@@ -34,6 +35,7 @@ ALL_CRDS: list[CRDSpec] = [
     STATEFULSET_CRD,
     DAEMONSET_CRD,
     SIDECARSET_CRD,
+    BROADCASTJOB_CRD,
     ROLLOUT_CRD,
     BATCHRELEASE_CRD,
     TRAFFICROUTING_CRD,

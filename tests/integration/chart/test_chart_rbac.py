@@ -53,6 +53,7 @@ LOG_COPY = Path("/tmp/kruise-chart-rbac-manager.log")
 EXTRAS: dict[tuple[str, str, str], str] = {
     ("apps.kruise.io", "clonesets/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("apps.kruise.io", "daemonsets/finalizers", "update"): "blockOwnerDeletion on owned pods",
+    ("apps.kruise.io", "broadcastjobs/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("apps.kruise.io", "statefulsets/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("apps.kruise.io", "sidecarsets/finalizers", "update"): "blockOwnerDeletion on ControllerRevisions",
     ("rollouts.kruise.io", "rollouts/finalizers", "update"): "blockOwnerDeletion on BatchReleases",

@@ -6,14 +6,8 @@ from typing import Any
 
 import pytest
 
-from kruise.workloads.daemonset.nodes import (
-    NodeFit,
-    daemon_pod_spec,
-    node_fit,
-    pin_to_node,
-    target_node,
-    tolerates,
-)
+from kruise.workloads.daemonset.nodes import NodeFit, daemon_pod_spec, node_fit
+from kruise.workloads.nodepredicates import pin_to_node, target_node, tolerates
 from tests.unit.daemonset.builders import node
 
 JSON = dict[str, Any]

@@ -30,7 +30,7 @@ from kruise.core.api.base import (
     scaled_value_from_int_or_percent,
 )
 from kruise.core.api.conditions import Condition, ConditionStatus, WorkloadCondition
-from kruise.core.api.job import CompletionPolicy
+from kruise.core.api.job import CompletionPolicy, CompletionPolicyType, JobCondition, JobConditionType
 from kruise.core.api.meta import (
     API_VERSION_DESCRIPTION,
     KIND_DESCRIPTION,
@@ -51,6 +51,7 @@ __all__ = [
     "SCHEMALESS_SCHEMA",
     "Bool",
     "CompletionPolicy",
+    "CompletionPolicyType",
     "Condition",
     "ConditionStatus",
     "EmbeddedResource",
@@ -58,6 +59,8 @@ __all__ = [
     "Int64",
     "IntOrPercentError",
     "IntOrString",
+    "JobCondition",
+    "JobConditionType",
     "KubeModel",
     "KubeObject",
     "LabelSelector",

@@ -81,6 +81,8 @@ STATEFULSETS = Resource("apps.kruise.io", "v1beta1", "statefulsets", "StatefulSe
 """Advanced StatefulSets, read and written at their stored version."""
 DAEMONSETS = Resource("apps.kruise.io", "v1alpha1", "daemonsets", "DaemonSet")
 """Advanced DaemonSets (``daemon``/``ads``)."""
+BROADCASTJOBS = Resource("apps.kruise.io", "v1alpha1", "broadcastjobs", "BroadcastJob")
+"""BroadcastJobs (``bcj``): one pod per eligible node, run to completion."""
 SIDECARSETS = Resource("apps.kruise.io", "v1alpha1", "sidecarsets", "SidecarSet", namespaced=False)
 CONTAINERRECREATEREQUESTS = Resource(
     "apps.kruise.io", "v1alpha1", "containerrecreaterequests", "ContainerRecreateRequest"

@@ -35,6 +35,16 @@ def manager(
             help="DaemonSet pods are placed by kube-scheduler through node affinity (else nodeName).",
         ),
     ] = True,
+    broadcastjob_workers: Annotated[
+        int, typer.Option("--broadcastjob-workers", help="Concurrent BroadcastJob reconciles.")
+    ] = 3,
+    assign_bcj_pods_by_scheduler: Annotated[
+        bool,
+        typer.Option(
+            "--assign-bcj-pods-by-scheduler/--no-assign-bcj-pods-by-scheduler",
+            help="BroadcastJob pods are placed by kube-scheduler through node affinity (else nodeName).",
+        ),
+    ] = True,
     sidecarset_workers: Annotated[
         int, typer.Option("--sidecarset-workers", help="Concurrent SidecarSet reconciles.")
     ] = 3,
@@ -195,6 +205,8 @@ def manager(
         statefulset_workers=statefulset_workers,
         daemonset_workers=daemonset_workers,
         assign_pods_by_scheduler=assign_pods_by_scheduler,
+        broadcastjob_workers=broadcastjob_workers,
+        assign_bcj_pods_by_scheduler=assign_bcj_pods_by_scheduler,
         sidecarset_workers=sidecarset_workers,
         imagepulljob_workers=imagepulljob_workers,
         nodeimage_workers=nodeimage_workers,

@@ -41,6 +41,7 @@ from kruise.rollouts.trafficrouting.controller import TrafficRoutingController
 from kruise.rollouts.trafficrouting.routes import TrafficRoutingRoutes
 from kruise.traffic.configmap_source import ConfigMapLuaSource
 from kruise.workloads.api.podunavailablebudget import PUBS
+from kruise.workloads.broadcastjob.controller import BroadcastJobController, BroadcastJobOptions
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
 from kruise.workloads.cloneset.sync_update import UpdateGuard
 from kruise.workloads.daemonset.controller import DaemonSetController, DaemonSetOptions
@@ -185,6 +186,20 @@ def _daemonset(w: Wiring, view: ScopedCache) -> Reconciler:
     )
 
 
+def _broadcastjob(w: Wiring, view: ScopedCache) -> Reconciler:
+    opts = w.opts
+    return BroadcastJobController(
+        w.kube,
+        w.recorder(BroadcastJobController.name),
+        view,
+        BroadcastJobOptions(
+            workers=opts.broadcastjob_workers,
+            expectation_timeout=opts.expectation_timeout,
+            assign_pods_by_scheduler=opts.assign_bcj_pods_by_scheduler,
+        ),
+    )
+
+
 def _nodeimages(w: Wiring, view: ScopedCache) -> Reconciler:
     return NodeImageController(
         w.kube,
@@ -277,6 +292,7 @@ ROWS: tuple[Row, ...] = (
     Row(SidecarSetController.name, _sidecarset),
     Row(StatefulSetController.name, _statefulset),
     Row(DaemonSetController.name, _daemonset),
+    Row(BroadcastJobController.name, _broadcastjob),
     Row(LaunchPriorityController.name, lambda w, view: LaunchPriorityController(w.kube, view)),
     Row(
         EvictionScope.name,

@@ -1,6 +1,6 @@
 """The manager's ``/metrics``: the default registry plus the scrape-time state collectors.
 
-The state collectors (kruise-state-metrics' CloneSet, StatefulSet and DaemonSet gauges, Argo
+The state collectors (kruise-state-metrics' CloneSet, StatefulSet, DaemonSet and BroadcastJob gauges, Argo
 Rollouts' Rollout and AnalysisRun gauges) read objects through :class:`StateSources`, which the
 manager points at the runtime's shared informers (:func:`read_informers`) while it leads.
 Standby replicas keep warm informers too, but export no state series, so a Prometheus scraping
@@ -25,12 +25,20 @@ from prometheus_client.registry import Collector
 
 from kruise.analysis.metrics import AnalysisRunCollector
 from kruise.analysis.resources import ANALYSIS_RUNS
-from kruise.core.kube.resources import CLONESETS, DAEMONSETS, SIDECARSETS, STATEFULSETS, Resource
+from kruise.core.kube.resources import (
+    BROADCASTJOBS,
+    CLONESETS,
+    DAEMONSETS,
+    SIDECARSETS,
+    STATEFULSETS,
+    Resource,
+)
 from kruise.core.metrics import ObjectProvider, object_key, read_objects
 from kruise.core.runtime import Informers
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.metrics import RolloutCollector, WorkloadLookup
 from kruise.rollouts.workloads.registry import kind_for
+from kruise.workloads.broadcastjob.metrics import BroadcastJobStateCollector
 from kruise.workloads.cloneset.metrics import CloneSetStateCollector
 from kruise.workloads.daemonset.metrics import DaemonSetStateCollector
 from kruise.workloads.sidecarset.metrics import SidecarSetStateCollector
@@ -50,6 +58,7 @@ class _Snapshot:
     clonesets: list[Mapping[str, Any]]
     statefulsets: list[Mapping[str, Any]]
     daemonsets: list[Mapping[str, Any]]
+    broadcastjobs: list[Mapping[str, Any]]
     sidecarsets: list[Mapping[str, Any]]
     rollouts: list[Mapping[str, Any]]
     analysis_runs: list[Mapping[str, Any]]
@@ -72,6 +81,7 @@ class StateSources:
     clonesets: ObjectProvider = _nothing
     statefulsets: ObjectProvider = _nothing
     daemonsets: ObjectProvider = _nothing
+    broadcastjobs: ObjectProvider = _nothing
     sidecarsets: ObjectProvider = _nothing
     rollouts: ObjectProvider = _nothing
     analysis_runs: ObjectProvider = _nothing
@@ -84,6 +94,7 @@ class StateSources:
             CloneSetStateCollector(lambda: self._read("clonesets")),
             StatefulSetStateCollector(lambda: self._read("statefulsets")),
             DaemonSetStateCollector(lambda: self._read("daemonsets")),
+            BroadcastJobStateCollector(lambda: self._read("broadcastjobs")),
             SidecarSetStateCollector(lambda: self._read("sidecarsets")),
             RolloutCollector(lambda: self._read("rollouts"), self._workload),
             AnalysisRunCollector(lambda: self._read("analysis_runs")),
@@ -101,6 +112,7 @@ class StateSources:
             read_objects(self.clonesets, "CloneSets"),
             read_objects(self.statefulsets, "StatefulSets"),
             read_objects(self.daemonsets, "DaemonSets"),
+            read_objects(self.broadcastjobs, "BroadcastJobs"),
             read_objects(self.sidecarsets, "SidecarSets"),
             rollouts,
             read_objects(self.analysis_runs, "AnalysisRuns"),
@@ -112,7 +124,9 @@ class StateSources:
 
     def clear(self) -> None:
         """Read nothing again (the caches are going away)."""
-        self.clonesets = self.statefulsets = self.daemonsets = self.sidecarsets = _nothing
+        self.clonesets = self.statefulsets = self.daemonsets = self.broadcastjobs = self.sidecarsets = (
+            _nothing
+        )
         self.rollouts = self.analysis_runs = _nothing
         self.workload = None
 
@@ -148,6 +162,7 @@ def read_informers(sources: StateSources, informers: Informers) -> None:
     sources.clonesets = listing(CLONESETS)
     sources.statefulsets = listing(STATEFULSETS)
     sources.daemonsets = listing(DAEMONSETS)
+    sources.broadcastjobs = listing(BROADCASTJOBS)
     sources.sidecarsets = listing(SIDECARSETS)
     sources.rollouts = listing(ROLLOUTS)
     sources.analysis_runs = listing(ANALYSIS_RUNS)

@@ -156,6 +156,8 @@ class ManagerOptions:
     statefulset_workers: int = 3
     daemonset_workers: int = 3
     assign_pods_by_scheduler: bool = True  # DaemonSet pods placed by kube-scheduler (node affinity)
+    broadcastjob_workers: int = 3  # --broadcastjob-workers
+    assign_bcj_pods_by_scheduler: bool = True  # --assign-bcj-pods-by-scheduler
     rollout_workers: int = 3
     batchrelease_workers: int = 3
     analysisrun_workers: int = 2

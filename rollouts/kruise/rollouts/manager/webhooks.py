@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kruise.core.api.conversion import answer_conversion, desired_group
 from kruise.core.kube import KubeClient
 from kruise.core.runtime import CacheReader, ControllerSpec, Read, Runtime
-from kruise.core.webhook import WebhookServer
+from kruise.core.webhook import Handler, WebhookServer
 from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
 from kruise.daemon.crr.webhooks import MUTATE_CRR_PATH, VALIDATE_CRR_PATH, CrrWebhooks, crr_webhook_specs
 from kruise.daemon.imagepulljob.webhooks import ImagePullWebhooks, imagepull_webhook_specs
@@ -26,6 +27,9 @@ from kruise.rollouts.rollout.rollout_webhooks import (
 from kruise.rollouts.rollout.rollout_webhooks import CONVERTED_CRDS as ROLLOUT_CONVERTED_CRDS
 from kruise.rollouts.workloads.holdwebhook import hold_webhook_specs, hold_webhooks
 from kruise.workloads.api.statefulset_conversion import convert_statefulset
+from kruise.workloads.broadcastjob.webhooks import MUTATE_PATH as MUTATE_BROADCASTJOB_PATH
+from kruise.workloads.broadcastjob.webhooks import VALIDATE_PATH as VALIDATE_BROADCASTJOB_PATH
+from kruise.workloads.broadcastjob.webhooks import BroadcastJobWebhooks, broadcastjob_webhook_specs
 from kruise.workloads.cloneset.webhooks import (
     MUTATE_PATH,
     VALIDATE_PATH,
@@ -90,36 +94,163 @@ def webhook_settings(options: ManagerOptions) -> WebhookSettings:
     )
 
 
+@dataclass(frozen=True)
+class WebhookContext:
+    """What a row's configurations depend on: the settings from the flags, the options (gates),
+    the SidecarSets that scope the mutating pod webhook and the PodUnavailableBudgets that scope
+    the eviction one."""
+
+    settings: WebhookSettings
+    options: ManagerOptions
+    sidecarsets: tuple[KubeObject, ...] = ()
+    pubs: tuple[KubeObject, ...] = ()
+
+    def gate(self, name: str, default: bool = False) -> bool:
+        return self.options.feature_gates.get(name, default)
+
+
+@dataclass(frozen=True)
+class WebhookRow:
+    """One kind's admission webhooks, the way :class:`~kruise.core.runtime.ControllerRow` wires a
+    controller: ``specs`` gives its webhook configurations, ``handlers`` its served paths
+    (path -> handler, bound to the client, the options and the webhooks' cache view). A new kind
+    adds one row to :data:`WEBHOOK_ROWS`."""
+
+    name: str
+    specs: Callable[[WebhookContext], list[WebhookSpec]]
+    handlers: Callable[[KubeClient, ManagerOptions, CacheReader], Mapping[str, Handler]]
+
+
+def _gates(options: ManagerOptions) -> Mapping[str, bool]:
+    return options.feature_gates
+
+
+def _pods_specs(ctx: WebhookContext) -> list[WebhookSpec]:
+    if not ctx.gate("PodWebhook", True):
+        return []
+    return pod_webhook_specs(
+        ctx.settings,
+        condition=pod_match_condition(ctx.sidecarsets, POD_TERMS),
+        validating=pub_validating_scope(pub_gates(ctx.options.feature_gates), ctx.pubs),
+    )
+
+
+def _pods(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapping[str, Handler]:
+    if not _gates(options).get("PodWebhook", True):
+        return {}
+    namespace = options.leader_election_namespace
+    budgets = pub_gates(_gates(options))
+    validators = [PubPodValidator(kube, budgets)] if any(budgets.values()) else []
+    pods = PodWebhook([SidecarSetPodMutator(cache, namespace=namespace), LaunchPriorityMutator()], validators)
+    return {MUTATE_POD_PATH: pods.mutate, VALIDATE_POD_PATH: pods.validate}
+
+
+def _cloneset(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapping[str, Handler]:
+    gates = _gates(options)
+    cloneset = CloneSetWebhooks(
+        kube,
+        template_no_defaults=gates.get("TemplateNoDefaults", False),
+        deletion_protection=gates.get("ResourcesDeletionProtection", False),
+    )
+    return {MUTATE_PATH: cloneset.mutate, VALIDATE_PATH: cloneset.validate}
+
+
+def _statefulset(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapping[str, Handler]:
+    gates = _gates(options)
+    statefulset = StatefulSetWebhooks(
+        kube,
+        template_no_defaults=gates.get("TemplateNoDefaults", False),
+        deletion_protection=gates.get("ResourcesDeletionProtection", False),
+        auto_delete_pvc=gates.get("StatefulSetAutoDeletePVC", True),
+        auto_resize_pvc=gates.get("StatefulSetAutoResizePVCGate", False),
+    )
+    return {MUTATE_STATEFULSET_PATH: statefulset.mutate, VALIDATE_STATEFULSET_PATH: statefulset.validate}
+
+
+def _daemonset(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapping[str, Handler]:
+    daemonset = DaemonSetWebhooks(kube)
+    return {MUTATE_DAEMONSET_PATH: daemonset.mutate, VALIDATE_DAEMONSET_PATH: daemonset.validate}
+
+
+def _broadcastjob(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapping[str, Handler]:
+    job = BroadcastJobWebhooks(kube, template_no_defaults=_gates(options).get("TemplateNoDefaults", False))
+    return {MUTATE_BROADCASTJOB_PATH: job.mutate, VALIDATE_BROADCASTJOB_PATH: job.validate}
+
+
+def _sidecarset(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapping[str, Handler]:
+    sidecarset = SidecarSetWebhooks(
+        kube,
+        cache,
+        namespace=options.leader_election_namespace,
+        patch_defaults_allowed=_gates(options).get("SidecarSetPatchPodMetadataDefaultsAllowed", False),
+    )
+    return {MUTATE_SIDECARSET_PATH: sidecarset.mutate, VALIDATE_SIDECARSET_PATH: sidecarset.validate}
+
+
+def _crr(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapping[str, Handler]:
+    crr = CrrWebhooks(kube, enabled=_gates(options).get("KruiseDaemon", True))
+    return {MUTATE_CRR_PATH: crr.mutate, VALIDATE_CRR_PATH: crr.validate}
+
+
+def _ppm(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapping[str, Handler]:
+    gates = _gates(options)
+    ppm = PodProbeMarkerWebhooks(gate=gates.get(PPM_GATE, True), daemon=gates.get("KruiseDaemon", True))
+    return {VALIDATE_PPM_PATH: ppm.validate}
+
+
+def _rollout(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapping[str, Handler]:
+    rollout = RolloutWebhooks(kube, partition_percent_limit=options.partition_percent_limit)
+    return {MUTATE_ROLLOUT_PATH: rollout.mutate, VALIDATE_ROLLOUT_PATH: rollout.validate}
+
+
+def _protection(ctx: WebhookContext) -> bool:
+    return ctx.gate("ResourcesDeletionProtection")
+
+
+WEBHOOK_ROWS: tuple[WebhookRow, ...] = (
+    WebhookRow("pod", _pods_specs, _pods),
+    WebhookRow(
+        "cloneset",
+        lambda c: cloneset_webhook_specs(c.settings, deletion_protection=_protection(c)),
+        _cloneset,
+    ),
+    WebhookRow(
+        "statefulset",
+        lambda c: statefulset_webhook_specs(c.settings, deletion_protection=_protection(c)),
+        _statefulset,
+    ),
+    WebhookRow("daemonset", lambda c: daemonset_webhook_specs(c.settings), _daemonset),
+    WebhookRow("broadcastjob", lambda c: broadcastjob_webhook_specs(c.settings), _broadcastjob),
+    WebhookRow("sidecarset", lambda c: sidecarset_webhook_specs(c.settings), _sidecarset),
+    WebhookRow("containerrecreaterequest", lambda c: crr_webhook_specs(c.settings), _crr),
+    WebhookRow(
+        "imagepulljob",
+        lambda c: imagepull_webhook_specs(c.settings),
+        lambda kube, o, cache: ImagePullWebhooks(gate=image_pull_jobs_enabled(_gates(o))).handlers(),
+    ),
+    WebhookRow("podprobemarker", lambda c: ppm_webhook_specs(c.settings), _ppm),
+    WebhookRow(
+        "podunavailablebudget",
+        lambda c: pub_webhook_specs(c.settings),
+        lambda kube, o, cache: {VALIDATE_PUB_PATH: PubWebhooks(cache, pub_gates(_gates(o))).validate},
+    ),
+    WebhookRow(
+        "workload-hold", lambda c: hold_webhook_specs(c.settings), lambda kube, o, cache: hold_webhooks(kube)
+    ),
+    WebhookRow("rollout", lambda c: rollout_webhook_specs(c.settings), _rollout),
+)
+"""Every kind's webhooks, in configuration order (the pod webhook first; gate ``PodWebhook``
+removes it)."""
+
+
 def webhook_specs(
     options: ManagerOptions, sidecarsets: Iterable[KubeObject] = (), pubs: Iterable[KubeObject] = ()
 ) -> list[WebhookSpec]:
-    """Every webhook for the configurations (in registration order); ``sidecarsets`` scope the
-    mutating pod webhook (:mod:`kruise.workloads.sidecarset.scope`) and ``pubs`` the eviction one
-    (:mod:`kruise.workloads.podunavailablebudget.scope`); gate ``PodWebhook`` removes them all."""
-    settings = webhook_settings(options)
-    protection = options.feature_gates.get("ResourcesDeletionProtection", False)
-    pods = (
-        pod_webhook_specs(
-            settings,
-            condition=pod_match_condition(sidecarsets, POD_TERMS),
-            validating=pub_validating_scope(pub_gates(options.feature_gates), pubs),
-        )
-        if options.feature_gates.get("PodWebhook", True)
-        else []
-    )
-    return [
-        *pods,
-        *cloneset_webhook_specs(settings, deletion_protection=protection),
-        *statefulset_webhook_specs(settings, deletion_protection=protection),
-        *daemonset_webhook_specs(settings),
-        *sidecarset_webhook_specs(settings),
-        *crr_webhook_specs(settings),
-        *imagepull_webhook_specs(settings),
-        *ppm_webhook_specs(settings),
-        *pub_webhook_specs(settings),
-        *hold_webhook_specs(settings),
-        *rollout_webhook_specs(settings),
-    ]
+    """Every webhook for the configurations (in :data:`WEBHOOK_ROWS` order); ``sidecarsets``
+    scope the mutating pod webhook (:mod:`kruise.workloads.sidecarset.scope`) and ``pubs`` the
+    eviction one (:mod:`kruise.workloads.podunavailablebudget.scope`)."""
+    ctx = WebhookContext(webhook_settings(options), options, tuple(sidecarsets), tuple(pubs))
+    return [spec for row in WEBHOOK_ROWS for spec in row.specs(ctx)]
 
 
 def webhook_reads_all() -> tuple[Read, ...]:
@@ -137,55 +268,8 @@ def webhook_cache(runtime: Runtime) -> CacheReader:
 def register_webhooks(
     server: WebhookServer, kube: KubeClient, options: ManagerOptions, cache: CacheReader
 ) -> None:
-    """Serve every webhook path; ``cache`` is :func:`webhook_cache`'s view."""
-    gates = options.feature_gates
-    cloneset = CloneSetWebhooks(
-        kube,
-        template_no_defaults=gates.get("TemplateNoDefaults", False),
-        deletion_protection=gates.get("ResourcesDeletionProtection", False),
-    )
-    server.register(MUTATE_PATH, cloneset.mutate)
-    server.register(VALIDATE_PATH, cloneset.validate)
-    statefulset = StatefulSetWebhooks(
-        kube,
-        template_no_defaults=gates.get("TemplateNoDefaults", False),
-        deletion_protection=gates.get("ResourcesDeletionProtection", False),
-        auto_delete_pvc=gates.get("StatefulSetAutoDeletePVC", True),
-        auto_resize_pvc=gates.get("StatefulSetAutoResizePVCGate", False),
-    )
-    server.register(MUTATE_STATEFULSET_PATH, statefulset.mutate)
-    server.register(VALIDATE_STATEFULSET_PATH, statefulset.validate)
-    daemonset = DaemonSetWebhooks(kube)
-    server.register(MUTATE_DAEMONSET_PATH, daemonset.mutate)
-    server.register(VALIDATE_DAEMONSET_PATH, daemonset.validate)
-    for path, handler in ImagePullWebhooks(gate=image_pull_jobs_enabled(gates)).handlers().items():
-        server.register(path, handler)
-    for path, hold in hold_webhooks(kube).items():
-        server.register(path, hold)
-    rollout = RolloutWebhooks(kube, partition_percent_limit=options.partition_percent_limit)
-    server.register(MUTATE_ROLLOUT_PATH, rollout.mutate)
-    server.register(VALIDATE_ROLLOUT_PATH, rollout.validate)
+    """Serve every row's paths and ``/convert``; ``cache`` is :func:`webhook_cache`'s view."""
+    for row in WEBHOOK_ROWS:
+        for path, handler in row.handlers(kube, options, cache).items():
+            server.register(path, handler)
     server.register_conversion(CONVERT_PATH, convert)
-    namespace = options.leader_election_namespace
-    sidecarset = SidecarSetWebhooks(
-        kube,
-        cache,
-        namespace=namespace,
-        patch_defaults_allowed=gates.get("SidecarSetPatchPodMetadataDefaultsAllowed", False),
-    )
-    server.register(MUTATE_SIDECARSET_PATH, sidecarset.mutate)
-    server.register(VALIDATE_SIDECARSET_PATH, sidecarset.validate)
-    crr = CrrWebhooks(kube, enabled=gates.get("KruiseDaemon", True))
-    server.register(MUTATE_CRR_PATH, crr.mutate)
-    server.register(VALIDATE_CRR_PATH, crr.validate)
-    ppm = PodProbeMarkerWebhooks(gate=gates.get(PPM_GATE, True), daemon=gates.get("KruiseDaemon", True))
-    server.register(VALIDATE_PPM_PATH, ppm.validate)
-    budgets = pub_gates(gates)
-    server.register(VALIDATE_PUB_PATH, PubWebhooks(cache, budgets).validate)
-    if gates.get("PodWebhook", True):
-        validators = [PubPodValidator(kube, budgets)] if any(budgets.values()) else []
-        pods = PodWebhook(
-            [SidecarSetPodMutator(cache, namespace=namespace), LaunchPriorityMutator()], validators
-        )
-        server.register(MUTATE_POD_PATH, pods.mutate)
-        server.register(VALIDATE_POD_PATH, pods.validate)

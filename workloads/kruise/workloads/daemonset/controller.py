@@ -39,7 +39,7 @@ from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Watch, o
 from kruise.core.workqueue import Result
 from kruise.workloads.daemonset.backoff import FailedPodBackoff
 from kruise.workloads.daemonset.daemonpods import DAEMONSET_KIND, canonical
-from kruise.workloads.daemonset.nodes import daemon_pod_spec, is_heartbeat_only, node_fit
+from kruise.workloads.daemonset.nodes import daemon_pod_spec, node_fit
 from kruise.workloads.daemonset.plan import Phase, Plan, plan
 from kruise.workloads.daemonset.status import status_patch
 from kruise.workloads.daemonset.strategy import StrategyError, node_update_selector
@@ -47,6 +47,7 @@ from kruise.workloads.daemonset.sync import Syncer
 from kruise.workloads.history import History
 from kruise.workloads.inplace import in_place_update_seconds
 from kruise.workloads.inplace.writer import PodWriter
+from kruise.workloads.nodepredicates import is_heartbeat_only
 from kruise.workloads.objects import KubeObject, is_being_deleted, labels, mapping, metadata, name, spec, uid
 from kruise.workloads.objects import namespace as namespace_of
 from kruise.workloads.requeue import soonest

@@ -25,10 +25,11 @@ from datetime import datetime
 from typing import Any
 
 from kruise.workloads.admission.pod_defaults import add_marshal_artifacts
-from kruise.workloads.daemonset.nodes import daemon_pod_spec, pin_to_node, target_node
+from kruise.workloads.daemonset.nodes import daemon_pod_spec
 from kruise.workloads.daemonset.strategy import is_in_place
 from kruise.workloads.inplace import InPlaceUpdateSpec, calculate_in_place_update_spec
 from kruise.workloads.lifecycle import hook_of
+from kruise.workloads.nodepredicates import pin_to_node, target_node
 from kruise.workloads.objects import (
     KubeObject,
     annotations_of,

@@ -14,28 +14,29 @@ Mirrors what the native DaemonSet controller and OpenKruise's Advanced DaemonSet
 - a node that does not fit only because of taints keeps an existing pod unless one of those
   untolerated taints is NoExecute (``shouldContinueRunning``);
 - pods are pinned to their node by node affinity on ``metadata.name``
-  (:func:`pin_to_node`, ``ReplaceDaemonSetPodNodeNameNodeAffinity``) so kube-scheduler binds them,
-  or by ``spec.nodeName`` when ``--assign-pods-by-scheduler=false``; :func:`target_node` reads it
-  back (``GetTargetNodeName``).
+  (:func:`~kruise.workloads.nodepredicates.pin_to_node`) so kube-scheduler binds them, or by
+  ``spec.nodeName`` when ``--assign-pods-by-scheduler=false``;
+  :func:`~kruise.workloads.nodepredicates.target_node` reads it back.
 
-Taints' ``PreferNoSchedule`` effect never keeps a daemon off a node. Node-selector operators are
-``In``, ``NotIn``, ``Exists``, ``DoesNotExist``, ``Gt`` and ``Lt`` on labels and ``In``/``NotIn`` on
-the ``metadata.name`` field; a malformed term matches nothing (the scheduler's lazy-error rule).
+Taints' ``PreferNoSchedule`` effect never keeps a daemon off a node. The selector, affinity and
+taint predicates are :mod:`kruise.workloads.nodepredicates`, shared with the BroadcastJob.
 """
 
 from __future__ import annotations
 
 import copy
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.workloads.objects import KubeObject, labels, mapping, name, sequence, spec
-
-NO_SCHEDULE = "NoSchedule"
-NO_EXECUTE = "NoExecute"
-NODE_NAME_FIELD = "metadata.name"
+from kruise.workloads.nodepredicates import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    add_toleration,
+    node_affinity_matches,
+    untolerated_taints,
+)
+from kruise.workloads.objects import KubeObject, mapping, name, sequence, spec
 
 DAEMON_TOLERATIONS: tuple[tuple[str, str], ...] = (
     ("node.kubernetes.io/not-ready", NO_EXECUTE),
@@ -49,8 +50,6 @@ DAEMON_TOLERATIONS: tuple[tuple[str, str], ...] = (
 NETWORK_UNAVAILABLE = ("node.kubernetes.io/network-unavailable", NO_SCHEDULE)
 """Added as well for ``hostNetwork`` pods."""
 
-_INT64 = re.compile(r"[+-]?[0-9]+")
-
 
 @dataclass(frozen=True)
 class NodeFit:
@@ -58,21 +57,6 @@ class NodeFit:
 
     should_run: bool
     should_continue_running: bool
-
-
-def _same_toleration(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """``Toleration.MatchToleration``: same key, operator, value and effect."""
-    return all((a.get(k) or "") == (b.get(k) or "") for k in ("key", "operator", "value", "effect"))
-
-
-def add_toleration(tolerations: Sequence[Any], toleration: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """``AddOrUpdateTolerationInPodSpec``: replace a matching toleration, else append."""
-    out = [dict(mapping(t)) for t in tolerations]
-    for i, existing in enumerate(out):
-        if _same_toleration(existing, toleration):
-            out[i] = dict(toleration)
-            return out
-    return [*out, dict(toleration)]
 
 
 def daemon_pod_spec(pod_spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -88,86 +72,6 @@ def daemon_pod_spec(pod_spec: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    """``Toleration.ToleratesTaint``: effect (if set) and key (if set) equal; ``Exists`` or equal value."""
-    effect, key = toleration.get("effect") or "", toleration.get("key") or ""
-    if effect and effect != taint.get("effect"):
-        return False
-    if key and key != taint.get("key"):
-        return False
-    operator = toleration.get("operator") or "Equal"
-    if operator == "Exists":
-        return True
-    return operator == "Equal" and (toleration.get("value") or "") == (taint.get("value") or "")
-
-
-def untolerated_taints(
-    taints: Iterable[Any], tolerations: Sequence[Any], effects: Iterable[str]
-) -> list[Mapping[str, Any]]:
-    """Taints with one of ``effects`` that no toleration tolerates (``FindMatchingUntoleratedTaint``)."""
-    wanted = set(effects)
-    return [
-        mapping(t)
-        for t in taints
-        if mapping(t).get("effect") in wanted
-        and not any(tolerates(mapping(o), mapping(t)) for o in tolerations)
-    ]
-
-
-def _requirement(req: Mapping[str, Any], value: str | None) -> bool:
-    """One ``NodeSelectorRequirement`` against the label (or field) value, ``None`` when absent."""
-    operator = req.get("operator")
-    values = [str(v) for v in sequence(req.get("values"))]
-    if operator == "In":
-        return bool(values) and value is not None and value in values
-    if operator == "NotIn":
-        return bool(values) and (value is None or value not in values)
-    if operator in ("Exists", "DoesNotExist"):
-        if values:
-            return False  # malformed: values must be empty
-        return bool((value is not None) == (operator == "Exists"))
-    if operator in ("Gt", "Lt"):
-        if (
-            len(values) != 1
-            or value is None
-            or not _INT64.fullmatch(values[0])
-            or not _INT64.fullmatch(value)
-        ):
-            return False
-        return int(value) > int(values[0]) if operator == "Gt" else int(value) < int(values[0])
-    return False
-
-
-def _term_matches(term: Mapping[str, Any], node: KubeObject) -> bool:
-    expressions = [mapping(e) for e in sequence(term.get("matchExpressions"))]
-    fields = [mapping(f) for f in sequence(term.get("matchFields"))]
-    if not expressions and not fields:
-        return False  # an empty term matches no objects
-    node_labels = labels(node)
-    for req in expressions:
-        key = str(req.get("key") or "")
-        if not _requirement(req, node_labels.get(key)):
-            return False
-    for req in fields:
-        if req.get("key") != NODE_NAME_FIELD or req.get("operator") not in ("In", "NotIn"):
-            return False
-        if len(sequence(req.get("values"))) != 1 or not _requirement(req, name(node)):
-            return False
-    return True
-
-
-def node_affinity_matches(pod_spec: Mapping[str, Any], node: KubeObject) -> bool:
-    """``nodeSelector`` and the required node affinity of ``pod_spec`` both match ``node``."""
-    node_labels = labels(node)
-    if any(node_labels.get(k) != str(v) for k, v in mapping(pod_spec.get("nodeSelector")).items()):
-        return False
-    affinity = mapping(mapping(pod_spec.get("affinity")).get("nodeAffinity"))
-    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-    if required is None:
-        return True
-    return any(_term_matches(mapping(t), node) for t in sequence(mapping(required).get("nodeSelectorTerms")))
-
-
 def node_fit(pod_spec: Mapping[str, Any], node: KubeObject) -> NodeFit:
     """``nodeShouldRunDaemonPod`` for a daemon pod spec (see :func:`daemon_pod_spec`)."""
     node_name = str(pod_spec.get("nodeName") or "")
@@ -181,63 +85,3 @@ def node_fit(pod_spec: Mapping[str, Any], node: KubeObject) -> NodeFit:
     if not blocking:
         return NodeFit(True, True)
     return NodeFit(False, not any(t.get("effect") == NO_EXECUTE for t in blocking))
-
-
-def pin_to_node(affinity: Mapping[str, Any] | None, node_name: str) -> dict[str, Any]:
-    """``ReplaceDaemonSetPodNodeNameNodeAffinity``: the affinity with its required node selector
-    replaced by one term matching the field ``metadata.name`` In ``[node_name]`` (the other
-    required terms go: the controller has already checked the node against them)."""
-    out: dict[str, Any] = copy.deepcopy(dict(affinity or {}))
-    node_affinity = dict(mapping(out.get("nodeAffinity")))
-    node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {
-        "nodeSelectorTerms": [
-            {"matchFields": [{"key": NODE_NAME_FIELD, "operator": "In", "values": [node_name]}]}
-        ]
-    }
-    out["nodeAffinity"] = node_affinity
-    return out
-
-
-def target_node(pod: KubeObject) -> str | None:
-    """``GetTargetNodeName``: ``spec.nodeName``, else the single node a ``metadata.name`` In term
-    of the required node affinity names; ``None`` when neither says."""
-    bound = str(spec(pod).get("nodeName") or "")
-    if bound:
-        return bound
-    affinity = mapping(mapping(spec(pod).get("affinity")).get("nodeAffinity"))
-    terms = sequence(
-        mapping(affinity.get("requiredDuringSchedulingIgnoredDuringExecution")).get("nodeSelectorTerms")
-    )
-    for term in terms:
-        for req in sequence(mapping(term).get("matchFields")):
-            req_map = mapping(req)
-            values = sequence(req_map.get("values"))
-            if req_map.get("key") == NODE_NAME_FIELD and req_map.get("operator") == "In" and len(values) == 1:
-                return str(values[0])
-    return None
-
-
-def _true_conditions(node: KubeObject) -> set[str]:
-    return {
-        str(mapping(c).get("type"))
-        for c in sequence(mapping(node.get("status")).get("conditions"))
-        if mapping(c).get("status") == "True"
-    }
-
-
-def _without_heartbeat(node: KubeObject) -> dict[str, Any]:
-    meta = {
-        k: v
-        for k, v in mapping(node.get("metadata")).items()
-        if k not in ("resourceVersion", "managedFields")
-    }
-    status = {k: v for k, v in mapping(node.get("status")).items() if k != "conditions"}
-    return {**node, "metadata": meta, "status": status}
-
-
-def is_heartbeat_only(old: KubeObject, new: KubeObject) -> bool:
-    """``shouldIgnoreNodeUpdate``: the same conditions are True and nothing else changed but the
-    resourceVersion and the conditions (a kubelet's or KWOK's heartbeat)."""
-    return _true_conditions(old) == _true_conditions(new) and _without_heartbeat(old) == _without_heartbeat(
-        new
-    )
