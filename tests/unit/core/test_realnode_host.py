@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,11 @@ def test_a_record_is_alive_while_its_holder_or_a_component_runs() -> None:
     assert not record().alive()
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", f"{OWNER}/real-node-1/x"])
     try:
+        # until the child has exec'd, /proc shows the parent's command line (a loaded machine)
+        for _ in range(500):
+            if OWNER in Path(f"/proc/{child.pid}/cmdline").read_text(errors="replace"):
+                break
+            time.sleep(0.01)
         assert record(pids={"kubelet/real-node-1": child.pid}).alive()
         assert not record(pids={"kubelet/real-node-1": child.pid}, owner="/elsewhere").alive()
     finally:
