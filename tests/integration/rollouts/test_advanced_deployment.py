@@ -38,6 +38,7 @@ from tests.integration.rollouts.workload_support import (
     selector_hash,
     set_image,
     start,
+    upstream_revision,
     wait_batch_labels,
     wait_paused_at,
     wait_phase,
@@ -133,9 +134,10 @@ async def test_advanced_deployment_rolling_with_traffic_case(kube: KubeClient, n
     cs = ro["status"]["canaryStatus"]
     assert (cs["stableRevision"], cs["canaryRevision"], cs["podTemplateHash"]) == (
         stable_hash,
-        new_hash,
+        await upstream_revision(kube, namespace),
         new_hash,
     )
+    assert new_hash == cs["canaryRevision"], "the advanced controller names its ReplicaSet by ComputeHash"
     assert (cs["canaryReplicas"], cs["canaryReadyReplicas"]) == (1, 1)
     assert selector_hash(await kube.get(SERVICES, "web", namespace)) == stable_hash
     assert selector_hash(await kube.get(SERVICES, "web-canary", namespace)) == new_hash
@@ -186,7 +188,9 @@ async def test_advanced_deployment_continuous_rolling_case(kube: KubeClient, nam
 
     ro = await eventually(restarted, timeout=60, what="release restarted on v3")
     v3_hash = await replicaset_hash(kube, namespace, "web", V3)
-    assert ro["status"]["canaryStatus"]["canaryRevision"] == v3_hash
+    assert (
+        ro["status"]["canaryStatus"]["canaryRevision"] == await upstream_revision(kube, namespace) == v3_hash
+    )
     assert selector_hash(await kube.get(SERVICES, "web-canary", namespace)) == v3_hash
     strategy = json.loads(_annotations(await _deployment(kube, namespace))[STRATEGY])
     assert strategy["partition"] == "20%" and not strategy.get("paused")

@@ -38,6 +38,7 @@ from tests.integration.rollouts.workload_support import (
     selector_hash,
     set_image,
     start,
+    upstream_revision,
     wait_batch_labels,
     wait_paused_at,
     wait_phase,
@@ -124,7 +125,7 @@ async def test_bluegreen_rolling_with_traffic_case(kube: KubeClient, namespace: 
     bg = ro["status"]["blueGreenStatus"]
     assert (bg["stableRevision"], bg["updatedRevision"], bg["podTemplateHash"]) == (
         stable_hash,
-        new_hash,
+        await upstream_revision(kube, namespace),
         new_hash,
     )
     assert (bg["currentStepIndex"], bg["nextStepIndex"]) == (1, 2)

@@ -26,7 +26,16 @@ from typing import Any
 
 from kruise.rollouts.workloads.deployment.gohash.spew import Schema, Unsupported, decode, spew_format
 
-__all__ = ["KCM_K8S_API", "ROLLOUTS_K8S_API", "Unsupported", "compute_hash", "load_schema", "template_text"]
+__all__ = [
+    "KCM_K8S_API",
+    "ROLLOUTS_K8S_API",
+    "Unsupported",
+    "compute_hash",
+    "fnv32a",
+    "load_schema",
+    "safe_encode",
+    "template_text",
+]
 
 ROLLOUTS_K8S_API = "v0.28.9"
 KCM_K8S_API = "v0.37.2"
@@ -49,6 +58,7 @@ def safe_encode(text: str) -> str:
 
 
 def fnv32a(data: bytes) -> int:
+    """FNV-32a of ``data`` (``hash/fnv.New32a``)."""
     value = _FNV32_OFFSET
     for byte in data:
         value ^= byte
