@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import struct
 from collections.abc import Mapping
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -82,7 +82,14 @@ def compute_hash(
     Raises :class:`Unsupported` for inputs the port does not reproduce and :class:`ValueError`
     where ``json.Unmarshal`` would fail (see :mod:`.spew`).
     """
-    data = template_text(template, version).encode()
+    return _hash_of(json.dumps(template or {}), collision_count, version)  # key order kept: it matters to Go
+
+
+@lru_cache(maxsize=512)
+def _hash_of(template_json: str, collision_count: int | None, version: str) -> str:
+    """The hash of a template given as JSON (remembered: controllers hash the same templates on
+    every pass, a few milliseconds each)."""
+    data = template_text(json.loads(template_json), version).encode()
     if collision_count is not None:
         data += struct.pack("<I", collision_count & 0xFFFFFFFF) + b"\0" * 4
     return safe_encode(str(fnv32a(data)))
