@@ -285,6 +285,9 @@ async def test_advanced_deployment_scaling_case(kube: KubeClient, namespace: str
 
 
 async def test_advanced_deployment_plan_changed_case(kube: KubeClient, namespace: str) -> None:
+    """Upstream "advanced deployment plan changed case" (``rollout_v1beta1_test.go:5035``; at
+    ``:5092`` ``canaryRevision`` is ``util.ComputeHash`` of the stored template and
+    ``podTemplateHash`` the new ReplicaSet's label)."""
     ro = rollout(namespace, DEPLOYMENT_REF, canary_strategy(STEPS))
     await start(kube, namespace, deployment(namespace), ro)
     await set_image(kube, namespace, "Deployment", V2)
@@ -299,7 +302,12 @@ async def test_advanced_deployment_plan_changed_case(kube: KubeClient, namespace
     steps[1] = {**steps[1], "replicas": "80%", "traffic": "80%"}
     await kube.replace(ROLLOUTS, current)
     await wait_pods(kube, namespace, {V1: 1, V2: 4})
-    await wait_paused_at(kube, namespace, 2)
+    cs = (await wait_paused_at(kube, namespace, 2))["status"]["canaryStatus"]
+    new_hash = await replicaset_hash(kube, namespace, "web", V2)
+    assert (cs["canaryRevision"], cs["podTemplateHash"]) == (
+        await upstream_revision(kube, namespace),
+        new_hash,
+    )
     assert canary_weight(await kube.get(INGRESSES, "web-canary", namespace)) == "80"
     strategy = json.loads(_annotations(await _deployment(kube, namespace))[STRATEGY])
     assert strategy["partition"] == "80%"

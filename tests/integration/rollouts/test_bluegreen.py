@@ -168,11 +168,21 @@ async def test_bluegreen_rolling_with_traffic_case(kube: KubeClient, namespace: 
 
 
 async def test_bluegreen_rollback_case(kube: KubeClient, namespace: str) -> None:
+    """Upstream "Bluegreen Release - Deployment - Ingress > bluegreen rollback case" (it failed at
+    ``rollout_v1beta1_test.go:2007``: ``updatedRevision`` must be ``util.ComputeHash`` of the
+    stored template, ``podTemplateHash`` the new ReplicaSet's label, which the canary Service
+    selects)."""
     await start(
         kube, namespace, deployment(namespace), rollout(namespace, DEPLOYMENT_REF, blue_green_strategy(STEPS))
     )
     await set_image(kube, namespace, "Deployment", V2)
-    await wait_paused_at(kube, namespace, 1)
+    bg = (await wait_paused_at(kube, namespace, 1))["status"]["blueGreenStatus"]
+    new_hash = await replicaset_hash(kube, namespace, "web", V2)
+    assert (bg["updatedRevision"], bg["podTemplateHash"]) == (
+        await upstream_revision(kube, namespace),
+        new_hash,
+    )
+    assert selector_hash(await kube.get(SERVICES, "web-canary", namespace)) == new_hash
     await approve(kube, namespace)
     await wait_paused_at(kube, namespace, 2)
     assert canary_weight(await kube.get(INGRESSES, "web-canary", namespace)) == "50"
