@@ -99,6 +99,9 @@ async def _owned_replicasets(kube: KubeClient, namespace: str) -> list[dict]:
 
 
 async def test_advanced_deployment_rolling_with_traffic_case(kube: KubeClient, namespace: str) -> None:
+    """Upstream "advanced deployment rolling with traffic case" (``rollout_v1beta1_test.go:4551``; at
+    ``:4622`` ``canaryRevision`` is ``util.ComputeHash`` of the stored template, ``podTemplateHash``
+    the new ReplicaSet's label)."""
     ro = rollout(namespace, DEPLOYMENT_REF, canary_strategy(STEPS))
     await start(kube, namespace, deployment(namespace), ro)
     stable_hash = await replicaset_hash(kube, namespace, "web", V1)

@@ -92,7 +92,9 @@ async def deployment_status(kube: KubeClient, namespace: str, updated: int, read
 
 async def test_bluegreen_rolling_with_traffic_case(kube: KubeClient, namespace: str) -> None:
     """Also upstream's "bluegreen disable hpa test case - autoscaling/v2": the HPA of the workload
-    is pointed away while the release runs and given back at the end.
+    is pointed away while the release runs and given back at the end. ``updatedRevision`` is
+    ``util.ComputeHash`` of the stored template (upstream failed here at
+    ``rollout_v1beta1_test.go:1765`` while it was the ReplicaSet's ``pod-template-hash``).
 
     Batch labels (upstream ``rollout_v1beta1_test.go:1807``, "expected 3 pods with rolloutID ...
     and batchID 1"): the blue-green control plane labels the new pods with the Rollout's observed
