@@ -38,6 +38,7 @@ from tests.integration.rollouts.workload_support import (
     selector_hash,
     set_image,
     start,
+    upstream_revision,
     wait_batch_labels,
     wait_paused_at,
     wait_phase,
@@ -98,6 +99,9 @@ async def _owned_replicasets(kube: KubeClient, namespace: str) -> list[dict]:
 
 
 async def test_advanced_deployment_rolling_with_traffic_case(kube: KubeClient, namespace: str) -> None:
+    """Upstream "advanced deployment rolling with traffic case" (``rollout_v1beta1_test.go:4551``; at
+    ``:4622`` ``canaryRevision`` is ``util.ComputeHash`` of the stored template, ``podTemplateHash``
+    the new ReplicaSet's label)."""
     ro = rollout(namespace, DEPLOYMENT_REF, canary_strategy(STEPS))
     await start(kube, namespace, deployment(namespace), ro)
     stable_hash = await replicaset_hash(kube, namespace, "web", V1)
@@ -133,9 +137,10 @@ async def test_advanced_deployment_rolling_with_traffic_case(kube: KubeClient, n
     cs = ro["status"]["canaryStatus"]
     assert (cs["stableRevision"], cs["canaryRevision"], cs["podTemplateHash"]) == (
         stable_hash,
-        new_hash,
+        await upstream_revision(kube, namespace),
         new_hash,
     )
+    assert new_hash == cs["canaryRevision"], "the advanced controller names its ReplicaSet by ComputeHash"
     assert (cs["canaryReplicas"], cs["canaryReadyReplicas"]) == (1, 1)
     assert selector_hash(await kube.get(SERVICES, "web", namespace)) == stable_hash
     assert selector_hash(await kube.get(SERVICES, "web-canary", namespace)) == new_hash
@@ -186,7 +191,9 @@ async def test_advanced_deployment_continuous_rolling_case(kube: KubeClient, nam
 
     ro = await eventually(restarted, timeout=60, what="release restarted on v3")
     v3_hash = await replicaset_hash(kube, namespace, "web", V3)
-    assert ro["status"]["canaryStatus"]["canaryRevision"] == v3_hash
+    assert (
+        ro["status"]["canaryStatus"]["canaryRevision"] == await upstream_revision(kube, namespace) == v3_hash
+    )
     assert selector_hash(await kube.get(SERVICES, "web-canary", namespace)) == v3_hash
     strategy = json.loads(_annotations(await _deployment(kube, namespace))[STRATEGY])
     assert strategy["partition"] == "20%" and not strategy.get("paused")
@@ -281,6 +288,9 @@ async def test_advanced_deployment_scaling_case(kube: KubeClient, namespace: str
 
 
 async def test_advanced_deployment_plan_changed_case(kube: KubeClient, namespace: str) -> None:
+    """Upstream "advanced deployment plan changed case" (``rollout_v1beta1_test.go:5035``; at
+    ``:5092`` ``canaryRevision`` is ``util.ComputeHash`` of the stored template and
+    ``podTemplateHash`` the new ReplicaSet's label)."""
     ro = rollout(namespace, DEPLOYMENT_REF, canary_strategy(STEPS))
     await start(kube, namespace, deployment(namespace), ro)
     await set_image(kube, namespace, "Deployment", V2)
@@ -295,7 +305,12 @@ async def test_advanced_deployment_plan_changed_case(kube: KubeClient, namespace
     steps[1] = {**steps[1], "replicas": "80%", "traffic": "80%"}
     await kube.replace(ROLLOUTS, current)
     await wait_pods(kube, namespace, {V1: 1, V2: 4})
-    await wait_paused_at(kube, namespace, 2)
+    cs = (await wait_paused_at(kube, namespace, 2))["status"]["canaryStatus"]
+    new_hash = await replicaset_hash(kube, namespace, "web", V2)
+    assert (cs["canaryRevision"], cs["podTemplateHash"]) == (
+        await upstream_revision(kube, namespace),
+        new_hash,
+    )
     assert canary_weight(await kube.get(INGRESSES, "web-canary", namespace)) == "80"
     strategy = json.loads(_annotations(await _deployment(kube, namespace))[STRATEGY])
     assert strategy["partition"] == "80%"

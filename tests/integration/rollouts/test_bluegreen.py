@@ -38,6 +38,7 @@ from tests.integration.rollouts.workload_support import (
     selector_hash,
     set_image,
     start,
+    upstream_revision,
     wait_batch_labels,
     wait_paused_at,
     wait_phase,
@@ -91,7 +92,9 @@ async def deployment_status(kube: KubeClient, namespace: str, updated: int, read
 
 async def test_bluegreen_rolling_with_traffic_case(kube: KubeClient, namespace: str) -> None:
     """Also upstream's "bluegreen disable hpa test case - autoscaling/v2": the HPA of the workload
-    is pointed away while the release runs and given back at the end.
+    is pointed away while the release runs and given back at the end. ``updatedRevision`` is
+    ``util.ComputeHash`` of the stored template (upstream failed here at
+    ``rollout_v1beta1_test.go:1765`` while it was the ReplicaSet's ``pod-template-hash``).
 
     Batch labels (upstream ``rollout_v1beta1_test.go:1807``, "expected 3 pods with rolloutID ...
     and batchID 1"): the blue-green control plane labels the new pods with the Rollout's observed
@@ -124,7 +127,7 @@ async def test_bluegreen_rolling_with_traffic_case(kube: KubeClient, namespace: 
     bg = ro["status"]["blueGreenStatus"]
     assert (bg["stableRevision"], bg["updatedRevision"], bg["podTemplateHash"]) == (
         stable_hash,
-        new_hash,
+        await upstream_revision(kube, namespace),
         new_hash,
     )
     assert (bg["currentStepIndex"], bg["nextStepIndex"]) == (1, 2)
@@ -167,11 +170,21 @@ async def test_bluegreen_rolling_with_traffic_case(kube: KubeClient, namespace: 
 
 
 async def test_bluegreen_rollback_case(kube: KubeClient, namespace: str) -> None:
+    """Upstream "Bluegreen Release - Deployment - Ingress > bluegreen rollback case" (it failed at
+    ``rollout_v1beta1_test.go:2007``: ``updatedRevision`` must be ``util.ComputeHash`` of the
+    stored template, ``podTemplateHash`` the new ReplicaSet's label, which the canary Service
+    selects)."""
     await start(
         kube, namespace, deployment(namespace), rollout(namespace, DEPLOYMENT_REF, blue_green_strategy(STEPS))
     )
     await set_image(kube, namespace, "Deployment", V2)
-    await wait_paused_at(kube, namespace, 1)
+    bg = (await wait_paused_at(kube, namespace, 1))["status"]["blueGreenStatus"]
+    new_hash = await replicaset_hash(kube, namespace, "web", V2)
+    assert (bg["updatedRevision"], bg["podTemplateHash"]) == (
+        await upstream_revision(kube, namespace),
+        new_hash,
+    )
+    assert selector_hash(await kube.get(SERVICES, "web-canary", namespace)) == new_hash
     await approve(kube, namespace)
     await wait_paused_at(kube, namespace, 2)
     assert canary_weight(await kube.get(INGRESSES, "web-canary", namespace)) == "50"

@@ -14,6 +14,7 @@ from typing import Any
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, INGRESSES, PODS, REPLICASETS, SERVICES
 from kruise.rollouts.resources import BATCH_RELEASES, ROLLOUTS
+from kruise.rollouts.workloads.deployment.gohash import compute_hash
 from tests.support.wait import eventually
 
 JSON = dict[str, Any]
@@ -208,6 +209,12 @@ async def replicaset_hash(kube: KubeClient, namespace: str, owner: str, image: s
         if owner in owners and rs["spec"]["template"]["spec"]["containers"][0]["image"] == image:
             return str(rs["metadata"]["labels"]["pod-template-hash"])
     raise AssertionError(f"no ReplicaSet of {owner} runs {image}")
+
+
+async def upstream_revision(kube: KubeClient, namespace: str, name: str = "web") -> str:
+    """``util.ComputeHash(&workload.Spec.Template, nil)`` over the Deployment as a GET returns it:
+    the canary revision upstream's e2e expects (``rollout_v1beta1_test.go:985``, ``:1765``)."""
+    return compute_hash((await kube.get(DEPLOYMENTS, name, namespace))["spec"]["template"])
 
 
 def canary_weight(ingress: Mapping[str, Any]) -> str:

@@ -306,18 +306,3 @@ def test_continuous_release_is_refused_with_upstreams_message_until_rolled_back(
     world.release("v2")  # back to the version being released: the release goes on
     ro = reconcile(ro, world)
     assert "manually confirm" in ro["status"]["message"]
-
-
-def test_a_provisional_revision_becoming_known_is_not_a_continuous_release() -> None:
-    world = World()
-    ro = run_until(rollout(), world, lambda r: r["status"].get("phase") == RolloutPhase.HEALTHY)
-    world.release("v2")
-    world.update = "prov"  # no ReplicaSet carries the template yet
-    ro = run_until(ro, world, lambda r: state(r)[1] == CanaryStepState.STEP_UPGRADE)
-    assert ro["status"]["blueGreenStatus"]["updatedRevision"] == "prov"
-    known = world.info()
-    world.update = "v2"
-    info = WorkloadInfo(**{**known.__dict__, "canary_revision": "v2", "canary_revision_aliases": ("prov",)})
-    d = decide(ro, Observed(now=world.now, workload=info, batch=world.batch_view()), Outcomes())
-    assert d.status["blueGreenStatus"]["updatedRevision"] == "v2"
-    assert d.status.get("message") != CONTINUOUS_RELEASE_MESSAGE

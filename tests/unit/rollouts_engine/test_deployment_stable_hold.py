@@ -6,10 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kruise.rollouts.rollout.deadline import _revision_changed
 from kruise.rollouts.workloads.deployment.stablehold import deployment_stable_hold
 from kruise.rollouts.workloads.deployment.strategy import DEPLOYMENT_STRATEGY_ANNOTATION
-from kruise.rollouts.workloads.info import WorkloadInfo
 from kruise.rollouts.workloads.ops import Target
 from tests.unit.rollouts_engine.test_advanced_deployment import deployment, rs
 
@@ -59,32 +57,3 @@ def test_canary_style_waits_for_the_canary_deployments_to_go() -> None:
     free["metadata"]["annotations"] = {}
     hold = deployment_stable_hold(free, [owned(rs("web-a", "v1", 5))], [], "h-v1")
     assert hold.ops == () and not hold.waiting, "a Deployment not under the advanced controller: nothing"
-
-
-def info(revision: str, *, known: bool, generation: int) -> WorkloadInfo:
-    return WorkloadInfo(
-        kind="Deployment",
-        api_version="apps/v1",
-        name="web",
-        namespace="shop",
-        uid="u",
-        replicas=5,
-        stable_revision="h-v1",
-        canary_revision=revision,
-        pod_template_hash="",
-        in_progressing=True,
-        in_rollback=False,
-        generation=generation,
-        canary_revision_known=known,
-    )
-
-
-def test_a_held_deployment_whose_canary_went_keeps_its_template() -> None:
-    """The canary Deployment (the only ReplicaSet of the template) went with the BatchRelease: the
-    revision falls back to a provisional one, but the generation says the template is the same;
-    a new generation with another revision is a fix pushed."""
-    cs = {"canaryRevision": "h-v2", "observedWorkloadGeneration": 4}
-    assert not _revision_changed(info("h-v2", known=True, generation=4), cs)
-    assert not _revision_changed(info("provisional", known=False, generation=4), cs)
-    assert _revision_changed(info("provisional-v3", known=False, generation=5), cs)
-    assert _revision_changed(info("h-v3", known=True, generation=4), cs)

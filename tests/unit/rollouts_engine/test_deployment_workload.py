@@ -13,12 +13,12 @@ from kruise.rollouts.release.constants import (
     ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
     STABLE_REVISION_LABEL,
 )
+from kruise.rollouts.workloads.deployment.gohash import compute_hash
 from kruise.rollouts.workloads.deployment.hold import hold_deployment
 from kruise.rollouts.workloads.deployment.info import deployment_info, new_and_stable
 from kruise.rollouts.workloads.deployment.podtemplate import (
+    deployment_revision,
     equal_ignore_hash,
-    provisional_revision,
-    safe_encode,
     template_revision,
 )
 
@@ -103,14 +103,27 @@ def test_templates_compare_without_their_pod_template_hash_and_empty_maps() -> N
     assert not equal_ignore_hash(template("v1"), template("v2"))
 
 
-def test_a_template_is_named_by_the_replicaset_that_runs_it_else_provisionally() -> None:
+def test_a_revision_is_upstreams_compute_hash_and_pods_carry_their_replicasets_hash() -> None:
+    """``canaryRevision`` is ``util.ComputeHash(&template, nil)`` (k8s.io/api v0.28.9); the pods of a
+    template carry the ``pod-template-hash`` of the ReplicaSet that runs it, else the hash the
+    advanced Deployment controller will name it by."""
+    assert deployment_revision(template("v1")) == compute_hash(template("v1"))
+    assert (
+        deployment_revision(template("v1"), 2)
+        == compute_hash(template("v1"), 2)
+        != deployment_revision(template("v1"))
+    )
     rs = replicaset("web-abc", "v1", "abc")
-    assert template_revision(template("v1"), [rs]) == ("abc", (provisional_revision(template("v1")),))
-    revision, aliases = template_revision(template("v2"), [rs])
-    assert (revision, aliases) == (provisional_revision(template("v2")), ())
+    assert template_revision(template("v1"), [rs]) == "abc"
+    assert template_revision(template("v2"), [rs]) == compute_hash(template("v2"))
+
+
+def test_a_template_the_port_refuses_gets_a_stable_stand_in() -> None:
+    """A set ``creationTimestamp`` (Go's value would hold the controller's time zone)."""
+    stamped = {**template("v1"), "metadata": {"creationTimestamp": "2024-01-01T00:00:00Z"}}
+    revision = deployment_revision(stamped)
+    assert revision == deployment_revision(copy.deepcopy(stamped))
     assert set(revision) <= set("bcdfghjklmnpqrstvwxz2456789")
-    assert provisional_revision(template("v2")) == provisional_revision(copy.deepcopy(template("v2")))
-    assert safe_encode("0123") == "4567"  # rand.SafeEncodeString: rune % 27 into the alphabet
 
 
 # ------------------------------------------------------------------------------ WorkloadInfo
@@ -127,16 +140,16 @@ def test_canary_style_info_reads_stable_and_canary_replicasets() -> None:
     }
     canary_rs = replicaset("web-x1-bbb", "v2", "bbb", owner="can-uid", replicas=1)
     info = deployment_info(rollout(), deployment(annotations=IN_PROGRESS), [stable_rs, canary_rs], [canary])
-    assert (info.stable_revision, info.canary_revision, info.pod_template_hash) == ("aaa", "bbb", "bbb")
+    revisions = (info.stable_revision, info.canary_revision, info.pod_template_hash)
+    assert revisions == ("aaa", compute_hash(template("v2")), "bbb")
     assert info.in_progressing and not info.in_rollback and info.status_consistent
-    assert info.canary_revision_aliases == (provisional_revision(template("v2")),)
 
 
 def test_canary_style_rollback_is_the_stable_template_again() -> None:
     info = deployment_info(
         rollout(), deployment("v1", annotations=IN_PROGRESS), [replicaset("web-aaa", "v1", "aaa")]
     )
-    assert info.in_rollback and info.canary_revision == "aaa"
+    assert info.in_rollback and info.canary_revision == compute_hash(template("v1"))
 
 
 @pytest.mark.parametrize(
@@ -156,7 +169,8 @@ def test_blue_green_info_reads_the_stable_revision_label_and_the_new_replicaset(
     dep = deployment(annotations=IN_PROGRESS, labels={STABLE_REVISION_LABEL: "aaa"})
     rss = [replicaset("web-aaa", "v1", "aaa"), replicaset("web-bbb", "v2", "bbb", replicas=3, revision="2")]
     info = deployment_info(rollout(blue_green=True), dep, rss)
-    assert (info.stable_revision, info.canary_revision, info.pod_template_hash) == ("aaa", "bbb", "bbb")
+    revisions = (info.stable_revision, info.canary_revision, info.pod_template_hash)
+    assert revisions == ("aaa", compute_hash(template("v2")), "bbb")
     assert not info.in_rollback
     rolled_back = deployment("v1", annotations=IN_PROGRESS, labels={STABLE_REVISION_LABEL: "aaa"})
     assert deployment_info(rollout(blue_green=True), rolled_back, rss).in_rollback

@@ -402,14 +402,12 @@ def test_a_first_status_while_the_workload_settles_carries_the_schema_required_f
     assert decision.requeue_after == 1.0 and not decision.actions
 
 
-def test_a_completed_release_follows_the_workload_generation_once_its_provisional_revision_is_known() -> None:
+def test_a_completed_release_follows_the_workload_generation() -> None:
     """Upstream "Deployment canary rollout with Ingress > Deployment V1->V2: Percentage
     20%,40%,60%,80%,90%, and replicas=3" (``rollout_test.go:527``, failing at ``:290``
     ``WaitRolloutWorkloadGeneration``): after completion ``canaryStatus.observedWorkloadGeneration``
     is the Deployment's generation. Upstream refreshes it on every pass while the recorded canary
-    revision is the workload's (``calculateRolloutStatus``). With ``patchPodTemplateMetadata`` no
-    ReplicaSet has the stable template during the release, so the revision recorded was provisional;
-    when the resumed Deployment's ReplicaSet appears it is the same template under its real name."""
+    revision is the workload's (``calculateRolloutStatus``)."""
     healthy = rollout(STEPS)
     healthy["status"] = {
         "observedGeneration": 1,
@@ -417,7 +415,7 @@ def test_a_completed_release_follows_the_workload_generation_once_its_provisiona
         "currentStepIndex": 3,
         "currentStepState": CanaryStepState.COMPLETED,
         "canaryStatus": {
-            "canaryRevision": "provisional",
+            "canaryRevision": "real",
             "podTemplateHash": "",
             "observedWorkloadGeneration": 4,
             "currentStepIndex": 3,
@@ -425,12 +423,10 @@ def test_a_completed_release_follows_the_workload_generation_once_its_provisiona
         },
     }
     base = World(stable="real", update="real", updated=10).info().__dict__
-    known = WorkloadInfo(**{**base, "generation": 6, "canary_revision_aliases": ("provisional",)})
-    cs = decide(healthy, Observed(now=T0, workload=known, batch=BatchView.absent())).status["canaryStatus"]
+    same = WorkloadInfo(**{**base, "generation": 6})
+    cs = decide(healthy, Observed(now=T0, workload=same, batch=BatchView.absent())).status["canaryStatus"]
     assert (cs["canaryRevision"], cs["observedWorkloadGeneration"]) == ("real", 6)
 
-    other = WorkloadInfo(**{**base, "generation": 6, "canary_revision_aliases": ("elsewhere",)})
-    cs = decide(healthy, Observed(now=T0, workload=other, batch=BatchView.absent())).status["canaryStatus"]
-    assert (cs["canaryRevision"], cs["observedWorkloadGeneration"]) == ("provisional", 4), (
-        "another template's revision is not this release's"
-    )
+    healthy["status"]["canaryStatus"]["canaryRevision"] = "elsewhere"
+    cs = decide(healthy, Observed(now=T0, workload=same, batch=BatchView.absent())).status["canaryStatus"]
+    assert cs["observedWorkloadGeneration"] == 4, "another template's revision is not this release's"

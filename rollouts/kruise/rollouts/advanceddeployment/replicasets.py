@@ -11,9 +11,12 @@ Follows kube-controller-manager's Deployment controller (``pkg/controller/deploy
   ``deployment.kubernetes.io/revision`` = highest old revision + 1,
   ``desired-replicas`` = ``spec.replicas`` and ``max-replicas`` = ``spec.replicas`` (what the
   native controller computes for a ``Recreate`` Deployment, so the two never rewrite each other);
-- ``hash`` is :func:`~kruise.rollouts.workloads.deployment.podtemplate.provisional_revision` (kube's own
-  hash cannot be recomputed outside its binary, see ``docs/design.md``); the native controller
-  finds the ReplicaSet by template, not by name, so it adopts it as its new ReplicaSet later;
+- ``hash`` is ``util.ComputeHash(&template, status.collisionCount)`` with k8s.io/api v0.28.9, as
+  upstream's controller computes it (``KR:pkg/controller/deployment/sync.go``; a collision
+  count of 0 is hashed, an absent one is not): :func:`~kruise.rollouts.workloads.deployment.
+  podtemplate.deployment_revision`. kube-controller-manager's own hash of the same template
+  differs (its k8s.io/api is newer); it finds the ReplicaSet by template, not by name, so it
+  adopts it as its new ReplicaSet later;
 - the Deployment status (``calculateStatus``): ``replicas``/``readyReplicas``/
   ``availableReplicas`` summed over the ReplicaSets' status, ``updatedReplicas`` of the new one,
   ``unavailableReplicas = max(spec.replicas - available, 0)``, ``observedGeneration``.
@@ -27,12 +30,7 @@ from typing import Any
 
 from kruise.rollouts.release.constants import DEPLOYMENT_REVISION_ANNOTATION, POD_TEMPLATE_HASH_LABEL
 from kruise.rollouts.release.objects import meta, spec_replicas
-from kruise.rollouts.workloads.deployment.podtemplate import (
-    equal_ignore_hash,
-    fnv32a,
-    provisional_revision,
-    safe_encode,
-)
+from kruise.rollouts.workloads.deployment.podtemplate import deployment_revision, equal_ignore_hash
 
 JSON = dict[str, Any]
 DESIRED_REPLICAS_ANNOTATION = "deployment.kubernetes.io/desired-replicas"
@@ -80,10 +78,7 @@ def split_new_old(
 
 def template_hash(template: Mapping[str, Any] | None, collision_count: int | None) -> str:
     """The ``pod-template-hash`` this controller gives a new ReplicaSet."""
-    base = provisional_revision(template)
-    if not collision_count:
-        return base
-    return safe_encode(str(fnv32a(f"{base}/{collision_count}".encode())))
+    return deployment_revision(template, collision_count)
 
 
 def new_replicaset_body(

@@ -51,7 +51,6 @@ from kruise.rollouts.rollout.conditions import condition, drop_condition, set_co
 from kruise.rollouts.rollout.model import Action, ActionKind, Decision, Event, Round
 from kruise.rollouts.rollout.requests import grace_seconds, traffic_intent
 from kruise.rollouts.rollout.steps import steps_of, strategy_of
-from kruise.rollouts.workloads.info import WorkloadInfo
 
 DEADLINE_CONDITION = "ProgressDeadline"
 DEADLINE_REASON = "ProgressDeadlineExceeded"
@@ -184,7 +183,7 @@ def _holding(rnd: Round) -> Decision:
     assert workload is not None
     if _condition(status, ABORTED_CONDITION).get("reason") == RETRY_REASON:
         return _retry(rnd)
-    if _revision_changed(workload, cs):  # a fix pushed, or rolled back
+    if workload.canary_revision != cs.get("canaryRevision"):  # a fix pushed, or rolled back
         message = "Rollout is in Progressing"
         set_condition(
             status, RolloutConditionType.PROGRESSING, "True", ProgressingReason.IN_ROLLING, message, now
@@ -218,17 +217,6 @@ def _holding(rnd: Round) -> Decision:
     cs["finalisingStep"] = FIN_HELD
     cs["message"] = status["message"] = HELD_MESSAGE
     return Decision(status)
-
-
-def _revision_changed(workload: WorkloadInfo, cs: Mapping[str, Any]) -> bool:
-    """Whether the held template was replaced. A Deployment's revision can fall back to a
-    provisional one while held (its canary Deployment went with the BatchRelease, taking the only
-    ReplicaSet of the template): the template is the same as long as the Deployment's generation
-    is the one the release last observed (the hold writes no Deployment spec)."""
-    if workload.canary_revision == cs.get("canaryRevision"):
-        return False
-    same_template = workload.generation == cs.get("observedWorkloadGeneration")
-    return workload.canary_revision_known or not same_template
 
 
 def _hold_actions(rnd: Round, step: str) -> tuple[Action, ...]:

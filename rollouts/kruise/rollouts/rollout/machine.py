@@ -92,12 +92,6 @@ def decide(rollout: Mapping[str, Any], obs: Observed, outcomes: Outcomes | None 
         waiting.setdefault("currentStepState", "")
         return Decision(waiting, requeue_after=1.0)
     cs = status.get("canaryStatus")
-    if cs and cs.get("canaryRevision") and cs.get("canaryRevision") in workload.canary_revision_aliases:
-        # a provisional revision became known (a Deployment's ReplicaSet for the template appeared,
-        # e.g. once a canary-style release with patchPodTemplateMetadata resumed the stable one):
-        # the same template, so the same release, in every phase (upstream's revision is computed,
-        # so it never changes name)
-        cs["canaryRevision"] = workload.canary_revision
     if cs and cs.get("canaryRevision") and cs.get("canaryRevision") == workload.canary_revision:
         # the sub-status follows the workload it describes (upstream refreshes both on every pass)
         cs["observedRolloutID"] = workload.observed_rollout_id

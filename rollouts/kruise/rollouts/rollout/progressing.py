@@ -146,8 +146,6 @@ def continuous_release(rnd: Round) -> Decision | None:
     blue-green release refuses it (only a rollback is accepted)."""
     workload, cs = rnd.obs.workload, rnd.cs
     assert workload is not None
-    if workload.canary_revision_aliases and cs.get("canaryRevision") in workload.canary_revision_aliases:
-        cs["canaryRevision"] = workload.canary_revision  # a provisional revision became known
     if not workload.canary_revision or cs.get("canaryRevision") in ("", None, workload.canary_revision):
         return None
     if is_blue_green(rnd.rollout):

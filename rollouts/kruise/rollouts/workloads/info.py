@@ -31,12 +31,6 @@ class WorkloadInfo:
     generation: int = 0
     revision_label_key: str = "pod-template-hash"
     rollout_id: str = ""
-    # earlier names of ``canary_revision`` (a provisional Deployment revision, see
-    # ``workloads/deployment/podtemplate.py``): a status recording one of them is updated, not restarted
-    canary_revision_aliases: tuple[str, ...] = ()
-    # False while ``canary_revision`` is provisional (no ReplicaSet carries the template yet, or
-    # any more: a canary Deployment gone with its BatchRelease)
-    canary_revision_known: bool = True
     # how the release runs (``releasePlan.rollingStyle``: Partition, Canary, BlueGreen) and whether
     # ``rollouts.kruise.io/rollback-in-batch`` applies to it (the workload port decides both)
     style: str = "Partition"

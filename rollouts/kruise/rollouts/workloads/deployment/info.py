@@ -13,7 +13,9 @@ Which finder applies depends on the Rollout's rolling style:
   began; ``podTemplateHash`` is the hash of the active ReplicaSet with the current template;
   rolling back means that hash is the stable revision again.
 
-Revisions of templates follow :mod:`kruise.rollouts.workloads.deployment.podtemplate`. The status is only
+The canary revision is ``ComputeHash`` of the Deployment's template as upstream computes it (k8s.io/api
+v0.28.9); stable revisions and ``podTemplateHash`` are ReplicaSets' ``pod-template-hash`` labels
+(see :mod:`kruise.rollouts.workloads.deployment.podtemplate`). The status is only
 trusted once the Deployment controller observed the current generation (and, for the canary
 style, once the stable ReplicaSet exists).
 """
@@ -34,9 +36,9 @@ from kruise.rollouts.release.objects import meta as meta_of
 from kruise.rollouts.release.objects import spec_replicas
 from kruise.rollouts.release.rolloutid import workload_rollout_id
 from kruise.rollouts.workloads.deployment.podtemplate import (
+    deployment_revision,
     equal_ignore_hash,
     pod_template_hash,
-    template_revision,
 )
 from kruise.rollouts.workloads.info import WorkloadInfo
 
@@ -166,11 +168,6 @@ def deployment_info(
     in_progressing = bool(annotations.get(IN_PROGRESSING_ANNOTATION))
     template = spec.get("template")
     canary_dep = latest_canary_deployment(deployment, canaries)
-    candidates = [
-        *owned_replicasets(deployment, replicasets, active_only=False),
-        *(owned_replicasets(canary_dep, replicasets, active_only=False) if canary_dep else []),
-    ]
-    revision, aliases = template_revision(template, candidates)
     base = WorkloadInfo(
         kind="Deployment",
         api_version=str(deployment.get("apiVersion") or "apps/v1"),
@@ -179,7 +176,7 @@ def deployment_info(
         uid=str(meta.get("uid") or ""),
         replicas=spec_replicas(deployment),
         stable_revision="",
-        canary_revision=revision,
+        canary_revision=deployment_revision(template),
         pod_template_hash="",
         in_progressing=in_progressing,
         in_rollback=False,
@@ -188,8 +185,6 @@ def deployment_info(
         updated_ready_replicas=int(status.get("readyReplicas") or 0),
         generation=int(meta.get("generation") or 0),
         rollout_id=workload_rollout_id(deployment),
-        canary_revision_aliases=aliases,
-        canary_revision_known=bool(aliases),
     )
     if not base.status_consistent:
         return base

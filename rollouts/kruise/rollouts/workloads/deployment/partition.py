@@ -29,7 +29,7 @@ are moved by the advanced Deployment controller (:mod:`kruise.rollouts.advancedd
   labels removed; the control annotation always goes. ``WaitResume`` completes once every pod
   runs the new template;
 - revisions: ``stableRevision`` is the ``rollouts.kruise.io/stable-revision`` label,
-  ``updateRevision`` the revision of the Deployment's template; a new update revision while
+  ``updateRevision`` the ``pod-template-hash`` of the template's pods (``template_revision``); a new one while
   progressing (continuous release) is recorded and nothing is touched that round.
 """
 
@@ -160,7 +160,7 @@ def decide_deployment_partition(
     observed_revision = str(status.get("updateRevision") or "")
     owned = owned_replicasets(deployment, replicasets, active_only=False)
     status["stableRevision"] = str((meta_of(deployment).get("labels") or {}).get(STABLE_REVISION_LABEL) or "")
-    status["updateRevision"] = template_revision(spec.get("template"), owned)[0]
+    status["updateRevision"] = template_revision(spec.get("template"), owned)
     status["observedWorkloadReplicas"] = replicas
     canary: JSON = status.setdefault("canaryStatus", {"currentBatch": 0})
     canary.setdefault("currentBatch", 0)

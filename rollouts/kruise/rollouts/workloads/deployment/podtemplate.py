@@ -1,29 +1,24 @@
 """Pod templates of native Deployments and their revisions (pure).
 
-kube-controller-manager names a Deployment's revision ``pod-template-hash``:
-``ComputeHash(template, collisionCount)``, an FNV-32a over the Go struct of the pod template
-as the ``spew`` library prints it, encoded with ``SafeEncodeString``. That printout covers every
-field of the compiled-in ``PodTemplateSpec`` (nil pointers, ``resource.Quantity`` internals), so
-it cannot be reproduced outside the exact Kubernetes version that runs the controller.
+Two hashes name a Deployment's template, as upstream:
 
-Kruise Rollouts computes it in-process (``util.ComputeHash``) with the ``k8s.io/api`` it is built
-with (v0.28.9 at 9dd6279), so on a newer cluster its ``canaryRevision`` names no ReplicaSet or pod.
-Measured for one stored template (``registry.example.com/shop/web:1.4.0``, defaults of a 1.37
-API server): kube-controller-manager 1.37.2 labels the ReplicaSet ``79c58d7d6d`` (= ``ComputeHash``
-with k8s.io/api v0.37.2), upstream's in-process hash is ``699b7fcd7f``. We record the hash the
-cluster's ReplicaSets and pods carry (what ``kubectl get rs -l pod-template-hash=...`` finds), by
-a practical rule:
+- the **revision** Kruise Rollouts records (``canaryStatus.canaryRevision``,
+  ``blueGreenStatus.updatedRevision``) is ``util.ComputeHash(&deployment.Spec.Template, nil)``
+  computed in-process with the ``k8s.io/api`` it is built with (v0.28.9,
+  ``KR:pkg/util/controller_finder.go`` ``getDeployment``/``getAdvancedDeployment``):
+  :func:`deployment_revision`, the port in :mod:`kruise.rollouts.workloads.deployment.gohash`,
+  over the template as the API server returns it;
+- the **pod-template-hash** label of a ReplicaSet and its pods is the same function computed by
+  whoever created the ReplicaSet: kube-controller-manager with its own ``k8s.io/api`` (v0.37.2
+  for 1.37.2, so a different value for the same template), or the advanced Deployment
+  controller with v0.28.9 and the collision count. Everything that selects pods (canary Service
+  selectors, batch labels, ``podTemplateHash``, rollback detection) uses that label, read from
+  the ReplicaSet (:func:`pod_template_hash`, :func:`template_revision`).
 
-- **known**: the revision of a template is the ``pod-template-hash`` label of a ReplicaSet
-  whose template equals it once that label is ignored (``EqualIgnoreHash``). A ReplicaSet with
-  the template exists as soon as any Deployment with it has been reconciled: the stable
-  Deployment's own history, the canary Deployment of a canary-style release (created by the
-  BatchRelease as a copy of the stable template), or the new ReplicaSet of a blue-green release;
-- **provisional** until then: :func:`provisional_revision`, an FNV-32a over the template's
-  canonical JSON encoded the same way. It has the shape of a real hash but not its value. The
-  Rollout replaces a recorded provisional revision with the real one once it is known (the
-  ``canary_revision_aliases`` of :class:`~kruise.rollouts.rollout.model.WorkloadInfo`), so a
-  release is never mistaken for a continuous release because its hash became known.
+The port reproduces every template the API server can store except one whose
+``metadata.creationTimestamp`` is set (Go's value then holds the controller's local time zone);
+for such a template :func:`deployment_revision` falls back to an FNV-32a of the canonical JSON,
+encoded the same way (hash-shaped, stable, but not upstream's value).
 """
 
 from __future__ import annotations
@@ -34,24 +29,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kruise.rollouts.release.constants import POD_TEMPLATE_HASH_LABEL
+from kruise.rollouts.workloads.deployment.gohash import compute_hash, fnv32a, safe_encode
 
 JSON = dict[str, Any]
-_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery/pkg/util/rand
-_FNV32_OFFSET = 0x811C9DC5
-_FNV32_PRIME = 0x01000193
-
-
-def safe_encode(text: str) -> str:
-    """``rand.SafeEncodeString``: map every character onto a vowel-free alphabet."""
-    return "".join(_ALPHANUMS[ord(ch) % len(_ALPHANUMS)] for ch in text)
-
-
-def fnv32a(data: bytes) -> int:
-    value = _FNV32_OFFSET
-    for byte in data:
-        value ^= byte
-        value = (value * _FNV32_PRIME) & 0xFFFFFFFF
-    return value
 
 
 def without_hash(template: Mapping[str, Any] | None) -> JSON:
@@ -77,27 +57,26 @@ def equal_ignore_hash(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) 
     return without_hash(a) == without_hash(b)
 
 
-def provisional_revision(template: Mapping[str, Any] | None) -> str:
-    """A hash-shaped stand-in for the revision of a template no ReplicaSet carries yet."""
-    canonical = json.dumps(without_hash(template), sort_keys=True, separators=(",", ":"))
-    return safe_encode(str(fnv32a(canonical.encode())))
+def deployment_revision(template: Mapping[str, Any] | None, collision_count: int | None = None) -> str:
+    """``util.ComputeHash(&template, collisionCount)`` at k8s.io/api v0.28.9 (see the module docstring)."""
+    try:
+        return compute_hash(template, collision_count)
+    except ValueError:  # Unsupported, or a value Go's json.Unmarshal would refuse
+        canonical = json.dumps(without_hash(template), sort_keys=True, separators=(",", ":"))
+        suffix = "" if collision_count is None else f"/{collision_count}"
+        return safe_encode(str(fnv32a((canonical + suffix).encode())))
 
 
 def pod_template_hash(rs: Mapping[str, Any]) -> str:
     return str(((rs.get("metadata") or {}).get("labels") or {}).get(POD_TEMPLATE_HASH_LABEL) or "")
 
 
-def template_revision(
-    template: Mapping[str, Any] | None, replicasets: Iterable[Mapping[str, Any]]
-) -> tuple[str, tuple[str, ...]]:
-    """The revision of ``template`` and the other names it went by (see the module docstring).
-
-    Returns ``(revision, aliases)``: the ``pod-template-hash`` of a ReplicaSet with this template
-    and ``(provisional,)``, or ``(provisional, ())`` while no such ReplicaSet exists.
-    """
-    provisional = provisional_revision(template)
+def template_revision(template: Mapping[str, Any] | None, replicasets: Iterable[Mapping[str, Any]]) -> str:
+    """The ``pod-template-hash`` the pods of ``template`` carry: the label of a ReplicaSet whose
+    template equals it once that label is ignored (``EqualIgnoreHash``), else the hash the
+    advanced Deployment controller will name its ReplicaSet by (:func:`deployment_revision`)."""
     for rs in replicasets:
         rs_hash = pod_template_hash(rs)
         if rs_hash and equal_ignore_hash((rs.get("spec") or {}).get("template"), template):
-            return rs_hash, (provisional,)
-    return provisional, ()
+            return rs_hash
+    return deployment_revision(template)
