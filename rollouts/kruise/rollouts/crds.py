@@ -25,6 +25,7 @@ from kruise.workloads.api.cloneset import CLONESET_CRD
 from kruise.workloads.api.daemonset import DAEMONSET_CRD
 from kruise.workloads.api.sidecarset import SIDECARSET_CRD
 from kruise.workloads.api.statefulset import STATEFULSET_CRD
+from kruise.workloads.api.uniteddeployment import UNITEDDEPLOYMENT_CRD
 
 __all__ = ["ALL_CRDS", "generated_crds", "write_crds"]
 
@@ -33,6 +34,7 @@ ALL_CRDS: list[CRDSpec] = [
     STATEFULSET_CRD,
     DAEMONSET_CRD,
     SIDECARSET_CRD,
+    UNITEDDEPLOYMENT_CRD,
     ROLLOUT_CRD,
     BATCHRELEASE_CRD,
     TRAFFICROUTING_CRD,

@@ -82,6 +82,8 @@ STATEFULSETS = Resource("apps.kruise.io", "v1beta1", "statefulsets", "StatefulSe
 DAEMONSETS = Resource("apps.kruise.io", "v1alpha1", "daemonsets", "DaemonSet")
 """Advanced DaemonSets (``daemon``/``ads``)."""
 SIDECARSETS = Resource("apps.kruise.io", "v1alpha1", "sidecarsets", "SidecarSet", namespaced=False)
+UNITEDDEPLOYMENTS = Resource("apps.kruise.io", "v1alpha1", "uniteddeployments", "UnitedDeployment")
+"""UnitedDeployments (``ud``): one workload per topology subset."""
 CONTAINERRECREATEREQUESTS = Resource(
     "apps.kruise.io", "v1alpha1", "containerrecreaterequests", "ContainerRecreateRequest"
 )
