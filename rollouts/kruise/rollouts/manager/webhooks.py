@@ -51,6 +51,11 @@ from kruise.workloads.sidecarset.webhooks import (
 from kruise.workloads.statefulset.webhooks import MUTATE_PATH as MUTATE_STATEFULSET_PATH
 from kruise.workloads.statefulset.webhooks import VALIDATE_PATH as VALIDATE_STATEFULSET_PATH
 from kruise.workloads.statefulset.webhooks import StatefulSetWebhooks, statefulset_webhook_specs
+from kruise.workloads.uniteddeployment.webhooks import VALIDATE_PATH as VALIDATE_UNITEDDEPLOYMENT_PATH
+from kruise.workloads.uniteddeployment.webhooks import (
+    UnitedDeploymentWebhooks,
+    uniteddeployment_webhook_specs,
+)
 
 WEBHOOK_CACHE = "webhooks"
 """The read view the webhooks answer from (the shared informers; every replica keeps them warm)."""
@@ -97,6 +102,7 @@ def webhook_specs(options: ManagerOptions, sidecarsets: Iterable[KubeObject] = (
         *cloneset_webhook_specs(settings, deletion_protection=protection),
         *statefulset_webhook_specs(settings, deletion_protection=protection),
         *daemonset_webhook_specs(settings),
+        *uniteddeployment_webhook_specs(settings, deletion_protection=protection),
         *sidecarset_webhook_specs(settings),
         *crr_webhook_specs(settings),
         *imagepull_webhook_specs(settings),
@@ -137,6 +143,10 @@ def register_webhooks(
     daemonset = DaemonSetWebhooks(kube)
     server.register(MUTATE_DAEMONSET_PATH, daemonset.mutate)
     server.register(VALIDATE_DAEMONSET_PATH, daemonset.validate)
+    united = UnitedDeploymentWebhooks(
+        kube, deletion_protection=gates.get("ResourcesDeletionProtection", False)
+    )
+    server.register(VALIDATE_UNITEDDEPLOYMENT_PATH, united.validate)
     for path, handler in ImagePullWebhooks(gate=image_pull_jobs_enabled(gates)).handlers().items():
         server.register(path, handler)
     for path, hold in hold_webhooks(kube).items():
