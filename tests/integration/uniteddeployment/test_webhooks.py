@@ -82,3 +82,18 @@ async def test_pod_template_is_judged_by_the_api_server(kube: KubeClient, namesp
         'spec.template.statefulSetTemplate.spec.template.spec.containers[0].name: Invalid value: "Not_A_Name"'
         in text
     )
+
+
+async def test_defaults_are_applied_on_create(kube: KubeClient, namespace: str) -> None:
+    body = sample()
+    del body["spec"]["revisionHistoryLimit"]
+    for subset in subsets(body):
+        subset.pop("replicas", None)
+    subsets(body)[0]["maxReplicas"] = 2
+    created = await kube.create(UNITEDDEPLOYMENTS, body, namespace)
+    spec = created["spec"]
+    assert spec["revisionHistoryLimit"] == 10
+    assert spec["updateStrategy"] == {"type": "Manual", "manualUpdate": {}}
+    assert [s["minReplicas"] for s in spec["topology"]["subsets"]] == [0, 0, 0]
+    pod_spec = spec["template"]["statefulSetTemplate"]["spec"]["template"]["spec"]
+    assert pod_spec["restartPolicy"] == "Always" and pod_spec["dnsPolicy"] == "ClusterFirst"

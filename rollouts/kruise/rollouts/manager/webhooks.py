@@ -51,6 +51,7 @@ from kruise.workloads.sidecarset.webhooks import (
 from kruise.workloads.statefulset.webhooks import MUTATE_PATH as MUTATE_STATEFULSET_PATH
 from kruise.workloads.statefulset.webhooks import VALIDATE_PATH as VALIDATE_STATEFULSET_PATH
 from kruise.workloads.statefulset.webhooks import StatefulSetWebhooks, statefulset_webhook_specs
+from kruise.workloads.uniteddeployment.webhooks import MUTATE_PATH as MUTATE_UNITEDDEPLOYMENT_PATH
 from kruise.workloads.uniteddeployment.webhooks import VALIDATE_PATH as VALIDATE_UNITEDDEPLOYMENT_PATH
 from kruise.workloads.uniteddeployment.webhooks import (
     UnitedDeploymentWebhooks,
@@ -144,8 +145,11 @@ def register_webhooks(
     server.register(MUTATE_DAEMONSET_PATH, daemonset.mutate)
     server.register(VALIDATE_DAEMONSET_PATH, daemonset.validate)
     united = UnitedDeploymentWebhooks(
-        kube, deletion_protection=gates.get("ResourcesDeletionProtection", False)
+        kube,
+        deletion_protection=gates.get("ResourcesDeletionProtection", False),
+        template_no_defaults=gates.get("TemplateNoDefaults", False),
     )
+    server.register(MUTATE_UNITEDDEPLOYMENT_PATH, united.mutate)
     server.register(VALIDATE_UNITEDDEPLOYMENT_PATH, united.validate)
     for path, handler in ImagePullWebhooks(gate=image_pull_jobs_enabled(gates)).handlers().items():
         server.register(path, handler)

@@ -1,8 +1,11 @@
-"""UnitedDeployment validating webhook: the AdmissionReview adapter around the pure rules.
+"""UnitedDeployment admission webhooks: the AdmissionReview adapters around the pure rules.
 
-Path and name are OpenKruise's: ``/validate-apps-kruise-io-v1alpha1-uniteddeployment``
-(``vuniteddeployment.kb.io``) denies CREATE and UPDATE with HTTP 422 and the aggregated field
-errors (:mod:`kruise.workloads.admission.uniteddeployment`), and with gate
+Paths and names are OpenKruise's: ``/mutate-apps-kruise-io-v1alpha1-uniteddeployment``
+(``muniteddeployment.kb.io``) answers with a JSON patch of the defaults
+(:func:`~kruise.workloads.admission.uniteddeployment_defaults.default_uniteddeployment`);
+``/validate-apps-kruise-io-v1alpha1-uniteddeployment`` (``vuniteddeployment.kb.io``) denies
+CREATE and UPDATE with HTTP 422 and the aggregated field errors
+(:mod:`kruise.workloads.admission.uniteddeployment`), and with gate
 ``ResourcesDeletionProtection`` a protected DELETE with HTTP 403. An UPDATE reaches it only when
 ``spec`` changed. What Kubernetes' own validators judge upstream (the StatefulSet/Deployment pod
 template, each subset's nodeSelectorTerm and tolerations) is asked of the API server with dry-run
@@ -15,6 +18,9 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any
+
+import jsonpatch
+from pydantic import ValidationError
 
 from kruise.core.errors import ApiError, KruiseError
 from kruise.core.kube.client import KubeClient
@@ -30,26 +36,39 @@ from kruise.workloads.admission.uniteddeployment import (
     validate_uniteddeployment_delete,
     validate_uniteddeployment_update,
 )
+from kruise.workloads.admission.uniteddeployment_defaults import default_uniteddeployment
 from kruise.workloads.admission.uniteddeployment_topology import (
     subset_scheduling_errors,
     subset_scheduling_pod,
 )
+from kruise.workloads.api.uniteddeployment import UnitedDeployment
 
-__all__ = ["VALIDATE_PATH", "UnitedDeploymentWebhooks", "uniteddeployment_webhook_specs"]
+__all__ = ["MUTATE_PATH", "VALIDATE_PATH", "UnitedDeploymentWebhooks", "uniteddeployment_webhook_specs"]
 
 log = logging.getLogger(__name__)
+MUTATE_PATH = "/mutate-apps-kruise-io-v1alpha1-uniteddeployment"
 VALIDATE_PATH = "/validate-apps-kruise-io-v1alpha1-uniteddeployment"
 
 
 def uniteddeployment_webhook_specs(
     settings: WebhookSettings = WebhookSettings(), *, deletion_protection: bool = False
 ) -> list[WebhookSpec]:
-    """``vuniteddeployment.kb.io``: CREATE, UPDATE when ``spec`` changed, DELETE with protection."""
+    """``muniteddeployment.kb.io`` (CREATE, UPDATE) and ``vuniteddeployment.kb.io`` (CREATE,
+    UPDATE, DELETE with protection); an UPDATE only when ``spec`` changed."""
     operations: tuple[str, ...] = ("CREATE", "UPDATE")
     if deletion_protection:
         operations = (*operations, "DELETE")
     spec_changed = operation_or_changed("spec", name="spec-changed")
     return [
+        WebhookSpec(
+            name="muniteddeployment.kb.io",
+            path=MUTATE_PATH,
+            mutating=True,
+            rules=(Rule("apps.kruise.io", "v1alpha1", "uniteddeployments", ("CREATE", "UPDATE")),),
+            failure_policy=settings.failure_policy,
+            timeout_seconds=settings.timeout_seconds,
+            match_conditions=(spec_changed,),
+        ),
         WebhookSpec(
             name="vuniteddeployment.kb.io",
             path=VALIDATE_PATH,
@@ -58,7 +77,7 @@ def uniteddeployment_webhook_specs(
             failure_policy=settings.failure_policy,
             timeout_seconds=settings.timeout_seconds,
             match_conditions=(spec_changed, PROTECTED_DELETE) if deletion_protection else (spec_changed,),
-        )
+        ),
     ]
 
 
@@ -74,11 +93,28 @@ def _subsets(obj: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
 
 
 class UnitedDeploymentWebhooks:
-    """The validating handler, bound to a client for the dry runs."""
+    """The handlers, bound to a client for the dry runs and to two feature gates."""
 
-    def __init__(self, kube: KubeClient, *, deletion_protection: bool = False) -> None:
+    def __init__(
+        self, kube: KubeClient, *, deletion_protection: bool = False, template_no_defaults: bool = False
+    ) -> None:
         self.kube = kube
         self.deletion_protection = deletion_protection
+        self.template_no_defaults = template_no_defaults
+
+    async def mutate(self, req: AdmissionRequest) -> AdmissionResponse:
+        """Answer with the defaults as a JSON patch (none when nothing is missing)."""
+        if req.object is None:
+            return AdmissionResponse.allow()
+        try:
+            UnitedDeployment.from_dict(req.object)
+        except ValidationError:
+            return AdmissionResponse.allow()  # a wrong JSON type: the schema refuses it, naming the field
+        defaulted = default_uniteddeployment(
+            req.object, old=req.old_object, template_no_defaults=self.template_no_defaults
+        )
+        patch: list[dict[str, Any]] = jsonpatch.make_patch(req.object, defaulted).patch
+        return AdmissionResponse.allow(patch)
 
     async def validate(self, req: AdmissionRequest) -> AdmissionResponse:
         """Answer one AdmissionReview request for a UnitedDeployment."""
