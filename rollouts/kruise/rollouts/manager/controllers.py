@@ -49,6 +49,7 @@ from kruise.workloads.sidecarset.podscope import KEY as SCOPE_KEY
 from kruise.workloads.sidecarset.podscope import PodWebhookScope
 from kruise.workloads.statefulset.controller import StatefulSetController, StatefulSetOptions
 from kruise.workloads.statefulset.round import Options
+from kruise.workloads.uniteddeployment.controller import UnitedDeploymentController, UnitedDeploymentOptions
 
 
 @dataclass
@@ -144,6 +145,15 @@ def _daemonset(w: Wiring, view: ScopedCache) -> Reconciler:
     )
 
 
+def _uniteddeployment(w: Wiring, view: ScopedCache) -> Reconciler:
+    return UnitedDeploymentController(
+        w.kube,
+        w.recorder(UnitedDeploymentController.name),
+        view,
+        UnitedDeploymentOptions(expectation_timeout=w.opts.expectation_timeout),
+    )
+
+
 def _nodeimages(w: Wiring, view: ScopedCache) -> Reconciler:
     return NodeImageController(
         w.kube,
@@ -236,6 +246,7 @@ ROWS: tuple[Row, ...] = (
     Row(SidecarSetController.name, _sidecarset),
     Row(StatefulSetController.name, _statefulset),
     Row(DaemonSetController.name, _daemonset),
+    Row(UnitedDeploymentController.name, _uniteddeployment),
     Row(LaunchPriorityController.name, lambda w, view: LaunchPriorityController(w.kube, view)),
     # the manager's side of kruise-daemon's kinds
     Row(

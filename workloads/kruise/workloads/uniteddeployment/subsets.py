@@ -52,6 +52,7 @@ from kruise.workloads.revisions import go_json, hash_revision_data
 __all__ = [
     "REVISION_LABEL",
     "SubsetPlan",
+    "classify",
     "cloneset_for",
     "next_partitions",
     "plan_subsets",
@@ -221,6 +222,21 @@ def _age(workload: KubeObject) -> tuple[str, str]:
     return (str(metadata(workload).get("creationTimestamp") or ""), name(workload))
 
 
+def classify(ud: KubeObject, owned: Sequence[KubeObject]) -> tuple[dict[str, KubeObject], list[KubeObject]]:
+    """``(kept, surplus)``: the oldest workload of each topology subset, by subset name, and the
+    rest (duplicates, workloads of subsets no longer in the topology). Workloads without a
+    subset label are in neither (upstream cannot classify them either)."""
+    wanted = {str(mapping(s).get("name")) for s in sequence(mapping(spec(ud).get("topology")).get("subsets"))}
+    by_subset: dict[str, list[KubeObject]] = {}
+    for workload in sorted(owned, key=_age):
+        subset_name = labels(workload).get(SUBSET_NAME_LABEL)
+        if subset_name:
+            by_subset.setdefault(subset_name, []).append(workload)
+    surplus = [w for ws in by_subset.values() for w in ws[1:]]
+    surplus += [ws[0] for n, ws in by_subset.items() if n not in wanted]
+    return {n: ws[0] for n, ws in by_subset.items() if n in wanted}, surplus
+
+
 def plan_subsets(
     ud: KubeObject,
     owned: Sequence[KubeObject],
@@ -228,18 +244,9 @@ def plan_subsets(
     partitions: Mapping[str, int],
     revision: str,
 ) -> SubsetPlan:
-    """Compare the owned workloads with the topology (see the module doc). Workloads without a
-    subset label are left alone (upstream cannot classify them either)."""
+    """Compare the owned workloads with the topology (see the module doc and :func:`classify`)."""
+    kept, surplus = classify(ud, owned)
     wanted = [str(mapping(s).get("name")) for s in sequence(mapping(spec(ud).get("topology")).get("subsets"))]
-    by_subset: dict[str, list[KubeObject]] = {}
-    for workload in sorted(owned, key=_age):
-        subset_name = labels(workload).get(SUBSET_NAME_LABEL)
-        if subset_name:
-            by_subset.setdefault(subset_name, []).append(workload)
-    kept = {n: ws[0] for n, ws in by_subset.items()}
-    delete = [w for ws in by_subset.values() for w in ws[1:]]
-    delete += [w for n, w in kept.items() if n not in wanted]
-    kept = {n: w for n, w in kept.items() if n in wanted}
     update = []
     for subset_name in wanted:
         current = kept.get(subset_name)
@@ -254,4 +261,4 @@ def plan_subsets(
         ):
             update.append(subset_name)
     create = tuple(n for n in wanted if n not in kept)
-    return SubsetPlan(workloads=kept, create=create, update=tuple(update), delete=tuple(delete))
+    return SubsetPlan(workloads=kept, create=create, update=tuple(update), delete=tuple(surplus))

@@ -1,0 +1,155 @@
+"""The UnitedDeployment controller on the real control plane (CloneSet subsets): one CloneSet per
+subset, named and labelled as upstream's, replicas from the allocation; scaling through ``/scale``
+re-allocates; a removed subset's CloneSet goes; status sums the subsets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import CLONESETS, UNITEDDEPLOYMENTS
+from tests.support.wait import eventually
+
+pytestmark = pytest.mark.usefixtures("manager")
+JSON = dict[str, Any]
+SUBSET = "apps.kruise.io/subset-name"
+REVISION = "apps.kruise.io/controller-revision-hash"
+
+
+def united(replicas: int = 6) -> JSON:
+    labels = {"app": "shop"}
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "UnitedDeployment",
+        "metadata": {"name": "shop"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "cloneSetTemplate": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "selector": {"matchLabels": labels},
+                        "template": {
+                            "metadata": {"labels": labels},
+                            "spec": {"containers": [{"name": "web", "image": "registry.example.com/web:1"}]},
+                        },
+                    },
+                }
+            },
+            "topology": {
+                "subsets": [
+                    {
+                        "name": "subset-a",
+                        "replicas": 1,
+                        "nodeSelectorTerm": {
+                            "matchExpressions": [
+                                {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}
+                            ]
+                        },
+                    },
+                    {"name": "subset-b", "replicas": "50%"},
+                    {"name": "subset-c"},
+                ]
+            },
+        },
+    }
+
+
+async def subsets(kube: KubeClient, namespace: str) -> dict[str, JSON]:
+    found = await kube.list(CLONESETS, namespace)
+    return {
+        cs["metadata"]["labels"][SUBSET]: cs
+        for cs in found["items"]
+        if not cs["metadata"].get("deletionTimestamp")
+    }
+
+
+async def replicas_by_subset(kube: KubeClient, namespace: str) -> dict[str, int]:
+    return {name: cs["spec"]["replicas"] for name, cs in (await subsets(kube, namespace)).items()}
+
+
+async def test_subset_clonesets_follow_the_topology(kube: KubeClient, namespace: str) -> None:
+    ud = await kube.create(UNITEDDEPLOYMENTS, united(), namespace)
+
+    async def allocated() -> dict[str, int] | None:
+        got = await replicas_by_subset(kube, namespace)
+        return got if got == {"subset-a": 1, "subset-b": 3, "subset-c": 2} else None
+
+    await eventually(allocated, timeout=60, what="three subset CloneSets 1/3/2")
+    by_subset = await subsets(kube, namespace)
+    a = by_subset["subset-a"]
+    assert a["metadata"]["name"].startswith("shop-subset-a-")
+    assert a["metadata"]["ownerReferences"][0]["uid"] == ud["metadata"]["uid"]
+    assert a["spec"]["selector"]["matchLabels"] == {"app": "shop", SUBSET: "subset-a"}
+    term = a["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert term["nodeSelectorTerms"][0]["matchExpressions"][0]["key"] == "kubernetes.io/os"
+    revision = a["metadata"]["labels"][REVISION]
+    assert a["spec"]["template"]["metadata"]["labels"][REVISION] == revision
+
+    async def summed() -> JSON | None:
+        got = await kube.get(UNITEDDEPLOYMENTS, "shop", namespace)
+        status = got.get("status") or {}
+        allocated = status.get("subsetReplicas") == {"subset-a": 1, "subset-b": 3, "subset-c": 2}
+        return got if allocated and status.get("replicas") == 6 else None
+
+    stored = await eventually(summed, timeout=60, what="status.subsetReplicas and the subsets' 6 pods")
+    status = stored["status"]
+    assert status["updateStatus"]["updatedRevision"] == revision
+    assert status["labelSelector"] == "app=shop"
+    assert {c["type"]: c["status"] for c in status["conditions"]} == {
+        "SubsetProvisioned": "True",
+        "SubsetUpdated": "True",
+    }
+
+    # HPA's door: /scale re-allocates (50% of 8 is 4, the rest 3)
+    scale = {"spec": {"replicas": 8}}
+    await kube.patch(UNITEDDEPLOYMENTS, "shop", scale, namespace, patch_type="merge", subresource="scale")
+
+    async def rescaled() -> bool:
+        return await replicas_by_subset(kube, namespace) == {"subset-a": 1, "subset-b": 4, "subset-c": 3}
+
+    await eventually(rescaled, timeout=60, what="re-allocation after /scale")
+
+    # a subset removed from the topology loses its CloneSet; the rest take its replicas
+    kept = united()["spec"]["topology"]["subsets"][:2]
+    kept[1].pop("replicas")
+    await kube.patch(
+        UNITEDDEPLOYMENTS, "shop", {"spec": {"topology": {"subsets": kept}}}, namespace, patch_type="merge"
+    )
+
+    async def shrunk() -> bool:
+        return await replicas_by_subset(kube, namespace) == {"subset-a": 1, "subset-b": 7}
+
+    await eventually(shrunk, timeout=60, what="subset-c deleted, subset-b takes the rest")
+
+
+async def test_template_change_moves_every_subset_to_the_new_revision(
+    kube: KubeClient, namespace: str
+) -> None:
+    await kube.create(UNITEDDEPLOYMENTS, united(), namespace)
+
+    async def revisions() -> set[str] | None:
+        got = await subsets(kube, namespace)
+        return {cs["metadata"]["labels"][REVISION] for cs in got.values()} if len(got) == 3 else None
+
+    (first,) = await eventually(revisions, timeout=60, what="three subsets")
+    template = united()["spec"]["template"]
+    template["cloneSetTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"] = (
+        "registry.example.com/web:2"
+    )
+    await kube.patch(
+        UNITEDDEPLOYMENTS, "shop", {"spec": {"template": template}}, namespace, patch_type="merge"
+    )
+
+    async def moved() -> bool:
+        got = await subsets(kube, namespace)
+        images = {cs["spec"]["template"]["spec"]["containers"][0]["image"] for cs in got.values()}
+        labels = {cs["metadata"]["labels"][REVISION] for cs in got.values()}
+        return images == {"registry.example.com/web:2"} and len(labels) == 1 and first not in labels
+
+    await eventually(moved, timeout=60, what="every subset CloneSet at the new revision")
