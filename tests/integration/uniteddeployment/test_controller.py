@@ -153,3 +153,43 @@ async def test_template_change_moves_every_subset_to_the_new_revision(
         return images == {"registry.example.com/web:2"} and len(labels) == 1 and first not in labels
 
     await eventually(moved, timeout=60, what="every subset CloneSet at the new revision")
+
+
+async def test_adaptive_moves_unschedulable_pods_to_the_next_subset(kube: KubeClient, namespace: str) -> None:
+    """Upstream's e2e "adaptive united deployment basic": subset-a's pods can never be scheduled
+    (no node has its zone); after rescheduleCriticalSeconds they move to subset-b."""
+    body = united(4)
+    body["spec"]["topology"] = {
+        "scheduleStrategy": {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 3}},
+        "subsets": [
+            {
+                "name": "subset-a",
+                "maxReplicas": 2,
+                "nodeSelectorTerm": {
+                    "matchExpressions": [{"key": "kruise-test/zone", "operator": "In", "values": ["nowhere"]}]
+                },
+            },
+            {"name": "subset-b"},
+        ],
+    }
+    await kube.create(UNITEDDEPLOYMENTS, body, namespace)
+
+    async def moved() -> bool:
+        return await replicas_by_subset(kube, namespace) == {"subset-a": 0, "subset-b": 4}
+
+    await eventually(moved, timeout=90, what="subset-a's unschedulable pods moved to subset-b")
+
+    async def marked() -> JSON | None:
+        stored = await kube.get(UNITEDDEPLOYMENTS, "shop", namespace)
+        statuses = {s["name"]: s for s in (stored.get("status") or {}).get("subsetStatuses") or []}
+        conditions = statuses.get("subset-a", {}).get("conditions") or []
+        return conditions[0] if conditions else None
+
+    # the status is written after the subsets in the same round
+    condition = await eventually(marked, timeout=30, what="subset-a's Schedulable condition")
+    assert (condition["type"], condition["status"], condition["reason"]) == (
+        "Schedulable",
+        "False",
+        "reschedule",
+    )
+    assert condition["message"] == "timeout pending pods found"
