@@ -50,7 +50,7 @@ def united(replicas: int = 6) -> JSON:
                             ]
                         },
                     },
-                    {"name": "subset-b", "replicas": "50%"},
+                    {"name": "subset-b", "replicas": "50%", "patch": {"metadata": {"labels": {"zone": "b"}}}},
                     {"name": "subset-c"},
                 ]
             },
@@ -89,6 +89,12 @@ async def test_subset_clonesets_follow_the_topology(kube: KubeClient, namespace:
     ]
     assert term["nodeSelectorTerms"][0]["matchExpressions"][0]["key"] == "kubernetes.io/os"
     revision = a["metadata"]["labels"][REVISION]
+    b = by_subset["subset-b"]
+    assert b["spec"]["template"]["metadata"]["labels"]["zone"] == "b", "subset-b's patch is applied"
+    assert (
+        b["metadata"]["annotations"]["apps.kruise.io/subset-patch"] == '{"metadata":{"labels":{"zone":"b"}}}'
+    )
+    assert "zone" not in a["spec"]["template"]["metadata"]["labels"]
     assert a["spec"]["template"]["metadata"]["labels"][REVISION] == revision
 
     async def summed() -> JSON | None:

@@ -126,6 +126,8 @@ def test_cloneset_carries_subset_labels_scheduling_and_allocation() -> None:
     b = cloneset_for(ud, "b", revision, replicas=4, partition=0)
     assert b["metadata"]["annotations"]["apps.kruise.io/subset-patch"] == '{"metadata":{"labels":{"x":"y"}}}'
     assert b["spec"]["template"]["spec"]["tolerations"] == [{"key": "base", "operator": "Exists"}]
+    assert b["spec"]["template"]["metadata"]["labels"]["x"] == "y", "the subset's patch is applied"
+    assert "x" not in cs["spec"]["template"]["metadata"]["labels"]
 
 
 def test_update_keeps_identity_and_merges_labels() -> None:

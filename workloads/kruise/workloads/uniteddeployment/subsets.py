@@ -11,13 +11,13 @@ Mirrors upstream's ``ApplySubsetTemplate`` (CloneSet adapter), ``calcNextPartiti
 - its spec is the template's, with the selector narrowed to the subset label, ``replicas`` and
   ``updateStrategy.partition`` from the allocation, the pod template labelled with the subset and
   revision, the subset's ``nodeSelectorTerm.matchExpressions`` appended to every required
-  node-affinity term and its tolerations appended;
+  node-affinity term and its tolerations appended, then the subset's ``patch`` applied
+  (:func:`~.podpatch.patch_pod_template`, a strategic merge patch);
 - a workload is updated when its revision label, replicas, partition or patch annotation differ;
   duplicates of a subset (all but the oldest) and workloads of subsets no longer in the topology
   are deleted.
 
-Not yet: ``patch`` is recorded but not applied (upstream applies it as a strategic merge patch of
-the pod template); the revision is the template's hash (:func:`template_revision`) without
+Not yet: the revision is the template's hash (:func:`template_revision`) without
 ControllerRevision objects.
 """
 
@@ -48,6 +48,7 @@ from kruise.workloads.objects import (
     uid,
 )
 from kruise.workloads.revisions import go_json, hash_revision_data
+from kruise.workloads.uniteddeployment.podpatch import patch_pod_template
 
 __all__ = [
     "REVISION_LABEL",
@@ -187,7 +188,10 @@ def cloneset_for(
     pod_spec = dict(mapping(pod_template.get("spec")))
     _attach_scheduling(pod_spec, subset)
     pod_template["spec"] = pod_spec
-    workload["template"] = pod_template
+    patch = subset.get("patch")
+    workload["template"] = (
+        patch_pod_template(pod_template, patch) if isinstance(patch, Mapping) else pod_template
+    )
     out["spec"] = workload
     return out
 
