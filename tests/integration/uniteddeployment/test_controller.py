@@ -199,3 +199,41 @@ async def test_adaptive_moves_unschedulable_pods_to_the_next_subset(kube: KubeCl
         "reschedule",
     )
     assert condition["message"] == "timeout pending pods found"
+
+
+async def test_an_orphan_subset_cloneset_is_adopted_and_a_strayed_one_released(
+    kube: KubeClient, namespace: str
+) -> None:
+    """Upstream's ClaimOwnedObjects: an orphan CloneSet selected by the UnitedDeployment and
+    labelled for subset-a becomes subset-a's (no second one is made); one relabelled away is let go."""
+    template = united()["spec"]["template"]["cloneSetTemplate"]
+    orphan = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "CloneSet",
+        "metadata": {"name": "shop-subset-a-old", "labels": {"app": "shop", SUBSET: "subset-a"}},
+        "spec": {**template["spec"], "replicas": 1},
+    }
+    await kube.create(CLONESETS, orphan, namespace)
+    ud = await kube.create(UNITEDDEPLOYMENTS, united(), namespace)
+
+    async def adopted() -> JSON | None:
+        got = await subsets(kube, namespace)
+        if len(got) != 3 or got["subset-a"]["metadata"]["name"] != "shop-subset-a-old":
+            return None
+        refs = got["subset-a"]["metadata"].get("ownerReferences") or []
+        return got if [r["uid"] for r in refs] == [ud["metadata"]["uid"]] else None
+
+    await eventually(adopted, timeout=60, what="the orphan adopted as subset-a, three subsets in all")
+    await kube.patch(
+        CLONESETS,
+        "shop-subset-a-old",
+        {"metadata": {"labels": {"app": "gone"}}},
+        namespace,
+        patch_type="merge",
+    )
+
+    async def released() -> bool:
+        stray = await kube.get(CLONESETS, "shop-subset-a-old", namespace)
+        return not stray["metadata"].get("ownerReferences")
+
+    await eventually(released, timeout=60, what="the relabelled CloneSet released")

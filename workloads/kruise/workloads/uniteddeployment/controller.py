@@ -5,7 +5,9 @@ made from a ``cloneSetTemplate`` (the other three template kinds are not managed
 UnitedDeployment gets a ``Warning UnsupportedSubsetTemplate`` event and is left alone):
 
 1. the UnitedDeployment and the CloneSets it controls (indexed by owner UID), their pods;
-2. while CloneSets this controller created or deleted are not yet as written in the cache: wait;
+2. while CloneSets this controller created, deleted or re-owned are not yet as written in the
+   cache: wait; then claim (:mod:`.claims`): orphans of its namespace matching its selector are
+   adopted, its own that no longer match released, and the round ends there when it did either;
 3. :func:`~.allocation.allocate` (Adaptive schedulability from the pods, then the allocator);
    an allocation error is a ``Warning Failed SpecifySubsetReplicas`` event, retried with backoff;
 4. :func:`~.subsets.plan_subsets`: create missing subset CloneSets, delete surplus ones, update
@@ -32,20 +34,33 @@ from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, S
 from kruise.core.informer import Delta, EventType
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CLONESETS, PODS, UNITEDDEPLOYMENTS
-from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Watch, owned, owner_key, primary
-from kruise.core.runtime.spec import index_by_owner_uid
+from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Watch, owner_key, primary
+from kruise.core.runtime.spec import controller_ref, index_by_owner_uid
 from kruise.core.workqueue import Result
 from kruise.workloads.api.uniteddeployment import UnitedDeployment
-from kruise.workloads.objects import KubeObject, is_being_deleted, mapping, metadata, name, spec, status, uid
+from kruise.workloads.objects import (
+    KubeObject,
+    is_being_deleted,
+    labels,
+    mapping,
+    metadata,
+    name,
+    spec,
+    status,
+    uid,
+)
 from kruise.workloads.objects import namespace as namespace_of
 from kruise.workloads.requeue import soonest
+from kruise.workloads.selector import SelectorError, selector_matches
 from kruise.workloads.uniteddeployment.allocation import ObservedSubset, PodScheduling, allocate
 from kruise.workloads.uniteddeployment.allocator import AllocationError
+from kruise.workloads.uniteddeployment.claims import claim_workloads
 from kruise.workloads.uniteddeployment.status import RoundOutcome, status_patch
 from kruise.workloads.uniteddeployment.subsets import (
     classify,
     cloneset_for,
     next_partitions,
+    owner_reference,
     plan_subsets,
     template_revision,
 )
@@ -93,7 +108,7 @@ class UnitedDeploymentController:
             name=self.name,
             watches=(
                 primary(UNITEDDEPLOYMENTS),
-                owned(CLONESETS, UNITEDDEPLOYMENTS, observe=self._cloneset_event),
+                Watch(CLONESETS, self._cloneset_keys, {OWNER_UID: index_by_owner_uid}, self._cloneset_event),
                 Watch(PODS, self._pod_keys, {OWNER_UID: index_by_owner_uid}),
             ),
             workers=self.options.workers,
@@ -105,6 +120,20 @@ class UnitedDeploymentController:
             return
         action = ScaleAction.DELETE if delta.type is EventType.DELETED else ScaleAction.CREATE
         self.expectations.forget(key, action, name(delta.obj))
+
+    def _cloneset_keys(self, cloneset: KubeObject) -> Iterable[str]:
+        """Its controlling UnitedDeployment; for an orphan, every one of its namespace selecting it."""
+        if controller_ref(cloneset) is not None:
+            key = owner_key(cloneset, UNITEDDEPLOYMENTS)
+            return (key,) if key else ()
+        keys = []
+        for ud in self.cache.list(UNITEDDEPLOYMENTS):
+            if namespace_of(ud) != namespace_of(cloneset):
+                continue
+            with contextlib.suppress(SelectorError):
+                if selector_matches(mapping(spec(ud).get("selector")), labels(cloneset)):
+                    keys.append(f"{namespace_of(ud)}/{name(ud)}")
+        return keys
 
     def _pod_keys(self, pod: KubeObject) -> Iterable[str]:
         cloneset_key = owner_key(pod, CLONESETS)
@@ -130,10 +159,20 @@ class UnitedDeploymentController:
             message = "only subsets from a cloneSetTemplate are managed by this version"
             self.recorder.event(ud, WARNING, "UnsupportedSubsetTemplate", message)
             return Result()
-        workloads = self.cache.by_index(CLONESETS, OWNER_UID, uid(ud))
-        waiting = self._waiting(key, workloads)
+        owned = self.cache.by_index(CLONESETS, OWNER_UID, uid(ud))
+        orphans = [
+            c
+            for c in self.cache.list(CLONESETS)
+            if namespace_of(c) == namespace_of(ud) and controller_ref(c) is None
+        ]
+        waiting = self._waiting(key, [*owned, *orphans])
         if waiting is not None:
             return Result(requeue_after=waiting)
+        claims = claim_workloads(ud, owned, orphans, owner_reference(ud))
+        if claims.adopt or claims.release:
+            await self._reown(ud, [*claims.adopt, *claims.release])
+            return Result(requeue_after=1.0)
+        workloads = claims.claimed
         now = datetime.datetime.now(datetime.UTC)
         kept, _ = classify(ud, workloads)
         pods = {n: self.cache.by_index(PODS, OWNER_UID, uid(w)) for n, w in kept.items()}
@@ -188,6 +227,32 @@ class UnitedDeploymentController:
             if not self.rv_expectations.check(uid(workload), metadata(workload).get("resourceVersion")):
                 return 1.0
         return None
+
+    async def _reown(
+        self, ud: KubeObject, changes: Sequence[tuple[KubeObject, list[dict[str, Any]]]]
+    ) -> None:
+        """Write each workload's new ``ownerReferences`` (adopt / release), guarded by its
+        resourceVersion; a failure is retried with backoff."""
+        errors = []
+        for workload, refs in changes:
+            body = {
+                "metadata": {
+                    "ownerReferences": refs,
+                    "resourceVersion": metadata(workload).get("resourceVersion"),
+                }
+            }
+            try:
+                written = await self.kube.patch(
+                    CLONESETS, name(workload), body, namespace_of(workload), patch_type="merge"
+                )
+            except KruiseError as err:
+                errors.append(f"{name(workload)}: {err}")
+                continue
+            self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
+        if errors:
+            raise UnitedDeploymentSyncError(
+                f"{namespace_of(ud)}/{name(ud)}: claiming subsets: {'; '.join(errors)}"
+            )
 
     async def _provision(
         self,

@@ -56,6 +56,7 @@ __all__ = [
     "classify",
     "cloneset_for",
     "next_partitions",
+    "owner_reference",
     "plan_subsets",
     "subset_patch",
     "subset_prefix",
@@ -120,6 +121,18 @@ def _attach_scheduling(pod_spec: dict[str, Any], subset: Mapping[str, Any]) -> N
         pod_spec["tolerations"] = [*sequence(pod_spec.get("tolerations")), *sequence(tolerations)]
 
 
+def owner_reference(ud: KubeObject) -> dict[str, Any]:
+    """The controller ``ownerReference`` to ``ud`` its subset workloads carry."""
+    return {
+        "apiVersion": UD_API_VERSION,
+        "kind": "UnitedDeployment",
+        "name": name(ud),
+        "uid": uid(ud),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
 def cloneset_for(
     ud: KubeObject,
     subset_name: str,
@@ -161,14 +174,7 @@ def cloneset_for(
         SUBSET_PATCH_ANNOTATION: subset_patch(ud, subset_name),
     }
     meta["generateName"] = subset_prefix(name(ud), subset_name)
-    owner = {
-        "apiVersion": UD_API_VERSION,
-        "kind": "UnitedDeployment",
-        "name": name(ud),
-        "uid": uid(ud),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    owner = owner_reference(ud)
     others = [r for r in sequence(meta.get("ownerReferences")) if mapping(r).get("uid") != uid(ud)]
     meta["ownerReferences"] = [*others, owner]
     out["metadata"] = meta
