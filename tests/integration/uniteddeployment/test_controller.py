@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, UNITEDDEPLOYMENTS
+from kruise.core.kube.resources import CLONESETS, STATEFULSETS, UNITEDDEPLOYMENTS
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
@@ -237,3 +237,48 @@ async def test_an_orphan_subset_cloneset_is_adopted_and_a_strayed_one_released(
         return not stray["metadata"].get("ownerReferences")
 
     await eventually(released, timeout=60, what="the relabelled CloneSet released")
+
+
+async def test_advanced_statefulset_subsets(kube: KubeClient, namespace: str) -> None:
+    """An ``advancedStatefulSetTemplate`` makes one Advanced StatefulSet per subset, the partition in
+    ``rollingUpdate``; switching the template to a CloneSet one replaces them with CloneSets."""
+    body = united(3)
+    cloneset_template = body["spec"]["template"].pop("cloneSetTemplate")
+    body["spec"]["template"]["advancedStatefulSetTemplate"] = {
+        "metadata": {"labels": {"app": "shop"}},
+        "spec": {**cloneset_template["spec"], "serviceName": "shop"},
+    }
+    body["spec"]["topology"]["subsets"] = [{"name": "subset-a", "replicas": 1}, {"name": "subset-b"}]
+    body["spec"]["updateStrategy"] = {"type": "Manual", "manualUpdate": {"partitions": {"subset-b": 1}}}
+    await kube.create(UNITEDDEPLOYMENTS, body, namespace)
+
+    async def made() -> dict[str, JSON] | None:
+        found = await kube.list(STATEFULSETS, namespace)
+        got = {s["metadata"]["labels"][SUBSET]: s for s in found["items"]}
+        return (
+            got
+            if {n: s["spec"]["replicas"] for n, s in got.items()} == {"subset-a": 1, "subset-b": 2}
+            else None
+        )
+
+    sets = await eventually(made, timeout=60, what="two Advanced StatefulSets 1/2")
+    assert sets["subset-b"]["spec"]["updateStrategy"]["rollingUpdate"]["partition"] == 1
+    assert sets["subset-b"]["metadata"]["name"].startswith("shop-subset-b-")
+
+    await kube.patch(
+        UNITEDDEPLOYMENTS,
+        "shop",
+        {"spec": {"template": {"advancedStatefulSetTemplate": None, "cloneSetTemplate": cloneset_template}}},
+        namespace,
+        patch_type="merge",
+    )
+
+    async def switched() -> bool:
+        left = [
+            s
+            for s in (await kube.list(STATEFULSETS, namespace))["items"]
+            if not s["metadata"].get("deletionTimestamp")
+        ]
+        return not left and await replicas_by_subset(kube, namespace) == {"subset-a": 1, "subset-b": 2}
+
+    await eventually(switched, timeout=60, what="CloneSets in place of the Advanced StatefulSets")

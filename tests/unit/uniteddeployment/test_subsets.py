@@ -5,14 +5,25 @@ from __future__ import annotations
 from typing import Any
 
 from kruise.workloads.api.uniteddeployment import UnitedDeploymentSpec
+from kruise.workloads.uniteddeployment.kinds import CLONESET
 from kruise.workloads.uniteddeployment.subsets import (
     REVISION_LABEL,
-    cloneset_for,
     next_partitions,
     plan_subsets,
     subset_prefix,
+    subset_workload,
     template_revision,
 )
+
+
+def cloneset_for(
+    ud: dict[str, Any], subset: str, revision: str, replicas: int, partition: int, **kw: Any
+) -> dict[str, Any]:
+    return subset_workload(CLONESET, ud, subset, revision, replicas, partition, **kw)
+
+
+def partition_of(workload: dict[str, Any]) -> int:
+    return CLONESET.read_partition(workload, [])
 
 
 def united(**spec: Any) -> dict[str, Any]:
@@ -158,16 +169,18 @@ def test_plan_creates_updates_and_deletes() -> None:
     gone = stored(
         united(topology={"subsets": [{"name": "gone"}]}), "gone", 1, rev, "web-gone-1", "2026-01-01T00:00:00Z"
     )
-    plan = plan_subsets(ud, [a_dup, gone, a_old], {"a": 2, "b": 4}, {"a": 0, "b": 0}, rev)
+    plan = plan_subsets(ud, [a_dup, gone, a_old], {"a": 2, "b": 4}, {"a": 0, "b": 0}, rev, partition_of)
     assert plan.create == ("b",)
     assert plan.update == ()
     assert [c["metadata"]["name"] for c in plan.delete] == ["web-a-2", "web-gone-1"]
     assert plan.workloads["a"]["metadata"]["name"] == "web-a-1"
 
-    rescaled = plan_subsets(ud, [a_old], {"a": 3, "b": 3}, {"a": 0, "b": 0}, rev)
+    rescaled = plan_subsets(ud, [a_old], {"a": 3, "b": 3}, {"a": 0, "b": 0}, rev, partition_of)
     assert rescaled.update == ("a",)
-    assert plan_subsets(ud, [a_old], {"a": 2, "b": 4}, {"a": 1, "b": 0}, rev).update == ("a",)
-    assert plan_subsets(ud, [a_old], {"a": 2, "b": 4}, {"a": 0, "b": 0}, "other").update == ("a",)
+    assert plan_subsets(ud, [a_old], {"a": 2, "b": 4}, {"a": 1, "b": 0}, rev, partition_of).update == ("a",)
+    assert plan_subsets(ud, [a_old], {"a": 2, "b": 4}, {"a": 0, "b": 0}, "other", partition_of).update == (
+        "a",
+    )
 
 
 def test_revision_follows_the_template_only() -> None:

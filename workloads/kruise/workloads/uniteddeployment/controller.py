@@ -1,16 +1,18 @@
 """The UnitedDeployment controller shell: observe (cache), decide (pure cores), act, write status once.
 
 Upstream's ``uniteddeployment-controller`` (``ReconcileUnitedDeployment.Reconcile``), for subsets
-made from a ``cloneSetTemplate`` (the other three template kinds are not managed yet: such a
+made from a ``cloneSetTemplate`` or an ``advancedStatefulSetTemplate`` (:mod:`.kinds`; the
+``statefulSetTemplate`` and ``deploymentTemplate`` kinds are not managed yet: such a
 UnitedDeployment gets a ``Warning UnsupportedSubsetTemplate`` event and is left alone):
 
-1. the UnitedDeployment and the CloneSets it controls (indexed by owner UID), their pods;
-2. while CloneSets this controller created, deleted or re-owned are not yet as written in the
+1. the UnitedDeployment and the workloads it controls (indexed by owner UID), their pods;
+2. while workloads this controller created, deleted or re-owned are not yet as written in the
    cache: wait; then claim (:mod:`.claims`): orphans of its namespace matching its selector are
    adopted, its own that no longer match released, and the round ends there when it did either;
 3. :func:`~.allocation.allocate` (Adaptive schedulability from the pods, then the allocator);
    an allocation error is a ``Warning Failed SpecifySubsetReplicas`` event, retried with backoff;
-4. :func:`~.subsets.plan_subsets`: create missing subset CloneSets, delete surplus ones, update
+4. :func:`~.subsets.plan_subsets`: create missing subset workloads, delete surplus ones (and any
+   of the other kind, after a template kind change), update
    those whose revision, replicas, partition or patch differ (``SuccessfulUpdateSubset`` /
    ``FailedUpdateSubset`` events as upstream's);
 5. :func:`~.status.status_patch` written once; requeue when the Adaptive strategy has a timed
@@ -33,7 +35,7 @@ from kruise.core.events import NORMAL, WARNING, EventRecorder
 from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
 from kruise.core.informer import Delta, EventType
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CLONESETS, PODS, UNITEDDEPLOYMENTS
+from kruise.core.kube.resources import PODS, UNITEDDEPLOYMENTS, Resource
 from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Watch, owner_key, primary
 from kruise.core.runtime.spec import controller_ref, index_by_owner_uid
 from kruise.core.workqueue import Result
@@ -55,20 +57,27 @@ from kruise.workloads.selector import SelectorError, selector_matches
 from kruise.workloads.uniteddeployment.allocation import ObservedSubset, PodScheduling, allocate
 from kruise.workloads.uniteddeployment.allocator import AllocationError
 from kruise.workloads.uniteddeployment.claims import claim_workloads
+from kruise.workloads.uniteddeployment.kinds import KINDS, SubsetKind, subset_kind
 from kruise.workloads.uniteddeployment.status import RoundOutcome, status_patch
 from kruise.workloads.uniteddeployment.subsets import (
     classify,
-    cloneset_for,
     next_partitions,
     owner_reference,
     plan_subsets,
+    subset_workload,
     template_revision,
 )
 
-__all__ = ["UnitedDeploymentController", "UnitedDeploymentOptions", "UnitedDeploymentSyncError"]
+__all__ = [
+    "SUBSET_RESOURCES",
+    "UnitedDeploymentController",
+    "UnitedDeploymentOptions",
+    "UnitedDeploymentSyncError",
+]
 
 log = logging.getLogger(__name__)
-SUBSET_TYPE = "CloneSet"
+SUBSET_RESOURCES = tuple(kind.resource for kind in KINDS)
+"""Every kind of subset workload this controller creates, rewrites, re-owns and deletes."""
 
 
 @dataclass(frozen=True)
@@ -103,43 +112,51 @@ class UnitedDeploymentController:
         self.rv_expectations = ResourceVersionExpectations(timeout=options.expectation_timeout)
 
     def spec(self) -> ControllerSpec:
-        """Woken by UnitedDeployments, the CloneSets they control and those CloneSets' pods."""
+        """Woken by UnitedDeployments, the workloads they control (or could adopt) and their pods."""
         return ControllerSpec(
             name=self.name,
             watches=(
                 primary(UNITEDDEPLOYMENTS),
-                Watch(CLONESETS, self._cloneset_keys, {OWNER_UID: index_by_owner_uid}, self._cloneset_event),
+                *(
+                    Watch(
+                        k.resource, self._workload_keys, {OWNER_UID: index_by_owner_uid}, self._workload_event
+                    )
+                    for k in KINDS
+                ),
                 Watch(PODS, self._pod_keys, {OWNER_UID: index_by_owner_uid}),
             ),
             workers=self.options.workers,
         )
 
-    def _cloneset_event(self, delta: Delta) -> None:
+    def _workload_event(self, delta: Delta) -> None:
         key = owner_key(delta.obj, UNITEDDEPLOYMENTS)
         if key is None:
             return
         action = ScaleAction.DELETE if delta.type is EventType.DELETED else ScaleAction.CREATE
         self.expectations.forget(key, action, name(delta.obj))
 
-    def _cloneset_keys(self, cloneset: KubeObject) -> Iterable[str]:
+    def _workload_keys(self, workload: KubeObject) -> Iterable[str]:
         """Its controlling UnitedDeployment; for an orphan, every one of its namespace selecting it."""
-        if controller_ref(cloneset) is not None:
-            key = owner_key(cloneset, UNITEDDEPLOYMENTS)
+        if controller_ref(workload) is not None:
+            key = owner_key(workload, UNITEDDEPLOYMENTS)
             return (key,) if key else ()
         keys = []
         for ud in self.cache.list(UNITEDDEPLOYMENTS):
-            if namespace_of(ud) != namespace_of(cloneset):
+            if namespace_of(ud) != namespace_of(workload):
                 continue
             with contextlib.suppress(SelectorError):
-                if selector_matches(mapping(spec(ud).get("selector")), labels(cloneset)):
+                if selector_matches(mapping(spec(ud).get("selector")), labels(workload)):
                     keys.append(f"{namespace_of(ud)}/{name(ud)}")
         return keys
 
     def _pod_keys(self, pod: KubeObject) -> Iterable[str]:
-        cloneset_key = owner_key(pod, CLONESETS)
-        cloneset = self.cache.get(CLONESETS, cloneset_key) if cloneset_key else None
-        key = owner_key(cloneset, UNITEDDEPLOYMENTS) if cloneset is not None else None
-        return (key,) if key else ()
+        for kind in KINDS:
+            workload_key = owner_key(pod, kind.resource)
+            workload = self.cache.get(kind.resource, workload_key) if workload_key else None
+            key = owner_key(workload, UNITEDDEPLOYMENTS) if workload is not None else None
+            if key:
+                return (key,)
+        return ()
 
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self, key: str) -> Result:
@@ -154,23 +171,29 @@ class UnitedDeploymentController:
         except ValidationError as err:
             self.recorder.event(ud, WARNING, "InvalidSpec", str(err).splitlines()[0])
             return Result()
-        template = model.spec.template
-        if template is None or template.clone_set_template is None:
-            message = "only subsets from a cloneSetTemplate are managed by this version"
+        kind = subset_kind(mapping(spec(ud).get("template")))
+        if kind is None:
+            message = "only subsets of a cloneSetTemplate or advancedStatefulSetTemplate are managed yet"
             self.recorder.event(ud, WARNING, "UnsupportedSubsetTemplate", message)
             return Result()
-        owned = self.cache.by_index(CLONESETS, OWNER_UID, uid(ud))
+        owned = self.cache.by_index(kind.resource, OWNER_UID, uid(ud))
         orphans = [
             c
-            for c in self.cache.list(CLONESETS)
+            for c in self.cache.list(kind.resource)
             if namespace_of(c) == namespace_of(ud) and controller_ref(c) is None
+        ]
+        other_kinds = [
+            (k.resource, w)
+            for k in KINDS
+            if k is not kind
+            for w in self.cache.by_index(k.resource, OWNER_UID, uid(ud))
         ]
         waiting = self._waiting(key, [*owned, *orphans])
         if waiting is not None:
             return Result(requeue_after=waiting)
         claims = claim_workloads(ud, owned, orphans, owner_reference(ud))
         if claims.adopt or claims.release:
-            await self._reown(ud, [*claims.adopt, *claims.release])
+            await self._reown(kind.resource, ud, [*claims.adopt, *claims.release])
             return Result(requeue_after=1.0)
         workloads = claims.claimed
         now = datetime.datetime.now(datetime.UTC)
@@ -193,12 +216,20 @@ class UnitedDeploymentController:
             raise UnitedDeploymentSyncError(f"{key}: {err}") from err
         partitions = next_partitions(model.spec, allocation.replicas)
         revision = template_revision(ud)
-        plan = plan_subsets(ud, workloads, allocation.replicas, partitions, revision)
+        plan = plan_subsets(
+            ud,
+            workloads,
+            allocation.replicas,
+            partitions,
+            revision,
+            lambda w: kind.read_partition(w, self.cache.by_index(PODS, OWNER_UID, uid(w))),
+        )
+        surplus = [*((kind.resource, w) for w in plan.delete), *other_kinds]
         provision_error = await self._provision(
-            key, ud, plan.create, plan.delete, allocation.replicas, partitions, revision
+            key, kind, ud, plan.create, surplus, allocation.replicas, partitions, revision
         )
         update_error = await self._update(
-            ud, plan.update, plan.workloads, allocation.replicas, partitions, revision
+            kind, ud, plan.update, plan.workloads, allocation.replicas, partitions, revision
         )
         outcome = RoundOutcome(provision_error, update_error)
         new_status = status_patch(ud, plan.workloads, pods, allocation, partitions, revision, outcome, now)
@@ -229,21 +260,16 @@ class UnitedDeploymentController:
         return None
 
     async def _reown(
-        self, ud: KubeObject, changes: Sequence[tuple[KubeObject, list[dict[str, Any]]]]
+        self, resource: Resource, ud: KubeObject, changes: Sequence[tuple[KubeObject, list[dict[str, Any]]]]
     ) -> None:
         """Write each workload's new ``ownerReferences`` (adopt / release), guarded by its
         resourceVersion; a failure is retried with backoff."""
         errors = []
         for workload, refs in changes:
-            body = {
-                "metadata": {
-                    "ownerReferences": refs,
-                    "resourceVersion": metadata(workload).get("resourceVersion"),
-                }
-            }
+            meta = {"ownerReferences": refs, "resourceVersion": metadata(workload).get("resourceVersion")}
             try:
                 written = await self.kube.patch(
-                    CLONESETS, name(workload), body, namespace_of(workload), patch_type="merge"
+                    resource, name(workload), {"metadata": meta}, namespace_of(workload), patch_type="merge"
                 )
             except KruiseError as err:
                 errors.append(f"{name(workload)}: {err}")
@@ -257,9 +283,10 @@ class UnitedDeploymentController:
     async def _provision(
         self,
         key: str,
+        kind: SubsetKind,
         ud: KubeObject,
         create: Sequence[str],
-        delete: Sequence[KubeObject],
+        delete: Sequence[tuple[Resource, KubeObject]],
         replicas: dict[str, int],
         partitions: dict[str, int],
         revision: str,
@@ -268,38 +295,40 @@ class UnitedDeploymentController:
         errors: list[str] = []
         created = 0
         for subset in create:
-            body = cloneset_for(ud, subset, revision, replicas.get(subset, 0), partitions.get(subset, 0))
+            body = subset_workload(
+                kind, ud, subset, revision, replicas.get(subset, 0), partitions.get(subset, 0)
+            )
             try:
-                made = await self.kube.create(CLONESETS, body, namespace_of(ud))
+                made = await self.kube.create(kind.resource, body, namespace_of(ud))
             except KruiseError as err:
-                errors.append(f"fail to create Subset ({SUBSET_TYPE}) {subset}: {err}")
+                errors.append(f"fail to create Subset ({kind.label}) {subset}: {err}")
                 continue
             self.expectations.expect(key, ScaleAction.CREATE, name(made))
             created += 1
         if created:
             self.recorder.event(
-                ud, NORMAL, "SuccessfulUpdateSubset", f"Create {created} Subset ({SUBSET_TYPE})"
+                ud, NORMAL, "SuccessfulUpdateSubset", f"Create {created} Subset ({kind.label})"
             )
         deleted = 0
-        for workload in delete:
+        for resource, workload in delete:
             try:
                 self.expectations.expect(key, ScaleAction.DELETE, name(workload))
-                await self.kube.delete(CLONESETS, name(workload), namespace_of(workload), missing_ok=True)
+                await self.kube.delete(resource, name(workload), namespace_of(workload), missing_ok=True)
             except KruiseError as err:
                 self.expectations.forget(key, ScaleAction.DELETE, name(workload))
-                errors.append(
-                    f"fail to delete Subset ({SUBSET_TYPE}) {namespace_of(workload)}/{name(workload)}: {err}"
-                )
+                where = f"{namespace_of(workload)}/{name(workload)}"
+                errors.append(f"fail to delete Subset ({kind.label}) {where}: {err}")
                 continue
             deleted += 1
         if deleted:
             self.recorder.event(
-                ud, NORMAL, "SuccessfulUpdateSubset", f"Delete {deleted} Subset ({SUBSET_TYPE})"
+                ud, NORMAL, "SuccessfulUpdateSubset", f"Delete {deleted} Subset ({kind.label})"
             )
         return "; ".join(errors)
 
     async def _update(
         self,
+        kind: SubsetKind,
         ud: KubeObject,
         update: Sequence[str],
         kept: dict[str, KubeObject],
@@ -311,13 +340,12 @@ class UnitedDeploymentController:
         errors: list[str] = []
         for subset in update:
             stored = kept[subset]
-            body = cloneset_for(
-                ud, subset, revision, replicas.get(subset, 0), partitions.get(subset, 0), base=stored
-            )
+            replica_count, partition = replicas.get(subset, 0), partitions.get(subset, 0)
+            body = subset_workload(kind, ud, subset, revision, replica_count, partition, base=stored)
             try:
-                written = await self.kube.replace(CLONESETS, body)
+                written = await self.kube.replace(kind.resource, body)
             except KruiseError as err:
-                message = f"Error updating PodSet ({SUBSET_TYPE}) {name(stored)} when updating: {err}"
+                message = f"Error updating PodSet ({kind.label}) {name(stored)} when updating: {err}"
                 self.recorder.event(ud, WARNING, "FailedUpdateSubset", message)
                 errors.append(str(err))
                 continue

@@ -1,6 +1,7 @@
 """The subset workloads a UnitedDeployment wants, and what to create, update and delete (pure).
 
-Mirrors upstream's ``ApplySubsetTemplate`` (CloneSet adapter), ``calcNextPartitions`` and
+Mirrors upstream's ``ApplySubsetTemplate`` (CloneSet and Advanced StatefulSet adapters; what
+differs per kind is in :mod:`.kinds`), ``calcNextPartitions`` and
 ``manageSubsetProvision``/``manageSubsets`` (OpenKruise v1.8, ``pkg/controller/uniteddeployment``):
 
 - one workload per topology subset, ``generateName`` ``<ud>-<subset>-`` (``<ud>-`` when that is
@@ -25,11 +26,10 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kruise.core.api import scaled_value_from_int_or_percent
 from kruise.workloads.admission.metavalidation import name_is_dns_subdomain
 from kruise.workloads.api.uniteddeployment import (
     SUBSET_NAME_LABEL,
@@ -48,24 +48,22 @@ from kruise.workloads.objects import (
     uid,
 )
 from kruise.workloads.revisions import go_json, hash_revision_data
+from kruise.workloads.uniteddeployment.kinds import REVISION_LABEL, SubsetKind
 from kruise.workloads.uniteddeployment.podpatch import patch_pod_template
 
 __all__ = [
     "REVISION_LABEL",
     "SubsetPlan",
     "classify",
-    "cloneset_for",
     "next_partitions",
     "owner_reference",
     "plan_subsets",
     "subset_patch",
     "subset_prefix",
+    "subset_workload",
     "template_revision",
-    "workload_partition",
 ]
 
-REVISION_LABEL = "apps.kruise.io/controller-revision-hash"
-"""Subset workloads and their pods: the UnitedDeployment revision they were made from."""
 UD_API_VERSION = "apps.kruise.io/v1alpha1"
 
 
@@ -133,7 +131,8 @@ def owner_reference(ud: KubeObject) -> dict[str, Any]:
     }
 
 
-def cloneset_for(
+def subset_workload(
+    kind: SubsetKind,
     ud: KubeObject,
     subset_name: str,
     revision: str,
@@ -154,10 +153,12 @@ def cloneset_for(
     )
     if subset is None:
         raise KeyError(f"fail to find subset config {subset_name}")
-    template = mapping(mapping(spec(ud).get("template")).get("cloneSetTemplate"))
+    template = mapping(mapping(spec(ud).get("template")).get(kind.template))
     selector = copy.deepcopy(dict(mapping(spec(ud).get("selector"))))
     out: dict[str, Any] = (
-        copy.deepcopy(dict(base)) if base is not None else {"apiVersion": UD_API_VERSION, "kind": "CloneSet"}
+        copy.deepcopy(dict(base))
+        if base is not None
+        else {"apiVersion": kind.api_version, "kind": kind.resource.kind}
     )
     meta = dict(mapping(out.get("metadata")))
     meta["namespace"] = namespace(ud)
@@ -182,7 +183,7 @@ def cloneset_for(
     selector["matchLabels"] = {**mapping(selector.get("matchLabels")), SUBSET_NAME_LABEL: subset_name}
     workload["selector"] = selector
     workload["replicas"] = replicas
-    workload["updateStrategy"] = {**mapping(workload.get("updateStrategy")), "partition": partition}
+    kind.set_partition(workload, partition)
     pod_template = dict(mapping(workload.get("template")))
     pod_meta = dict(mapping(pod_template.get("metadata")))
     pod_meta["labels"] = {
@@ -200,15 +201,6 @@ def cloneset_for(
     )
     out["spec"] = workload
     return out
-
-
-def workload_partition(workload: KubeObject) -> int:
-    """``GetSpecPartition``: the CloneSet's partition resolved against its replicas (rounding up)."""
-    value = mapping(spec(workload).get("updateStrategy")).get("partition")
-    if value is None:
-        return 0
-    replicas = spec(workload).get("replicas")
-    return scaled_value_from_int_or_percent(value, replicas if isinstance(replicas, int) else 1, True)
 
 
 @dataclass(frozen=True)
@@ -253,8 +245,10 @@ def plan_subsets(
     replicas: Mapping[str, int],
     partitions: Mapping[str, int],
     revision: str,
+    partition_of: Callable[[KubeObject], int],
 ) -> SubsetPlan:
-    """Compare the owned workloads with the topology (see the module doc and :func:`classify`)."""
+    """Compare the owned workloads with the topology (see the module doc and :func:`classify`);
+    ``partition_of`` reads a stored workload's partition (:attr:`.kinds.SubsetKind.read_partition`)."""
     kept, surplus = classify(ud, owned)
     wanted = [str(mapping(s).get("name")) for s in sequence(mapping(spec(ud).get("topology")).get("subsets"))]
     update = []
@@ -265,7 +259,7 @@ def plan_subsets(
         if (
             labels(current).get(REVISION_LABEL) != revision
             or spec(current).get("replicas") != replicas.get(subset_name, 0)
-            or workload_partition(current) != partitions.get(subset_name, 0)
+            or partition_of(current) != partitions.get(subset_name, 0)
             or mapping(metadata(current).get("annotations")).get(SUBSET_PATCH_ANNOTATION)
             != subset_patch(ud, subset_name)
         ):
