@@ -282,3 +282,21 @@ async def test_advanced_statefulset_subsets(kube: KubeClient, namespace: str) ->
         return not left and await replicas_by_subset(kube, namespace) == {"subset-a": 1, "subset-b": 2}
 
     await eventually(switched, timeout=60, what="CloneSets in place of the Advanced StatefulSets")
+
+
+async def test_elastic_allocation_fills_minimums_then_maximums(kube: KubeClient, namespace: str) -> None:
+    """Upstream's e2e "united deployment with elastic allocator" and its doc example: 5 replicas,
+    subset-a 2..4, subset-b from 2 unbounded -> 3 and 2; scaled to 9 -> 4 and 5."""
+    body = united(5)
+    body["spec"]["topology"]["subsets"] = [
+        {"name": "subset-a", "minReplicas": 2, "maxReplicas": 4},
+        {"name": "subset-b", "minReplicas": 2},
+    ]
+    await kube.create(UNITEDDEPLOYMENTS, body, namespace)
+
+    async def allocated(want: dict[str, int]) -> bool:
+        return await replicas_by_subset(kube, namespace) == want
+
+    await eventually(lambda: allocated({"subset-a": 3, "subset-b": 2}), timeout=60, what="3 and 2")
+    await kube.patch(UNITEDDEPLOYMENTS, "shop", {"spec": {"replicas": 9}}, namespace, patch_type="merge")
+    await eventually(lambda: allocated({"subset-a": 4, "subset-b": 5}), timeout=60, what="4 and 5")

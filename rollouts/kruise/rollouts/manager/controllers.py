@@ -150,7 +150,9 @@ def _uniteddeployment(w: Wiring, view: ScopedCache) -> Reconciler:
         w.kube,
         w.recorder(UnitedDeploymentController.name),
         view,
-        UnitedDeploymentOptions(expectation_timeout=w.opts.expectation_timeout),
+        UnitedDeploymentOptions(
+            workers=w.opts.uniteddeployment_workers, expectation_timeout=w.opts.expectation_timeout
+        ),
     )
 
 
