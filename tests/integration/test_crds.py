@@ -11,8 +11,9 @@ import yaml
 
 from kruise.core.errors import InvalidError
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, CRDS
+from kruise.core.kube.resources import CLONESETS, CRDS, UNITEDDEPLOYMENTS
 from tests.support.compare import missing
+from tests.support.corpus import UPSTREAM_EXAMPLES as CORPUS
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cloneset-web.yaml"
 
@@ -89,3 +90,56 @@ async def test_broadcastjob_crd_is_established_with_upstreams_names_and_columns(
         ("Failed", ".status.failed"),
         ("AGE", ".metadata.creationTimestamp"),
     ]
+
+
+UD_EXAMPLE = CORPUS / "kruise" / "UnitedDeployment" / "002-uniteddeployment-sample.yaml"
+
+
+async def test_uniteddeployment_example_is_stored_unchanged_and_scales(
+    kube: KubeClient, namespace: str
+) -> None:
+    """Upstream's v1alpha1 sample is stored as written; the scale subresource (HPA's door) reads and
+    writes ``spec.replicas`` and reports ``status.labelSelector``."""
+    crd = await kube.get(CRDS, "uniteddeployments.apps.kruise.io")
+    assert crd["spec"]["names"]["shortNames"] == ["ud"]
+    assert [v["name"] for v in crd["spec"]["versions"]] == ["v1alpha1"]
+    body = yaml.safe_load(UD_EXAMPLE.read_text())
+    body["metadata"]["namespace"] = namespace
+    await kube.create(UNITEDDEPLOYMENTS, body, namespace)
+    stored = await kube.get(UNITEDDEPLOYMENTS, body["metadata"]["name"], namespace)
+    assert missing(body["spec"], stored["spec"]) == []
+    scale = await kube.get(UNITEDDEPLOYMENTS, body["metadata"]["name"], namespace, subresource="scale")
+    assert scale["kind"] == "Scale"
+    assert scale["spec"]["replicas"] == 6
+    scale["spec"]["replicas"] = 9
+    await kube.replace(UNITEDDEPLOYMENTS, scale, subresource="scale")
+    stored = await kube.get(UNITEDDEPLOYMENTS, body["metadata"]["name"], namespace)
+    assert stored["spec"]["replicas"] == 9
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "needle"),
+    [
+        pytest.param(
+            ("spec", "topology", "scheduleStrategy", "type"), "Random", "scheduleStrategy.type", id="type"
+        ),
+        pytest.param(
+            ("spec", "topology", "subsets", 0, "replicas"), 1.5, "subsets[0].replicas", id="replicas"
+        ),
+        pytest.param(
+            ("spec", "updateStrategy", "manualUpdate", "partitions"), {"a": "x"}, "partitions.a", id="part"
+        ),
+    ],
+)
+async def test_uniteddeployment_wrong_value_is_rejected_by_the_schema(
+    kube: KubeClient, namespace: str, path: tuple[Any, ...], value: Any, needle: str
+) -> None:
+    body = yaml.safe_load(UD_EXAMPLE.read_text())
+    body["metadata"]["namespace"] = namespace
+    node: Any = body
+    for key in path[:-1]:
+        node = node.setdefault(key, {}) if isinstance(key, str) else node[key]
+    node[path[-1]] = value
+    with pytest.raises(InvalidError) as err:
+        await kube.create(UNITEDDEPLOYMENTS, body, namespace)
+    assert needle in str(err.value)

@@ -27,6 +27,7 @@ from kruise.workloads.api.daemonset import DAEMONSET_CRD
 from kruise.workloads.api.podunavailablebudget import PUB_CRD
 from kruise.workloads.api.sidecarset import SIDECARSET_CRD
 from kruise.workloads.api.statefulset import STATEFULSET_CRD
+from kruise.workloads.api.uniteddeployment import UNITEDDEPLOYMENT_CRD
 
 __all__ = ["ALL_CRDS", "generated_crds", "write_crds"]
 
@@ -36,6 +37,7 @@ ALL_CRDS: list[CRDSpec] = [
     DAEMONSET_CRD,
     SIDECARSET_CRD,
     BROADCASTJOB_CRD,
+    UNITEDDEPLOYMENT_CRD,
     ROLLOUT_CRD,
     BATCHRELEASE_CRD,
     TRAFFICROUTING_CRD,

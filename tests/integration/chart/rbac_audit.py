@@ -91,6 +91,18 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     ("rollouts/kruise/rollouts/rollouthistory/controller.py", "_snapshot", "res"): {
         "get": ("SERVICES", "INGRESSES", "HTTPROUTES")  # a release's snapshots
     },
+    ("workloads/kruise/workloads/uniteddeployment/controller.py", "_reown", "resource"): {
+        "patch": ("SUBSET_RESOURCES",)  # adopting and releasing subset workloads
+    },
+    ("workloads/kruise/workloads/uniteddeployment/controller.py", "_provision", "kind.resource"): {
+        "create": ("SUBSET_RESOURCES",)
+    },
+    ("workloads/kruise/workloads/uniteddeployment/controller.py", "_provision", "resource"): {
+        "delete": ("SUBSET_RESOURCES",)
+    },
+    ("workloads/kruise/workloads/uniteddeployment/controller.py", "_update", "kind.resource"): {
+        "update": ("SUBSET_RESOURCES",)
+    },
     ("rollouts/kruise/rollouts/trafficrouting/routes.py", "check", "res"): None,  # Service, routed kinds
     ("traffic/kruise/traffic/custom_router.py", "_ensure", "res"): None,
     ("traffic/kruise/traffic/custom_router.py", "_restore", "res"): None,

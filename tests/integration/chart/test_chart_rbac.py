@@ -56,6 +56,7 @@ EXTRAS: dict[tuple[str, str, str], str] = {
     ("apps.kruise.io", "broadcastjobs/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("apps.kruise.io", "statefulsets/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("apps.kruise.io", "sidecarsets/finalizers", "update"): "blockOwnerDeletion on ControllerRevisions",
+    ("apps.kruise.io", "uniteddeployments/finalizers", "update"): "blockOwnerDeletion on subset CloneSets",
     ("rollouts.kruise.io", "rollouts/finalizers", "update"): "blockOwnerDeletion on BatchReleases",
     ("rollouts.kruise.io", "batchreleases/finalizers", "update"): "blockOwnerDeletion on canary Deployments",
     (

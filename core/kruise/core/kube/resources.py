@@ -84,6 +84,8 @@ DAEMONSETS = Resource("apps.kruise.io", "v1alpha1", "daemonsets", "DaemonSet")
 BROADCASTJOBS = Resource("apps.kruise.io", "v1alpha1", "broadcastjobs", "BroadcastJob")
 """BroadcastJobs (``bcj``): one pod per eligible node, run to completion."""
 SIDECARSETS = Resource("apps.kruise.io", "v1alpha1", "sidecarsets", "SidecarSet", namespaced=False)
+UNITEDDEPLOYMENTS = Resource("apps.kruise.io", "v1alpha1", "uniteddeployments", "UnitedDeployment")
+"""UnitedDeployments (``ud``): one workload per topology subset."""
 CONTAINERRECREATEREQUESTS = Resource(
     "apps.kruise.io", "v1alpha1", "containerrecreaterequests", "ContainerRecreateRequest"
 )

@@ -28,6 +28,9 @@ def manager(
     daemonset_workers: Annotated[
         int, typer.Option("--daemonset-workers", help="Concurrent Advanced DaemonSet reconciles.")
     ] = 3,
+    uniteddeployment_workers: Annotated[
+        int, typer.Option("--uniteddeployment-workers", help="Concurrent UnitedDeployment reconciles.")
+    ] = 3,
     assign_pods_by_scheduler: Annotated[
         bool,
         typer.Option(
@@ -204,6 +207,7 @@ def manager(
         cloneset_workers=cloneset_workers,
         statefulset_workers=statefulset_workers,
         daemonset_workers=daemonset_workers,
+        uniteddeployment_workers=uniteddeployment_workers,
         assign_pods_by_scheduler=assign_pods_by_scheduler,
         broadcastjob_workers=broadcastjob_workers,
         assign_bcj_pods_by_scheduler=assign_bcj_pods_by_scheduler,

@@ -62,6 +62,7 @@ from kruise.workloads.sidecarset.podscope import KEY as SCOPE_KEY
 from kruise.workloads.sidecarset.podscope import PodWebhookScope
 from kruise.workloads.statefulset.controller import StatefulSetController, StatefulSetOptions
 from kruise.workloads.statefulset.round import Options
+from kruise.workloads.uniteddeployment.controller import UnitedDeploymentController, UnitedDeploymentOptions
 
 
 @dataclass
@@ -200,6 +201,17 @@ def _broadcastjob(w: Wiring, view: ScopedCache) -> Reconciler:
     )
 
 
+def _uniteddeployment(w: Wiring, view: ScopedCache) -> Reconciler:
+    return UnitedDeploymentController(
+        w.kube,
+        w.recorder(UnitedDeploymentController.name),
+        view,
+        UnitedDeploymentOptions(
+            workers=w.opts.uniteddeployment_workers, expectation_timeout=w.opts.expectation_timeout
+        ),
+    )
+
+
 def _nodeimages(w: Wiring, view: ScopedCache) -> Reconciler:
     return NodeImageController(
         w.kube,
@@ -293,6 +305,7 @@ ROWS: tuple[Row, ...] = (
     Row(StatefulSetController.name, _statefulset),
     Row(DaemonSetController.name, _daemonset),
     Row(BroadcastJobController.name, _broadcastjob),
+    Row(UnitedDeploymentController.name, _uniteddeployment),
     Row(LaunchPriorityController.name, lambda w, view: LaunchPriorityController(w.kube, view)),
     Row(
         EvictionScope.name,

@@ -3,7 +3,7 @@
 Names follow kruise-manager's flags where a concept matches (``--webhook-port``
 default 9876, ``--metrics-addr``, ``--health-probe-addr``, ``--enable-leader-election``,
 ``--leader-election-namespace``, ``--feature-gates``, ``--kube-client-qps``/``-burst``,
-``--cloneset-workers``, ``--statefulset-workers``, ``--daemonset-workers``,
+``--cloneset-workers``, ``--statefulset-workers``, ``--daemonset-workers``, ``--uniteddeployment-workers``,
 ``--assign-pods-by-scheduler``); see ``shared/reference/kruise-workloads.md`` §8.
 """
 
@@ -155,6 +155,7 @@ class ManagerOptions:
     cloneset_scaling_exclude_preparing_delete: bool = False
     statefulset_workers: int = 3
     daemonset_workers: int = 3
+    uniteddeployment_workers: int = 3
     assign_pods_by_scheduler: bool = True  # DaemonSet pods placed by kube-scheduler (node affinity)
     broadcastjob_workers: int = 3  # --broadcastjob-workers
     assign_bcj_pods_by_scheduler: bool = True  # --assign-bcj-pods-by-scheduler

@@ -63,6 +63,12 @@ from kruise.workloads.sidecarset.webhooks import (
 from kruise.workloads.statefulset.webhooks import MUTATE_PATH as MUTATE_STATEFULSET_PATH
 from kruise.workloads.statefulset.webhooks import VALIDATE_PATH as VALIDATE_STATEFULSET_PATH
 from kruise.workloads.statefulset.webhooks import StatefulSetWebhooks, statefulset_webhook_specs
+from kruise.workloads.uniteddeployment.webhooks import MUTATE_PATH as MUTATE_UNITEDDEPLOYMENT_PATH
+from kruise.workloads.uniteddeployment.webhooks import VALIDATE_PATH as VALIDATE_UNITEDDEPLOYMENT_PATH
+from kruise.workloads.uniteddeployment.webhooks import (
+    UnitedDeploymentWebhooks,
+    uniteddeployment_webhook_specs,
+)
 
 WEBHOOK_CACHE = "webhooks"
 """The read view the webhooks answer from (the shared informers; every replica keeps them warm)."""
@@ -177,6 +183,16 @@ def _broadcastjob(kube: KubeClient, options: ManagerOptions, cache: CacheReader)
     return {MUTATE_BROADCASTJOB_PATH: job.mutate, VALIDATE_BROADCASTJOB_PATH: job.validate}
 
 
+def _uniteddeployment(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapping[str, Handler]:
+    gates = _gates(options)
+    united = UnitedDeploymentWebhooks(
+        kube,
+        deletion_protection=gates.get("ResourcesDeletionProtection", False),
+        template_no_defaults=gates.get("TemplateNoDefaults", False),
+    )
+    return {MUTATE_UNITEDDEPLOYMENT_PATH: united.mutate, VALIDATE_UNITEDDEPLOYMENT_PATH: united.validate}
+
+
 def _sidecarset(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapping[str, Handler]:
     sidecarset = SidecarSetWebhooks(
         kube,
@@ -221,6 +237,11 @@ WEBHOOK_ROWS: tuple[WebhookRow, ...] = (
     ),
     WebhookRow("daemonset", lambda c: daemonset_webhook_specs(c.settings), _daemonset),
     WebhookRow("broadcastjob", lambda c: broadcastjob_webhook_specs(c.settings), _broadcastjob),
+    WebhookRow(
+        "uniteddeployment",
+        lambda c: uniteddeployment_webhook_specs(c.settings, deletion_protection=_protection(c)),
+        _uniteddeployment,
+    ),
     WebhookRow("sidecarset", lambda c: sidecarset_webhook_specs(c.settings), _sidecarset),
     WebhookRow("containerrecreaterequest", lambda c: crr_webhook_specs(c.settings), _crr),
     WebhookRow(

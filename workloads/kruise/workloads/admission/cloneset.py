@@ -32,7 +32,7 @@ from kruise.workloads.admission.fielderrors import (
     not_supported,
     required,
 )
-from kruise.workloads.admission.jsondiff import create_patch, normalize_for_diff
+from kruise.workloads.admission.jsondiff import create_patch, normalize_for_diff, semantic_view
 from kruise.workloads.admission.metavalidation import (
     IS_NEGATIVE_ERROR_MSG,
     validate_label_selector,
@@ -247,15 +247,6 @@ def validate_cloneset_create(
     return _validate_cloneset(obj, None, pod_lookup, template_errors)
 
 
-def _semantic(value: Any) -> Any:
-    """``apiequality.Semantic`` view: nil and empty slices/maps compare equal."""
-    if isinstance(value, Mapping):
-        return {k: _semantic(v) for k, v in value.items() if v is not None and v != [] and v != {}}
-    if isinstance(value, list):
-        return [_semantic(v) for v in value]
-    return value
-
-
 def in_place_only_violation(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
     """``ValidateCloneSetUpdate`` of the CloneSet core: with InPlaceOnly, the template spec may only
     change by ``replace /containers/<n>/image``; returns upstream's message for the first other op.
@@ -289,7 +280,7 @@ def validate_cloneset_update(
     errs: list[FieldError] = []
     new_rest = {k: v for k, v in _spec(obj).items() if k not in MUTABLE_SPEC_FIELDS}
     old_rest = {k: v for k, v in _spec(old).items() if k not in MUTABLE_SPEC_FIELDS}
-    if _semantic(new_rest) != _semantic(old_rest):
+    if semantic_view(new_rest) != semantic_view(old_rest):
         errs.append(forbidden("spec", SPEC_UPDATE_FORBIDDEN_MESSAGE))
     violation = in_place_only_violation(old, obj)
     if violation is not None:

@@ -54,6 +54,7 @@ from kruise.workloads.admission.fielderrors import (
     required,
 )
 from kruise.workloads.admission.intstr import percent_value, validate_positive_int_or_percent
+from kruise.workloads.admission.jsondiff import semantic_view
 from kruise.workloads.admission.metavalidation import (
     IS_NEGATIVE_ERROR_MSG,
     validate_label_selector,
@@ -253,15 +254,6 @@ def validate_daemonset_create(
     return errs + _validate_spec(_spec(obj), template_errors)
 
 
-def _semantic(value: Any) -> Any:
-    """``apiequality.Semantic`` view: nil and empty slices/maps compare equal."""
-    if isinstance(value, Mapping):
-        return {k: _semantic(v) for k, v in value.items() if v is not None and v != [] and v != {}}
-    if isinstance(value, list):
-        return [_semantic(v) for v in value]
-    return value
-
-
 def validate_daemonset_update(
     obj: Mapping[str, Any], old: Mapping[str, Any], *, template_errors: Sequence[FieldError] = ()
 ) -> list[FieldError]:
@@ -271,6 +263,6 @@ def validate_daemonset_update(
     errs: list[FieldError] = []
     new_rest = {k: v for k, v in _spec(obj).items() if k not in MUTABLE_SPEC_FIELDS}
     old_rest = {k: v for k, v in _spec(old).items() if k not in MUTABLE_SPEC_FIELDS}
-    if _semantic(new_rest) != _semantic(old_rest):
+    if semantic_view(new_rest) != semantic_view(old_rest):
         errs.append(forbidden("spec", SPEC_UPDATE_FORBIDDEN_MESSAGE))
     return errs + validate_daemonset_create(obj, template_errors=template_errors)

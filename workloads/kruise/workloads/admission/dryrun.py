@@ -18,7 +18,7 @@ from kruise.core.kube.resources import PODS
 from kruise.workloads.admission.fielderrors import FieldError
 from kruise.workloads.admission.podtemplate import dry_run_pod, template_errors
 
-__all__ = ["TEMPLATE_FIELDS", "template_verdict"]
+__all__ = ["TEMPLATE_FIELDS", "spec_template_verdict", "template_verdict"]
 
 log = logging.getLogger(__name__)
 TEMPLATE_FIELDS = ("template", "volumeClaimTemplates")
@@ -38,20 +38,34 @@ async def template_verdict(
     Not asked again when an UPDATE leaves the template and claim templates as they were (the
     stored template was judged when it was written).
     """
-    spec = _spec(obj)
-    if old is not None and all(spec.get(k) == _spec(old).get(k) for k in TEMPLATE_FIELDS):
+    meta = obj.get("metadata")
+    name = str(meta.get("name") or "") if isinstance(meta, Mapping) else ""
+    old_spec = _spec(old) if old is not None else None
+    return await spec_template_verdict(kube, _spec(obj), old_spec, namespace, name=name)
+
+
+async def spec_template_verdict(
+    kube: KubeClient,
+    spec: Mapping[str, Any],
+    old_spec: Mapping[str, Any] | None,
+    namespace: str,
+    *,
+    name: str = "",
+    base: str = "spec.template",
+) -> list[FieldError]:
+    """:func:`template_verdict` for a workload spec found anywhere (a UnitedDeployment's subset
+    template): judges ``spec.template`` (with ``volumeClaimTemplates``) and reports at ``base``."""
+    if old_spec is not None and all(spec.get(k) == old_spec.get(k) for k in TEMPLATE_FIELDS):
         return []
     template = spec.get("template")
     claims = spec.get("volumeClaimTemplates")
     if not isinstance(template, Mapping):
         return []  # the CRD schema requires an object; nothing a Pod could be made of
     pod = dry_run_pod(template, claims if isinstance(claims, list) else [], namespace)
-    meta = obj.get("metadata")
-    name = meta.get("name") if isinstance(meta, Mapping) else ""
     try:
         await kube.create(PODS, pod, namespace, dry_run=True)
     except ApiError as err:
-        verdict = template_errors(err.status, err.body, "spec.template")
+        verdict = template_errors(err.status, err.body, base)
         if verdict is not None:
             return verdict
         log.info("no verdict on the pod template of %s/%s: %s", namespace, name, err)

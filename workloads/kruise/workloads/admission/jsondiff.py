@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["Operation", "create_patch", "normalize_for_diff"]
+__all__ = ["Operation", "create_patch", "normalize_for_diff", "semantic_view"]
 
 Operation = tuple[str, str, Any]
 
@@ -161,4 +161,14 @@ def normalize_for_diff(value: Any) -> Any:
         return out
     if isinstance(value, list):
         return [normalize_for_diff(v) for v in value]
+    return value
+
+
+def semantic_view(value: Any) -> Any:
+    """``value`` as ``apiequality.Semantic.DeepEqual`` compares it: ``null``, ``[]`` and ``{}``
+    members dropped (Go's nil and empty slices and maps are equal), recursively."""
+    if isinstance(value, Mapping):
+        return {k: semantic_view(v) for k, v in value.items() if v is not None and v != [] and v != {}}
+    if isinstance(value, list):
+        return [semantic_view(v) for v in value]
     return value

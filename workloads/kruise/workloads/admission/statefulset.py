@@ -35,7 +35,7 @@ from kruise.workloads.admission.fielderrors import (
     not_supported,
     required,
 )
-from kruise.workloads.admission.jsondiff import create_patch, normalize_for_diff
+from kruise.workloads.admission.jsondiff import create_patch, normalize_for_diff, semantic_view
 from kruise.workloads.admission.metavalidation import (
     IS_NEGATIVE_ERROR_MSG,
     LabelSelectorError,
@@ -266,15 +266,6 @@ def validate_statefulset_create(
     return errs
 
 
-def _semantic(value: Any) -> Any:
-    """``apiequality.Semantic`` view: nil and empty slices/maps compare equal."""
-    if isinstance(value, Mapping):
-        return {k: _semantic(v) for k, v in value.items() if v is not None and v != [] and v != {}}
-    if isinstance(value, list):
-        return [_semantic(v) for v in value]
-    return value
-
-
 def in_place_only_violation(old: Mapping[str, Any], new: Mapping[str, Any]) -> str | None:
     """With ``podUpdatePolicy: InPlaceOnly``, a template-spec change other than ``replace`` of a
     path containing ``/containers/<n>/image`` (upstream's unanchored match) is refused with
@@ -307,7 +298,7 @@ def validate_statefulset_update(
     errs = validate_statefulset_create(obj, template_errors=template_errors)
     new_rest = {k: v for k, v in _spec(obj).items() if k not in MUTABLE_SPEC_FIELDS}
     old_rest = {k: v for k, v in _spec(old).items() if k not in MUTABLE_SPEC_FIELDS}
-    if _semantic(new_rest) != _semantic(old_rest):
+    if semantic_view(new_rest) != semantic_view(old_rest):
         errs.append(forbidden("spec", SPEC_UPDATE_FORBIDDEN_MESSAGE))
     replicas = _spec(obj).get("replicas")
     if isinstance(replicas, int) and replicas < 0:
@@ -345,7 +336,7 @@ def validate_volume_claim_template_update(
         if previous is None:
             return [forbidden(f"{base}.name", "volumeClaimTemplate name can not be modified")]
         resized = any(_storage(claim, k) != _storage(previous, k) for k in ("requests", "limits"))
-        same_otherwise = _semantic(_without_storage(claim)) == _semantic(_without_storage(previous))
+        same_otherwise = semantic_view(_without_storage(claim)) == semantic_view(_without_storage(previous))
         if not same_otherwise:
             detail = "volumeClaimTemplate can not be modified when OnRollingUpdate"
             return [invalid(base, dict(claim), detail)]

@@ -1,0 +1,302 @@
+"""The UnitedDeployment controller on the real control plane (CloneSet subsets): one CloneSet per
+subset, named and labelled as upstream's, replicas from the allocation; scaling through ``/scale``
+re-allocates; a removed subset's CloneSet goes; status sums the subsets."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import CLONESETS, STATEFULSETS, UNITEDDEPLOYMENTS
+from tests.support.wait import eventually
+
+pytestmark = pytest.mark.usefixtures("manager")
+JSON = dict[str, Any]
+SUBSET = "apps.kruise.io/subset-name"
+REVISION = "apps.kruise.io/controller-revision-hash"
+
+
+def united(replicas: int = 6) -> JSON:
+    labels = {"app": "shop"}
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "UnitedDeployment",
+        "metadata": {"name": "shop"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "cloneSetTemplate": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "selector": {"matchLabels": labels},
+                        "template": {
+                            "metadata": {"labels": labels},
+                            "spec": {"containers": [{"name": "web", "image": "registry.example.com/web:1"}]},
+                        },
+                    },
+                }
+            },
+            "topology": {
+                "subsets": [
+                    {
+                        "name": "subset-a",
+                        "replicas": 1,
+                        "nodeSelectorTerm": {
+                            "matchExpressions": [
+                                {"key": "kubernetes.io/os", "operator": "In", "values": ["linux"]}
+                            ]
+                        },
+                    },
+                    {"name": "subset-b", "replicas": "50%", "patch": {"metadata": {"labels": {"zone": "b"}}}},
+                    {"name": "subset-c"},
+                ]
+            },
+        },
+    }
+
+
+async def subsets(kube: KubeClient, namespace: str) -> dict[str, JSON]:
+    found = await kube.list(CLONESETS, namespace)
+    return {
+        cs["metadata"]["labels"][SUBSET]: cs
+        for cs in found["items"]
+        if not cs["metadata"].get("deletionTimestamp")
+    }
+
+
+async def replicas_by_subset(kube: KubeClient, namespace: str) -> dict[str, int]:
+    return {name: cs["spec"]["replicas"] for name, cs in (await subsets(kube, namespace)).items()}
+
+
+async def test_subset_clonesets_follow_the_topology(kube: KubeClient, namespace: str) -> None:
+    ud = await kube.create(UNITEDDEPLOYMENTS, united(), namespace)
+
+    async def allocated() -> dict[str, int] | None:
+        got = await replicas_by_subset(kube, namespace)
+        return got if got == {"subset-a": 1, "subset-b": 3, "subset-c": 2} else None
+
+    await eventually(allocated, timeout=60, what="three subset CloneSets 1/3/2")
+    by_subset = await subsets(kube, namespace)
+    a = by_subset["subset-a"]
+    assert a["metadata"]["name"].startswith("shop-subset-a-")
+    assert a["metadata"]["ownerReferences"][0]["uid"] == ud["metadata"]["uid"]
+    assert a["spec"]["selector"]["matchLabels"] == {"app": "shop", SUBSET: "subset-a"}
+    term = a["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert term["nodeSelectorTerms"][0]["matchExpressions"][0]["key"] == "kubernetes.io/os"
+    revision = a["metadata"]["labels"][REVISION]
+    b = by_subset["subset-b"]
+    assert b["spec"]["template"]["metadata"]["labels"]["zone"] == "b", "subset-b's patch is applied"
+    assert (
+        b["metadata"]["annotations"]["apps.kruise.io/subset-patch"] == '{"metadata":{"labels":{"zone":"b"}}}'
+    )
+    assert "zone" not in a["spec"]["template"]["metadata"]["labels"]
+    assert a["spec"]["template"]["metadata"]["labels"][REVISION] == revision
+
+    async def summed() -> JSON | None:
+        got = await kube.get(UNITEDDEPLOYMENTS, "shop", namespace)
+        status = got.get("status") or {}
+        allocated = status.get("subsetReplicas") == {"subset-a": 1, "subset-b": 3, "subset-c": 2}
+        return got if allocated and status.get("replicas") == 6 else None
+
+    stored = await eventually(summed, timeout=60, what="status.subsetReplicas and the subsets' 6 pods")
+    status = stored["status"]
+    assert status["updateStatus"]["updatedRevision"] == revision
+    assert status["labelSelector"] == "app=shop"
+    assert {c["type"]: c["status"] for c in status["conditions"]} == {
+        "SubsetProvisioned": "True",
+        "SubsetUpdated": "True",
+    }
+
+    # HPA's door: /scale re-allocates (50% of 8 is 4, the rest 3)
+    scale = {"spec": {"replicas": 8}}
+    await kube.patch(UNITEDDEPLOYMENTS, "shop", scale, namespace, patch_type="merge", subresource="scale")
+
+    async def rescaled() -> bool:
+        return await replicas_by_subset(kube, namespace) == {"subset-a": 1, "subset-b": 4, "subset-c": 3}
+
+    await eventually(rescaled, timeout=60, what="re-allocation after /scale")
+
+    # a subset removed from the topology loses its CloneSet; the rest take its replicas
+    kept = united()["spec"]["topology"]["subsets"][:2]
+    kept[1].pop("replicas")
+    await kube.patch(
+        UNITEDDEPLOYMENTS, "shop", {"spec": {"topology": {"subsets": kept}}}, namespace, patch_type="merge"
+    )
+
+    async def shrunk() -> bool:
+        return await replicas_by_subset(kube, namespace) == {"subset-a": 1, "subset-b": 7}
+
+    await eventually(shrunk, timeout=60, what="subset-c deleted, subset-b takes the rest")
+
+
+async def test_template_change_moves_every_subset_to_the_new_revision(
+    kube: KubeClient, namespace: str
+) -> None:
+    await kube.create(UNITEDDEPLOYMENTS, united(), namespace)
+
+    async def revisions() -> set[str] | None:
+        got = await subsets(kube, namespace)
+        return {cs["metadata"]["labels"][REVISION] for cs in got.values()} if len(got) == 3 else None
+
+    (first,) = await eventually(revisions, timeout=60, what="three subsets")
+    template = united()["spec"]["template"]
+    template["cloneSetTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"] = (
+        "registry.example.com/web:2"
+    )
+    await kube.patch(
+        UNITEDDEPLOYMENTS, "shop", {"spec": {"template": template}}, namespace, patch_type="merge"
+    )
+
+    async def moved() -> bool:
+        got = await subsets(kube, namespace)
+        images = {cs["spec"]["template"]["spec"]["containers"][0]["image"] for cs in got.values()}
+        labels = {cs["metadata"]["labels"][REVISION] for cs in got.values()}
+        return images == {"registry.example.com/web:2"} and len(labels) == 1 and first not in labels
+
+    await eventually(moved, timeout=60, what="every subset CloneSet at the new revision")
+
+
+async def test_adaptive_moves_unschedulable_pods_to_the_next_subset(kube: KubeClient, namespace: str) -> None:
+    """Upstream's e2e "adaptive united deployment basic": subset-a's pods can never be scheduled
+    (no node has its zone); after rescheduleCriticalSeconds they move to subset-b."""
+    body = united(4)
+    body["spec"]["topology"] = {
+        "scheduleStrategy": {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 3}},
+        "subsets": [
+            {
+                "name": "subset-a",
+                "maxReplicas": 2,
+                "nodeSelectorTerm": {
+                    "matchExpressions": [{"key": "kruise-test/zone", "operator": "In", "values": ["nowhere"]}]
+                },
+            },
+            {"name": "subset-b"},
+        ],
+    }
+    await kube.create(UNITEDDEPLOYMENTS, body, namespace)
+
+    async def moved() -> bool:
+        return await replicas_by_subset(kube, namespace) == {"subset-a": 0, "subset-b": 4}
+
+    await eventually(moved, timeout=90, what="subset-a's unschedulable pods moved to subset-b")
+
+    async def marked() -> JSON | None:
+        stored = await kube.get(UNITEDDEPLOYMENTS, "shop", namespace)
+        statuses = {s["name"]: s for s in (stored.get("status") or {}).get("subsetStatuses") or []}
+        conditions = statuses.get("subset-a", {}).get("conditions") or []
+        return conditions[0] if conditions else None
+
+    # the status is written after the subsets in the same round
+    condition = await eventually(marked, timeout=30, what="subset-a's Schedulable condition")
+    assert (condition["type"], condition["status"], condition["reason"]) == (
+        "Schedulable",
+        "False",
+        "reschedule",
+    )
+    assert condition["message"] == "timeout pending pods found"
+
+
+async def test_an_orphan_subset_cloneset_is_adopted_and_a_strayed_one_released(
+    kube: KubeClient, namespace: str
+) -> None:
+    """Upstream's ClaimOwnedObjects: an orphan CloneSet selected by the UnitedDeployment and
+    labelled for subset-a becomes subset-a's (no second one is made); one relabelled away is let go."""
+    template = united()["spec"]["template"]["cloneSetTemplate"]
+    orphan = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "CloneSet",
+        "metadata": {"name": "shop-subset-a-old", "labels": {"app": "shop", SUBSET: "subset-a"}},
+        "spec": {**template["spec"], "replicas": 1},
+    }
+    await kube.create(CLONESETS, orphan, namespace)
+    ud = await kube.create(UNITEDDEPLOYMENTS, united(), namespace)
+
+    async def adopted() -> JSON | None:
+        got = await subsets(kube, namespace)
+        if len(got) != 3 or got["subset-a"]["metadata"]["name"] != "shop-subset-a-old":
+            return None
+        refs = got["subset-a"]["metadata"].get("ownerReferences") or []
+        return got if [r["uid"] for r in refs] == [ud["metadata"]["uid"]] else None
+
+    await eventually(adopted, timeout=60, what="the orphan adopted as subset-a, three subsets in all")
+    await kube.patch(
+        CLONESETS,
+        "shop-subset-a-old",
+        {"metadata": {"labels": {"app": "gone"}}},
+        namespace,
+        patch_type="merge",
+    )
+
+    async def released() -> bool:
+        stray = await kube.get(CLONESETS, "shop-subset-a-old", namespace)
+        return not stray["metadata"].get("ownerReferences")
+
+    await eventually(released, timeout=60, what="the relabelled CloneSet released")
+
+
+async def test_advanced_statefulset_subsets(kube: KubeClient, namespace: str) -> None:
+    """An ``advancedStatefulSetTemplate`` makes one Advanced StatefulSet per subset, the partition in
+    ``rollingUpdate``; switching the template to a CloneSet one replaces them with CloneSets."""
+    body = united(3)
+    cloneset_template = body["spec"]["template"].pop("cloneSetTemplate")
+    body["spec"]["template"]["advancedStatefulSetTemplate"] = {
+        "metadata": {"labels": {"app": "shop"}},
+        "spec": {**cloneset_template["spec"], "serviceName": "shop"},
+    }
+    body["spec"]["topology"]["subsets"] = [{"name": "subset-a", "replicas": 1}, {"name": "subset-b"}]
+    body["spec"]["updateStrategy"] = {"type": "Manual", "manualUpdate": {"partitions": {"subset-b": 1}}}
+    await kube.create(UNITEDDEPLOYMENTS, body, namespace)
+
+    async def made() -> dict[str, JSON] | None:
+        found = await kube.list(STATEFULSETS, namespace)
+        got = {s["metadata"]["labels"][SUBSET]: s for s in found["items"]}
+        return (
+            got
+            if {n: s["spec"]["replicas"] for n, s in got.items()} == {"subset-a": 1, "subset-b": 2}
+            else None
+        )
+
+    sets = await eventually(made, timeout=60, what="two Advanced StatefulSets 1/2")
+    assert sets["subset-b"]["spec"]["updateStrategy"]["rollingUpdate"]["partition"] == 1
+    assert sets["subset-b"]["metadata"]["name"].startswith("shop-subset-b-")
+
+    await kube.patch(
+        UNITEDDEPLOYMENTS,
+        "shop",
+        {"spec": {"template": {"advancedStatefulSetTemplate": None, "cloneSetTemplate": cloneset_template}}},
+        namespace,
+        patch_type="merge",
+    )
+
+    async def switched() -> bool:
+        left = [
+            s
+            for s in (await kube.list(STATEFULSETS, namespace))["items"]
+            if not s["metadata"].get("deletionTimestamp")
+        ]
+        return not left and await replicas_by_subset(kube, namespace) == {"subset-a": 1, "subset-b": 2}
+
+    await eventually(switched, timeout=60, what="CloneSets in place of the Advanced StatefulSets")
+
+
+async def test_elastic_allocation_fills_minimums_then_maximums(kube: KubeClient, namespace: str) -> None:
+    """Upstream's e2e "united deployment with elastic allocator" and its doc example: 5 replicas,
+    subset-a 2..4, subset-b from 2 unbounded -> 3 and 2; scaled to 9 -> 4 and 5."""
+    body = united(5)
+    body["spec"]["topology"]["subsets"] = [
+        {"name": "subset-a", "minReplicas": 2, "maxReplicas": 4},
+        {"name": "subset-b", "minReplicas": 2},
+    ]
+    await kube.create(UNITEDDEPLOYMENTS, body, namespace)
+
+    async def allocated(want: dict[str, int]) -> bool:
+        return await replicas_by_subset(kube, namespace) == want
+
+    await eventually(lambda: allocated({"subset-a": 3, "subset-b": 2}), timeout=60, what="3 and 2")
+    await kube.patch(UNITEDDEPLOYMENTS, "shop", {"spec": {"replicas": 9}}, namespace, patch_type="merge")
+    await eventually(lambda: allocated({"subset-a": 4, "subset-b": 5}), timeout=60, what="4 and 5")

@@ -1,0 +1,72 @@
+"""Which subset workloads a UnitedDeployment manages (upstream ``RefManager.ClaimOwnedObjects`` in
+``SubsetControl.GetAllSubsets``), pure.
+
+- a workload it controls that matches its selector is kept;
+- one it controls that no longer matches is *released* (its controller reference removed),
+  unless that workload is being deleted;
+- a workload of its namespace with no controller that matches is *adopted* (its controller
+  reference added), unless being deleted; workloads controlled by others are never touched.
+
+Ownership is written as the whole ``ownerReferences`` list, guarded by the workload's
+resourceVersion, so a concurrent change makes the write fail rather than clobber it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kruise.workloads.objects import (
+    KubeObject,
+    is_being_deleted,
+    labels,
+    mapping,
+    metadata,
+    sequence,
+    spec,
+    uid,
+)
+from kruise.workloads.selector import SelectorError, selector_matches
+
+__all__ = ["Claims", "claim_workloads"]
+
+OwnerRefs = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Claims:
+    """``claimed``: the workloads managed now; ``adopt`` / ``release``: (workload, new ownerReferences)."""
+
+    claimed: list[KubeObject] = field(default_factory=list)
+    adopt: list[tuple[KubeObject, OwnerRefs]] = field(default_factory=list)
+    release: list[tuple[KubeObject, OwnerRefs]] = field(default_factory=list)
+
+
+def _refs(obj: KubeObject) -> OwnerRefs:
+    return [dict(mapping(r)) for r in sequence(metadata(obj).get("ownerReferences"))]
+
+
+def claim_workloads(
+    ud: KubeObject, owned: Sequence[KubeObject], orphans: Sequence[KubeObject], reference: dict[str, Any]
+) -> Claims:
+    """Sort ``owned`` (controlled by ``ud``) and ``orphans`` (no controller, same namespace);
+    ``reference`` is the controller ownerReference to add. A malformed selector claims nothing."""
+    selector = mapping(spec(ud).get("selector"))
+
+    def matches(obj: KubeObject) -> bool:
+        try:
+            return selector_matches(selector, labels(obj))
+        except SelectorError:
+            return False
+
+    out = Claims()
+    for obj in owned:
+        if matches(obj):
+            out.claimed.append(obj)
+        elif not is_being_deleted(obj):
+            out.release.append((obj, [r for r in _refs(obj) if r.get("uid") != uid(ud)]))
+    for obj in orphans:
+        if matches(obj) and not is_being_deleted(obj):
+            out.adopt.append((obj, [*_refs(obj), reference]))
+    return out

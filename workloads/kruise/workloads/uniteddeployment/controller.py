@@ -1,0 +1,375 @@
+"""The UnitedDeployment controller shell: observe (cache), decide (pure cores), act, write status once.
+
+Upstream's ``uniteddeployment-controller`` (``ReconcileUnitedDeployment.Reconcile``), for subsets
+made from a ``cloneSetTemplate`` or an ``advancedStatefulSetTemplate`` (:mod:`.kinds`; the
+``statefulSetTemplate`` and ``deploymentTemplate`` kinds are not managed yet: such a
+UnitedDeployment gets a ``Warning UnsupportedSubsetTemplate`` event and is left alone):
+
+1. the UnitedDeployment and the workloads it controls (indexed by owner UID), their pods;
+2. while workloads this controller created, deleted or re-owned are not yet as written in the
+   cache: wait; then claim (:mod:`.claims`): orphans of its namespace matching its selector are
+   adopted, its own that no longer match released, and the round ends there when it did either;
+3. :func:`~.allocation.allocate` (Adaptive schedulability from the pods, then the allocator);
+   an allocation error is a ``Warning Failed SpecifySubsetReplicas`` event, retried with backoff;
+4. :func:`~.subsets.plan_subsets`: create missing subset workloads, delete surplus ones (and any
+   of the other kind, after a template kind change), update
+   those whose revision, replicas, partition or patch differ (``SuccessfulUpdateSubset`` /
+   ``FailedUpdateSubset`` events as upstream's);
+5. :func:`~.status.status_patch` written once; requeue when the Adaptive strategy has a timed
+   check due.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from kruise.core.errors import KruiseError, NotFoundError
+from kruise.core.events import NORMAL, WARNING, EventRecorder
+from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
+from kruise.core.informer import Delta, EventType
+from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import PODS, UNITEDDEPLOYMENTS, Resource
+from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Watch, owner_key, primary
+from kruise.core.runtime.spec import controller_ref, index_by_owner_uid
+from kruise.core.workqueue import Result
+from kruise.workloads.api.uniteddeployment import UnitedDeployment
+from kruise.workloads.objects import (
+    KubeObject,
+    is_being_deleted,
+    labels,
+    mapping,
+    metadata,
+    name,
+    spec,
+    status,
+    uid,
+)
+from kruise.workloads.objects import namespace as namespace_of
+from kruise.workloads.requeue import soonest
+from kruise.workloads.selector import SelectorError, selector_matches
+from kruise.workloads.uniteddeployment.allocation import ObservedSubset, PodScheduling, allocate
+from kruise.workloads.uniteddeployment.allocator import AllocationError
+from kruise.workloads.uniteddeployment.claims import claim_workloads
+from kruise.workloads.uniteddeployment.kinds import KINDS, SubsetKind, subset_kind
+from kruise.workloads.uniteddeployment.status import RoundOutcome, status_patch
+from kruise.workloads.uniteddeployment.subsets import (
+    classify,
+    next_partitions,
+    owner_reference,
+    plan_subsets,
+    subset_workload,
+    template_revision,
+)
+
+__all__ = [
+    "SUBSET_RESOURCES",
+    "UnitedDeploymentController",
+    "UnitedDeploymentOptions",
+    "UnitedDeploymentSyncError",
+]
+
+log = logging.getLogger(__name__)
+SUBSET_RESOURCES = tuple(kind.resource for kind in KINDS)
+"""Every kind of subset workload this controller creates, rewrites, re-owns and deletes."""
+
+
+@dataclass(frozen=True)
+class UnitedDeploymentOptions:
+    """Controller settings (kruise-manager flags)."""
+
+    workers: int = 3  # --uniteddeployment-workers
+    expectation_timeout: float = 300.0
+
+
+class UnitedDeploymentSyncError(KruiseError):
+    """A round met errors; the key is retried with backoff."""
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class UnitedDeploymentController:
+    """Reconciles UnitedDeployments; one instance per manager, its expectations are its own."""
+
+    name = "uniteddeployment-controller"
+
+    def __init__(
+        self, kube: KubeClient, recorder: EventRecorder, cache: CacheReader, options: UnitedDeploymentOptions
+    ) -> None:
+        self.kube = kube
+        self.recorder = recorder
+        self.cache = cache
+        self.options = options
+        self.expectations = ScaleExpectations(timeout=options.expectation_timeout)
+        self.rv_expectations = ResourceVersionExpectations(timeout=options.expectation_timeout)
+
+    def spec(self) -> ControllerSpec:
+        """Woken by UnitedDeployments, the workloads they control (or could adopt) and their pods."""
+        return ControllerSpec(
+            name=self.name,
+            watches=(
+                primary(UNITEDDEPLOYMENTS),
+                *(
+                    Watch(
+                        k.resource, self._workload_keys, {OWNER_UID: index_by_owner_uid}, self._workload_event
+                    )
+                    for k in KINDS
+                ),
+                Watch(PODS, self._pod_keys, {OWNER_UID: index_by_owner_uid}),
+            ),
+            workers=self.options.workers,
+        )
+
+    def _workload_event(self, delta: Delta) -> None:
+        key = owner_key(delta.obj, UNITEDDEPLOYMENTS)
+        if key is None:
+            return
+        action = ScaleAction.DELETE if delta.type is EventType.DELETED else ScaleAction.CREATE
+        self.expectations.forget(key, action, name(delta.obj))
+
+    def _workload_keys(self, workload: KubeObject) -> Iterable[str]:
+        """Its controlling UnitedDeployment; for an orphan, every one of its namespace selecting it."""
+        if controller_ref(workload) is not None:
+            key = owner_key(workload, UNITEDDEPLOYMENTS)
+            return (key,) if key else ()
+        keys = []
+        for ud in self.cache.list(UNITEDDEPLOYMENTS):
+            if namespace_of(ud) != namespace_of(workload):
+                continue
+            with contextlib.suppress(SelectorError):
+                if selector_matches(mapping(spec(ud).get("selector")), labels(workload)):
+                    keys.append(f"{namespace_of(ud)}/{name(ud)}")
+        return keys
+
+    def _pod_keys(self, pod: KubeObject) -> Iterable[str]:
+        for kind in KINDS:
+            workload_key = owner_key(pod, kind.resource)
+            workload = self.cache.get(kind.resource, workload_key) if workload_key else None
+            key = owner_key(workload, UNITEDDEPLOYMENTS) if workload is not None else None
+            if key:
+                return (key,)
+        return ()
+
+    # ------------------------------------------------------------------ reconcile
+    async def reconcile(self, key: str) -> Result:
+        ud = self.cache.get(UNITEDDEPLOYMENTS, key)
+        if ud is None:
+            self.expectations.delete(key)
+            return Result()
+        if is_being_deleted(ud):
+            return Result()
+        try:
+            model = UnitedDeployment.from_dict(ud)
+        except ValidationError as err:
+            self.recorder.event(ud, WARNING, "InvalidSpec", str(err).splitlines()[0])
+            return Result()
+        kind = subset_kind(mapping(spec(ud).get("template")))
+        if kind is None:
+            message = "only subsets of a cloneSetTemplate or advancedStatefulSetTemplate are managed yet"
+            self.recorder.event(ud, WARNING, "UnsupportedSubsetTemplate", message)
+            return Result()
+        owned = self.cache.by_index(kind.resource, OWNER_UID, uid(ud))
+        orphans = [
+            c
+            for c in self.cache.list(kind.resource)
+            if namespace_of(c) == namespace_of(ud) and controller_ref(c) is None
+        ]
+        other_kinds = [
+            (k.resource, w)
+            for k in KINDS
+            if k is not kind
+            for w in self.cache.by_index(k.resource, OWNER_UID, uid(ud))
+        ]
+        waiting = self._waiting(key, [*owned, *orphans])
+        if waiting is not None:
+            return Result(requeue_after=waiting)
+        claims = claim_workloads(ud, owned, orphans, owner_reference(ud))
+        if claims.adopt or claims.release:
+            await self._reown(kind.resource, ud, [*claims.adopt, *claims.release])
+            return Result(requeue_after=1.0)
+        workloads = claims.claimed
+        now = datetime.datetime.now(datetime.UTC)
+        kept, _ = classify(ud, workloads)
+        pods = {n: self.cache.by_index(PODS, OWNER_UID, uid(w)) for n, w in kept.items()}
+        observed = {
+            n: ObservedSubset(
+                replicas=_int(spec(w).get("replicas")),
+                status_replicas=_int(status(w).get("replicas")),
+                ready_replicas=_int(status(w).get("readyReplicas")),
+                pods=tuple(PodScheduling.of(p) for p in pods[n]),
+            )
+            for n, w in kept.items()
+        }
+        try:
+            allocation = allocate(model, observed, now)
+        except AllocationError as err:
+            message = f"Specified subset replicas is ineffective: {err}"
+            self.recorder.event(ud, WARNING, "Failed SpecifySubsetReplicas", message)
+            raise UnitedDeploymentSyncError(f"{key}: {err}") from err
+        partitions = next_partitions(model.spec, allocation.replicas)
+        revision = template_revision(ud)
+        plan = plan_subsets(
+            ud,
+            workloads,
+            allocation.replicas,
+            partitions,
+            revision,
+            lambda w: kind.read_partition(w, self.cache.by_index(PODS, OWNER_UID, uid(w))),
+        )
+        surplus = [*((kind.resource, w) for w in plan.delete), *other_kinds]
+        provision_error = await self._provision(
+            key, kind, ud, plan.create, surplus, allocation.replicas, partitions, revision
+        )
+        update_error = await self._update(
+            kind, ud, plan.update, plan.workloads, allocation.replicas, partitions, revision
+        )
+        outcome = RoundOutcome(provision_error, update_error)
+        new_status = status_patch(ud, plan.workloads, pods, allocation, partitions, revision, outcome, now)
+        if new_status is not None:
+            await self._write_status(ud, new_status)
+        requeue = allocation.requeue_after
+        strategy = model.spec.topology.schedule_strategy if model.spec.topology else None
+        scaled_up = plan.create or any(
+            allocation.replicas.get(n, 0) > _int(spec(w).get("replicas")) for n, w in plan.workloads.items()
+        )
+        if strategy is not None and strategy.is_adaptive() and scaled_up:
+            requeue = soonest(requeue, float(strategy.settings().reschedule_critical()))
+        if provision_error or update_error:
+            raise UnitedDeploymentSyncError(f"{key}: {provision_error or update_error}")
+        return Result(requeue_after=requeue)
+
+    def _waiting(self, key: str, workloads: Sequence[KubeObject]) -> float | None:
+        """Seconds to wait while the cache does not show this controller's writes yet, else None."""
+        present = {name(w): w for w in workloads}
+        satisfaction = self.expectations.check(
+            key, lambda n: n in present and not is_being_deleted(present[n])
+        )
+        if not satisfaction.satisfied and not self.expectations.timed_out(satisfaction):
+            return 1.0
+        for workload in workloads:
+            if not self.rv_expectations.check(uid(workload), metadata(workload).get("resourceVersion")):
+                return 1.0
+        return None
+
+    async def _reown(
+        self, resource: Resource, ud: KubeObject, changes: Sequence[tuple[KubeObject, list[dict[str, Any]]]]
+    ) -> None:
+        """Write each workload's new ``ownerReferences`` (adopt / release), guarded by its
+        resourceVersion; a failure is retried with backoff."""
+        errors = []
+        for workload, refs in changes:
+            meta = {"ownerReferences": refs, "resourceVersion": metadata(workload).get("resourceVersion")}
+            try:
+                written = await self.kube.patch(
+                    resource, name(workload), {"metadata": meta}, namespace_of(workload), patch_type="merge"
+                )
+            except KruiseError as err:
+                errors.append(f"{name(workload)}: {err}")
+                continue
+            self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
+        if errors:
+            raise UnitedDeploymentSyncError(
+                f"{namespace_of(ud)}/{name(ud)}: claiming subsets: {'; '.join(errors)}"
+            )
+
+    async def _provision(
+        self,
+        key: str,
+        kind: SubsetKind,
+        ud: KubeObject,
+        create: Sequence[str],
+        delete: Sequence[tuple[Resource, KubeObject]],
+        replicas: dict[str, int],
+        partitions: dict[str, int],
+        revision: str,
+    ) -> str:
+        """``manageSubsetProvision``: create missing subsets, delete surplus ones; the errors."""
+        errors: list[str] = []
+        created = 0
+        for subset in create:
+            body = subset_workload(
+                kind, ud, subset, revision, replicas.get(subset, 0), partitions.get(subset, 0)
+            )
+            try:
+                made = await self.kube.create(kind.resource, body, namespace_of(ud))
+            except KruiseError as err:
+                errors.append(f"fail to create Subset ({kind.label}) {subset}: {err}")
+                continue
+            self.expectations.expect(key, ScaleAction.CREATE, name(made))
+            created += 1
+        if created:
+            self.recorder.event(
+                ud, NORMAL, "SuccessfulUpdateSubset", f"Create {created} Subset ({kind.label})"
+            )
+        deleted = 0
+        for resource, workload in delete:
+            try:
+                self.expectations.expect(key, ScaleAction.DELETE, name(workload))
+                await self.kube.delete(resource, name(workload), namespace_of(workload), missing_ok=True)
+            except KruiseError as err:
+                self.expectations.forget(key, ScaleAction.DELETE, name(workload))
+                where = f"{namespace_of(workload)}/{name(workload)}"
+                errors.append(f"fail to delete Subset ({kind.label}) {where}: {err}")
+                continue
+            deleted += 1
+        if deleted:
+            self.recorder.event(
+                ud, NORMAL, "SuccessfulUpdateSubset", f"Delete {deleted} Subset ({kind.label})"
+            )
+        return "; ".join(errors)
+
+    async def _update(
+        self,
+        kind: SubsetKind,
+        ud: KubeObject,
+        update: Sequence[str],
+        kept: dict[str, KubeObject],
+        replicas: dict[str, int],
+        partitions: dict[str, int],
+        revision: str,
+    ) -> str:
+        """Rewrite the subsets whose revision, replicas, partition or patch changed; the errors."""
+        errors: list[str] = []
+        for subset in update:
+            stored = kept[subset]
+            replica_count, partition = replicas.get(subset, 0), partitions.get(subset, 0)
+            body = subset_workload(kind, ud, subset, revision, replica_count, partition, base=stored)
+            try:
+                written = await self.kube.replace(kind.resource, body)
+            except KruiseError as err:
+                message = f"Error updating PodSet ({kind.label}) {name(stored)} when updating: {err}"
+                self.recorder.event(ud, WARNING, "FailedUpdateSubset", message)
+                errors.append(str(err))
+                continue
+            self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
+        return "; ".join(errors)
+
+    async def _write_status(self, ud: KubeObject, new: dict[str, Any]) -> None:
+        """One merge patch of the status; map keys that disappeared are sent as ``null``."""
+        old = status(ud)
+        patch = dict(new)
+        gone = {k: None for k in mapping(old.get("subsetReplicas")) if k not in new["subsetReplicas"]}
+        patch["subsetReplicas"] = {**new["subsetReplicas"], **gone}
+        old_partitions = mapping(mapping(old.get("updateStatus")).get("currentPartitions"))
+        current = new["updateStatus"]["currentPartitions"]
+        patch["updateStatus"] = {
+            **new["updateStatus"],
+            "currentPartitions": {**current, **{k: None for k in old_partitions if k not in current}},
+        }
+        with contextlib.suppress(NotFoundError):
+            await self.kube.patch(
+                UNITEDDEPLOYMENTS,
+                name(ud),
+                {"status": patch},
+                namespace_of(ud),
+                patch_type="merge",
+                subresource="status",
+            )

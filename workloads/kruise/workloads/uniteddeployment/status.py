@@ -1,0 +1,135 @@
+"""The UnitedDeployment's status after a round (upstream ``calculateStatus`` and the conditions of
+``manageSubsets``), pure.
+
+- ``replicas``/``readyReplicas``: the sums of the subset workloads' status;
+- ``updatedReplicas``/``updatedReadyReplicas``: the subsets' active pods labelled with the
+  expected revision (and Ready);
+- ``subsetReplicas``: the allocation; ``updateStatus``: the expected revision and the partitions;
+- ``currentRevision``: kept, set on first sight, and moved to the expected revision once every
+  replica is updated and ready;
+- conditions ``SubsetProvisioned`` and ``SubsetUpdated``: True, or False with reason ``Error``
+  and the failure; a condition keeps its transition time while its status and reason stay;
+- ``subsetStatuses``: each subset's name, replicas, ready replicas, partition and the
+  ``Schedulable`` condition the Adaptive strategy keeps;
+- ``labelSelector`` for HPA, ``observedGeneration``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from kruise.workloads.objects import (
+    KubeObject,
+    format_time,
+    labels,
+    mapping,
+    metadata,
+    sequence,
+    spec,
+    status,
+)
+from kruise.workloads.pods import is_active, is_ready
+from kruise.workloads.selector import format_label_selector
+from kruise.workloads.uniteddeployment.allocation import Allocation
+from kruise.workloads.uniteddeployment.subsets import REVISION_LABEL
+
+__all__ = ["RoundOutcome", "status_patch"]
+
+
+@dataclass(frozen=True)
+class RoundOutcome:
+    """What the round's writes reported: ``""`` for success, else the error text."""
+
+    provision_error: str = ""
+    update_error: str = ""
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _condition(previous: Sequence[Any], kind: str, error: str, now: datetime) -> dict[str, Any]:
+    """``NewUnitedDeploymentCondition`` set like ``SetUnitedDeploymentCondition``: an unchanged
+    status and reason keep the stored condition."""
+    wanted = {"type": kind, "status": "False" if error else "True"}
+    if error:
+        wanted |= {"reason": "Error", "message": error}
+    for old in previous:
+        old = mapping(old)
+        if (
+            old.get("type") == kind
+            and old.get("status") == wanted["status"]
+            and old.get("reason") == wanted.get("reason")
+        ):
+            return dict(old)
+    return {**wanted, "lastTransitionTime": format_time(now)}
+
+
+def status_patch(
+    ud: KubeObject,
+    workloads: Mapping[str, KubeObject],
+    pods: Mapping[str, Sequence[KubeObject]],
+    allocation: Allocation,
+    partitions: Mapping[str, int],
+    revision: str,
+    outcome: RoundOutcome,
+    now: datetime,
+) -> dict[str, Any] | None:
+    """The new ``status`` of ``ud`` (a full replacement for a merge patch), or ``None`` when it is
+    what is stored. ``workloads``/``pods`` are by subset name."""
+    old = status(ud)
+    replicas = sum(_int(status(w).get("replicas")) for w in workloads.values())
+    ready = sum(_int(status(w).get("readyReplicas")) for w in workloads.values())
+    updated = [
+        p for ps in pods.values() for p in ps if labels(p).get(REVISION_LABEL) == revision and is_active(p)
+    ]
+    updated_ready = sum(1 for p in updated if is_ready(p))
+    current = str(old.get("currentRevision") or "") or revision
+    if current != revision and updated_ready >= replicas:
+        current = revision
+    previous = sequence(old.get("conditions"))
+    kept = [
+        dict(mapping(c))
+        for c in previous
+        if mapping(c).get("type") not in ("SubsetProvisioned", "SubsetUpdated")
+    ]
+    conditions = [
+        *kept,
+        _condition(previous, "SubsetProvisioned", outcome.provision_error, now),
+        _condition(previous, "SubsetUpdated", outcome.update_error, now),
+    ]
+    old_subsets = {mapping(s).get("name"): mapping(s) for s in sequence(old.get("subsetStatuses"))}
+    subset_statuses = []
+    for name in allocation.replicas:
+        entry: dict[str, Any] = {"name": name}
+        workload = workloads.get(name)
+        if workload is not None:
+            entry["replicas"] = _int(status(workload).get("replicas"))
+            entry["readyReplicas"] = _int(status(workload).get("readyReplicas"))
+        if partitions.get(name):
+            entry["partition"] = partitions[name]
+        changed = allocation.schedulable.get(name)
+        if changed is not None:
+            entry["conditions"] = [changed.to_dict()]
+        elif mapping(old_subsets.get(name)).get("conditions"):
+            entry["conditions"] = list(sequence(mapping(old_subsets[name]).get("conditions")))
+        subset_statuses.append({k: v for k, v in entry.items() if v != 0})
+    new: dict[str, Any] = {
+        "observedGeneration": _int(metadata(ud).get("generation")),
+        "replicas": replicas,
+        "readyReplicas": ready,
+        "updatedReplicas": len(updated),
+        "updatedReadyReplicas": updated_ready,
+        "currentRevision": current,
+        "subsetReplicas": dict(allocation.replicas),
+        "subsetStatuses": subset_statuses,
+        "updateStatus": {"updatedRevision": revision, "currentPartitions": dict(partitions)},
+        "conditions": conditions,
+        "labelSelector": format_label_selector(mapping(spec(ud).get("selector"))),
+    }
+    if old.get("collisionCount") is not None:
+        new["collisionCount"] = old["collisionCount"]
+    return None if new == dict(old) else new
