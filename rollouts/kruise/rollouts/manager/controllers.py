@@ -29,6 +29,7 @@ from kruise.rollouts.batchrelease.controller import BatchReleaseController
 from kruise.rollouts.cache import RolloutsCache
 from kruise.rollouts.manager.options import ManagerOptions, image_pull_jobs_enabled, pre_download_enabled
 from kruise.rollouts.manager.webhooks import POD_TERMS
+from kruise.rollouts.nativedaemonset.controller import NativeDaemonSetController
 from kruise.rollouts.rollout.controller import RolloutController
 from kruise.rollouts.rollout.traffic import CONFIGMAP_NAME, KubeTraffic
 from kruise.rollouts.rollouthistory.controller import RolloutHistoryController
@@ -265,6 +266,15 @@ ROWS: tuple[Row, ...] = (
             w.kube, RolloutsCache(view), w.recorder(AdvancedDeploymentController.name)
         ),
         _gate("AdvancedDeployment"),
+    ),
+    Row(
+        NativeDaemonSetController.name,
+        lambda w, view: NativeDaemonSetController(
+            w.kube,
+            view,
+            w.recorder(NativeDaemonSetController.name),
+            expectation_timeout=w.opts.expectation_timeout,
+        ),
     ),
     Row(TrafficRoutingController.name, _trafficroutings),
     Row(RolloutHistoryController.name, _rollouthistories, _gate("RolloutHistory", False)),
