@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kruise.rollouts.nativedaemonset.deletion import decide, deletion_order, max_unavailable
 from kruise.rollouts.workloads.nativedaemonset.marks import ADVANCED_CONTROL, advanced_control
@@ -140,3 +142,29 @@ def test_nothing_is_deleted_for_a_batch_of_another_revision_than_the_templates()
     assert d is not None and d.delete == () and d.waiting == "the batch revision is not the template's"
     unknown = decide(ds(4), olds(5), "")  # the template's revision not in the cache yet
     assert unknown is not None and unknown.delete == ()
+
+
+@given(
+    old_ready=st.lists(st.booleans(), max_size=8),
+    new_ready=st.lists(st.booleans(), max_size=8),
+    partition=st.integers(min_value=0, max_value=10),
+    bound=st.integers(min_value=1, max_value=5),
+)
+def test_never_more_than_the_batch_nor_past_max_unavailable(
+    old_ready: list[bool], new_ready: list[bool], partition: int, bound: int
+) -> None:
+    pods = [pod(f"o{i}", ready=r) for i, r in enumerate(old_ready)]
+    pods += [pod(f"n{i}", NEW, ready=r) for i, r in enumerate(new_ready)]
+    d = decide(ds(partition, max_unavailable=bound, desired=len(pods)), pods, NEW)
+    assert d is not None
+    need = max(0, len(pods) - partition - len(new_ready))
+    assert len(d.delete) <= need
+    by_name = {p["metadata"]["name"]: p for p in pods}
+    assert all(not name.startswith("n") for name in d.delete), "never an updated pod"
+    ready_deleted = sum(
+        1 for name in d.delete if by_name[name]["status"]["conditions"][0]["status"] == "True"
+    )
+    unavailable = sum(1 for r in new_ready if not r)
+    assert ready_deleted <= max(0, bound - unavailable)
+    # the same world, the same decision, whatever order the cache lists the pods in
+    assert decide(ds(partition, max_unavailable=bound, desired=len(pods)), pods[::-1], NEW) == d
