@@ -112,8 +112,8 @@ def test_the_manager_rows_in_order_and_under_upstream_gates() -> None:
         "containerrecreaterequest-controller",
         "podprobemarker-controller", "nodepodprobe-controller", "nodeimage-controller",
         "imagepulljob-controller", "imagelistpulljob-controller", "rollout-controller",
-        "batchrelease-controller", "advanced-deployment-controller", "trafficrouting-controller",
-        "analysisrun-controller",
+        "batchrelease-controller", "advanced-deployment-controller", "native-daemonset-controller",
+        "trafficrouting-controller", "analysisrun-controller",
     ]  # fmt: skip
     gates = {"KruiseDaemon": False, "RolloutHistory": True, "PodWebhook": False, "ImagePullJobGate": False}
     gated = set(names(ManagerOptions(feature_gates={**ManagerOptions().feature_gates, **gates})))

@@ -34,6 +34,7 @@ from kruise.rollouts.manager.options import (
     pub_gates,
 )
 from kruise.rollouts.manager.webhooks import POD_TERMS
+from kruise.rollouts.nativedaemonset.controller import NativeDaemonSetController
 from kruise.rollouts.rollout.controller import RolloutController
 from kruise.rollouts.rollout.traffic import CONFIGMAP_NAME, KubeTraffic
 from kruise.rollouts.rollouthistory.controller import RolloutHistoryController
@@ -342,6 +343,15 @@ ROWS: tuple[Row, ...] = (
             w.kube, RolloutsCache(view), w.recorder(AdvancedDeploymentController.name)
         ),
         _gate("AdvancedDeployment"),
+    ),
+    Row(
+        NativeDaemonSetController.name,
+        lambda w, view: NativeDaemonSetController(
+            w.kube,
+            view,
+            w.recorder(NativeDaemonSetController.name),
+            expectation_timeout=w.opts.expectation_timeout,
+        ),
     ),
     Row(TrafficRoutingController.name, _trafficroutings),
     Row(RolloutHistoryController.name, _rollouthistories, _gate("RolloutHistory", False)),

@@ -41,7 +41,8 @@ partitionstyle/control_plane.go``) with one implementation per kind behind it, a
   already there ``rollouts.kruise.io/no-need-update`` and roll the others back batch by batch
   (``noNeedUpdateReplicas`` left out of each batch's share; an ordered workload keeps them inside
   its partition); without it, wait for the Rollout to cancel;
-- **finalise** (``batchPartition`` unset): partition cleared, pause lifted, control annotation
+- **finalise** (``batchPartition`` unset): partition cleared, pause lifted (or, for a kind that
+  :class:`~kruise.rollouts.workloads.port.HandsBack`, its own hand-back), control annotation
   removed, a recorded stable revision dropped
   (:class:`~kruise.rollouts.workloads.port.RecordsStableRevision`); ``Completed`` at once
   (``Immediate``) or once every pod runs the new revision (``WaitResume``). With
@@ -77,7 +78,12 @@ from kruise.rollouts.workloads.podlabels import (
     labels_satisfied,
     no_need_update,
 )
-from kruise.rollouts.workloads.port import PartitionState, PartitionWorkload, RecordsStableRevision
+from kruise.rollouts.workloads.port import (
+    HandsBack,
+    PartitionState,
+    PartitionWorkload,
+    RecordsStableRevision,
+)
 
 JSON = dict[str, Any]
 
@@ -209,8 +215,9 @@ def _upgrade_batch(
         w.unpause_patch() if w.paused(workload) or taking_control else None,
         w.partition_patch(desired) if (starting and current != desired) or moves_down else None,
     )
-    if taking_control:
-        workload_patch["metadata"] = {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)}}
+    if taking_control:  # merged: a kind's partition patch may carry annotations of its own
+        control = {"metadata": {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)}}}
+        workload_patch = merged(workload_patch, control)
     status["phase"] = RolloutPhase.PROGRESSING
     if canary.get("currentBatch") != current_batch:
         canary["currentBatch"] = current_batch
@@ -258,7 +265,10 @@ def _finalise(
     write and, with ``WaitResume``, every pod runs the update revision."""
     paused = w.paused(workload)
     patch_: JSON = {}
-    if keep_paused_on_cancel and plan.get("finalizingPolicy") != "WaitResume":
+    keep = keep_paused_on_cancel and plan.get("finalizingPolicy") != "WaitResume"
+    if isinstance(w, HandsBack):
+        patch_ = merged(w.hand_back(workload, keep=keep))
+    elif keep:
         if paused:
             patch_ = merged(w.unpause_patch())
     elif w.partition(workload) not in (None, 0) or paused:
@@ -266,7 +276,7 @@ def _finalise(
         # into 0: both mean "released"
         patch_ = merged(w.partition_patch(None), w.unpause_patch())
     if BATCH_RELEASE_CONTROL_ANNOTATION in (meta(workload).get("annotations") or {}):
-        patch_["metadata"] = {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: None}}
+        patch_ = merged(patch_, {"metadata": {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: None}}})
     if isinstance(w, RecordsStableRevision):
         patch_ = merged(patch_, w.stable_forget(workload))
     status["phase"] = RolloutPhase.FINALIZING

@@ -23,6 +23,7 @@ from kruise.rollouts.workloads.ops import ControlDecision, label_pod, patch
 from kruise.rollouts.workloads.partition import decide_partition, merged
 from kruise.rollouts.workloads.port import (
     Gates,
+    HandsBack,
     Observation,
     PartitionWorkload,
     RecordsStableRevision,
@@ -130,13 +131,19 @@ def partition_info(w: PartitionWorkload, resource: Resource, obs: Observation) -
 def partition_resume(w: PartitionWorkload, workload: Mapping[str, Any]) -> JSON | None:
     """Hand the workload back when no BatchRelease is left to do it (a Rollout finalising after
     its BatchRelease went first, e.g. deleted by the garbage collector under ``Foreground``
-    propagation): partition cleared, pause lifted, the control annotation removed and a recorded
-    stable revision dropped (:class:`~kruise.rollouts.workloads.port.RecordsStableRevision`), as
-    the BatchRelease's own finalisation would. None: nothing left to write."""
+    propagation): partition cleared, pause lifted (a kind that
+    :class:`~kruise.rollouts.workloads.port.HandsBack`: its own hand-back), the control
+    annotation removed and a recorded stable revision dropped
+    (:class:`~kruise.rollouts.workloads.port.RecordsStableRevision`), as the BatchRelease's own
+    finalisation would. None: nothing left to write."""
     held = w.partition(workload) not in (None, 0, "0%") or w.paused(workload)
     controlled = BATCH_RELEASE_CONTROL_ANNOTATION in (meta(workload).get("annotations") or {})
+    if isinstance(w, HandsBack):
+        release = w.hand_back(workload, keep=False)
+    else:
+        release = merged(w.partition_patch(None), w.unpause_patch()) if held else None
     patch_ = merged(
-        merged(w.partition_patch(None), w.unpause_patch()) if held else None,
+        release,
         {"metadata": {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: None}}} if controlled else None,
         w.stable_forget(workload) if isinstance(w, RecordsStableRevision) else None,
     )

@@ -10,7 +10,8 @@ and the hold webhooks talk to a :class:`WorkloadKind` looked up in the registry
     Rollout engine ─┐                      ┌ CloneSet        partition (CloneSetPartition), blue-green
     BatchRelease  ──┼─ registry ─ WorkloadKind ┤ Deployment      partition (advanced), canary, blue-green
     hold webhooks ──┘   by workloadRef     └ StatefulSet     partition (StatefulSetPartition)
-                                               (Advanced StatefulSet, Advanced DaemonSet: partition)
+                                               (Advanced StatefulSet, Advanced DaemonSet: partition;
+                                                native DaemonSet: partition through OnDelete)
 
 A :class:`WorkloadKind` is one registry entry: where the objects live, which events wake the
 controllers (:class:`Route`), how the webhook holds the kind back (:class:`WorkloadHold`), what
@@ -65,14 +66,17 @@ class Observation:
     ``pods``: the pods it controls, directly or through ``replicasets`` (only the BatchRelease
     asks for them); ``replicasets`` and
     ``canaries``: a Deployment's ReplicaSets (its own and its canary Deployments') and canary
-    Deployments; ``hpas``: ``(resource, object)`` pairs of the namespace's HPAs, v2 first, read
-    by the BatchRelease shell only when :meth:`ReleaseStyle.needs_hpas` says a round may touch one.
+    Deployments; ``revisions``: the ControllerRevisions it controls, read by a kind whose status
+    names no revision (a native DaemonSet); ``hpas``: ``(resource, object)`` pairs of the
+    namespace's HPAs, v2 first, read by the BatchRelease shell only when
+    :meth:`ReleaseStyle.needs_hpas` says a round may touch one.
     """
 
     workload: JSON
     pods: Sequence[JSON] = ()
     replicasets: Sequence[JSON] = ()
     canaries: Sequence[JSON] = ()
+    revisions: Sequence[JSON] = ()
     hpas: Sequence[tuple[Resource, JSON]] = ()
 
 
@@ -194,6 +198,19 @@ class RecordsStableRevision(Protocol):
     def stable_record(self, old: Mapping[str, Any]) -> JSON | None: ...
 
     def stable_forget(self, workload: Mapping[str, Any]) -> JSON | None: ...
+
+
+@runtime_checkable
+class HandsBack(Protocol):
+    """A :class:`PartitionWorkload` held by more than its partition and pause (a native DaemonSet:
+    its ``OnDelete`` update strategy and the annotations its batches are released through), so
+    clearing those two does not give it back. :meth:`hand_back` is the whole merge patch that does
+    (None: nothing left to write); the BatchRelease's finalisation and the resume without a
+    BatchRelease write it instead of clearing the partition and the pause. ``keep``: the release
+    ends without ``WaitResume`` under ``KeepWorkloadPausedOnRolloutDeletion``, so the pods stay
+    where they are (only the release's own marks go)."""
+
+    def hand_back(self, workload: Mapping[str, Any], *, keep: bool) -> JSON | None: ...
 
 
 Indexer = Callable[[JSON], Iterable[str]]

@@ -27,6 +27,7 @@ from kruise.rollouts.workloads.cloneset import CLONESET
 from kruise.rollouts.workloads.daemonset import DAEMONSET
 from kruise.rollouts.workloads.deployment.kind import DEPLOYMENT
 from kruise.rollouts.workloads.info import WorkloadInfo
+from kruise.rollouts.workloads.nativedaemonset.kind import NATIVE_DAEMONSET
 from kruise.rollouts.workloads.port import (
     CacheView,
     Observation,
@@ -37,7 +38,14 @@ from kruise.rollouts.workloads.port import (
 )
 from kruise.rollouts.workloads.statefulset import STATEFULSET
 
-KINDS: tuple[WorkloadKind, ...] = (CLONESET, DEPLOYMENT, STATEFULSET, ADVANCED_STATEFULSET, DAEMONSET)
+KINDS: tuple[WorkloadKind, ...] = (
+    CLONESET,
+    DEPLOYMENT,
+    STATEFULSET,
+    ADVANCED_STATEFULSET,
+    DAEMONSET,
+    NATIVE_DAEMONSET,
+)
 """Every workload kind a Rollout can release, in registration order."""
 
 
