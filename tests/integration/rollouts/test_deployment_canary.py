@@ -7,6 +7,9 @@ Upstream scenarios (``KR:test/e2e/rollout_test.go`` "Deployment canary rollout w
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 from kruise.core.kube import KubeClient
@@ -211,3 +214,43 @@ async def test_deployment_v1_to_v2_percentage_20_40_60_80_90_and_replicas_3(
     await eventually(generation_followed, timeout=30, what="observedWorkloadGeneration == the Deployment's")
     cs = (await kube.get(ROLLOUTS, "web", namespace))["status"]["canaryStatus"]
     assert cs["canaryRevision"] == await upstream_revision(kube, namespace)
+
+
+async def test_the_workload_is_labelled_in_the_first_pass_that_finds_it(
+    kube: KubeClient, namespace: str
+) -> None:
+    """The hold webhooks see only workloads labelled ``rollouts.kruise.io/workload-type``, so the
+    label must land as early as it can: in the first pass that finds the workload, before the
+    Rollout's own finalizer (upstream's "V1->V2: A/B testing, header & cookies" creates the
+    Rollout, then the Deployment, and updates it as soon as its pods are Ready; on KWOK that is a
+    fraction of a second, and a label written two passes later let the update roll natively).
+    One etcd orders both objects' resourceVersions, so the order of the two writes is observable."""
+    await kube.create(DEPLOYMENTS, deployment(namespace, 3), namespace)
+    start = (await kube.list(ROLLOUTS, namespace))["metadata"]["resourceVersion"]
+    steps = [{"replicas": 1, "pause": {}}]
+    await kube.create(ROLLOUTS, rollout(namespace, DEPLOYMENT_REF, canary_strategy(steps)), namespace)
+    await wait_phase(kube, namespace, "Healthy")
+    labelled = await _first_rv(
+        kube, DEPLOYMENTS, namespace, start, lambda o: bool(_labels(o).get(WORKLOAD_TYPE))
+    )
+    finalized = await _first_rv(
+        kube, ROLLOUTS, namespace, start, lambda o: bool(o["metadata"].get("finalizers"))
+    )
+    assert labelled < finalized, (labelled, finalized)
+
+
+WORKLOAD_TYPE = "rollouts.kruise.io/workload-type"
+
+
+def _labels(obj: dict[str, Any]) -> dict[str, str]:
+    return obj["metadata"].get("labels") or {}
+
+
+async def _first_rv(
+    kube: KubeClient, res: Any, namespace: str, since: str, seen: Callable[[dict[str, Any]], bool]
+) -> int:
+    """The resourceVersion of the first change after ``since`` where ``seen`` holds (a replayed watch)."""
+    async for event in kube.watch(res, namespace, resource_version=since, timeout_seconds=5):
+        if event.type in ("ADDED", "MODIFIED") and seen(event.object):
+            return int(event.object["metadata"]["resourceVersion"])
+    raise AssertionError(f"no {res} change matched after {since}")

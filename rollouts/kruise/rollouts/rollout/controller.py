@@ -3,7 +3,8 @@
 Per reconcile: read the Rollout, its workload and BatchRelease from the cache; keep
 the ``rollouts.kruise.io/rollout`` finalizer while the Rollout lives and the workload labelled
 ``rollouts.kruise.io/workload-type`` (:mod:`~kruise.rollouts.workloads.label`: the hold
-webhooks see only labelled workloads; the label goes with the finalizer); call
+webhooks see only labelled workloads; the label is written in the first pass that finds the
+workload, the finalizer in the same pass); call
 :func:`~kruise.rollouts.rollout.machine.decide` for the actions of the current state,
 run them (:class:`~kruise.rollouts.rollout.effects.Effects`), call it again with what
 each action changed, then post the decision's transition events
@@ -136,6 +137,12 @@ class RolloutController:
             return Result()
         meta = rollout["metadata"]
         deleting = bool(meta.get("deletionTimestamp"))
+        found = find(rollout, self.cache.reader)
+        if found is not None and not deleting:
+            # first of all, in the pass that sees the workload: until it carries the label the hold
+            # webhooks do not see it, and an update arriving then (a workload created with its
+            # Rollout and changed at once) would roll natively; the finalizer follows in this pass
+            await self._patch_workload(found, label_patch(found.workload))
         if not deleting and ROLLOUT_FINALIZER not in (meta.get("finalizers") or []):
             await self._set_finalizers(rollout, [*(meta.get("finalizers") or []), ROLLOUT_FINALIZER])
             return Result(requeue_after=0.1)
@@ -143,9 +150,6 @@ class RolloutController:
             return Result()
         if not deleting and await self._annotate_hash(rollout):
             return Result(requeue_after=0.1)
-        found = find(rollout, self.cache.reader)
-        if found is not None and not deleting:
-            await self._patch_workload(found, label_patch(found.workload))
         obs = Observed(
             now=datetime.datetime.now(datetime.UTC),
             workload=None if found is None else found.info(rollout),
