@@ -20,10 +20,13 @@ POD_TERM = (
     "((has(object.metadata.annotations) && "
     f"'{PRIORITY_ANNOTATION}' in object.metadata.annotations && "
     f"object.metadata.annotations['{PRIORITY_ANNOTATION}'] == '{ORDERED}') || "
-    f"object.spec.containers.exists(c, has(c.env) && c.env.exists(e, e.name == '{PRIORITY_ENV}')))"
+    "(has(object.spec.containers) && object.spec.containers != null && "
+    f"object.spec.containers.exists(c, has(c.env) && c.env.exists(e, e.name == '{PRIORITY_ENV}'))))"
 )
 """CEL over the pod being created: true when it may ask for a launch order, so the pod webhook's
-match condition (:func:`kruise.workloads.sidecarset.scope.pod_match_condition`) sends it."""
+match condition (:func:`kruise.workloads.sidecarset.scope.pod_match_condition`) sends it. A pod
+without ``containers`` is false here (the API server then refuses it with its own
+``spec.containers: Required value``; an unguarded ``exists`` made the condition an error)."""
 
 
 class LaunchPriorityMutator:
