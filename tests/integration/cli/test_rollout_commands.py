@@ -8,12 +8,15 @@ exits 1.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import yaml
 
 from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import DEPLOYMENTS, NATIVE_DAEMONSETS, NODES
+from kruise.rollouts.resources import ROLLOUTS
 from tests.integration.cli.conftest import Kubectl
 from tests.integration.rollouts import helpers as h
 from tests.support.wait import eventually
@@ -94,3 +97,48 @@ async def test_a_cancelled_release_exits_1(kube: KubeClient, namespace: str, kk:
     assert 'rollout "web" was cancelled' in cancelled.stdout.splitlines()[-1]
     pods = [line.strip() for line in cancelled.stdout.splitlines() if line.strip().startswith("pods:")]
     assert pods and set(pods) == {"pods: stable 4 (4 ready)"}, "no canary count left from the undone release"
+
+
+async def test_plan_reads_the_workload_the_rollout_names_a_native_daemonset(
+    kube: KubeClient, namespace: str, kk: Kubectl
+) -> None:
+    """``rollout plan`` over a native DaemonSet plans its scheduled pods (one per KWOK node), not a
+    Deployment of the same name (7 replicas here): it read every non-CloneSet as a Deployment."""
+    labels = {"app": "agent"}
+    template = {"metadata": {"labels": labels}, "spec": {"containers": [{"name": "a", "image": h.V1}]}}
+    daemonset = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent"},
+        "spec": {"selector": {"matchLabels": labels}, "template": template},
+    }
+    await kube.create(NATIVE_DAEMONSETS, daemonset, namespace)
+    other = {"metadata": {"labels": {"app": "other"}}, "spec": template["spec"]}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "agent"},
+        "spec": {"replicas": 7, "selector": {"matchLabels": {"app": "other"}}, "template": other},
+    }
+    await kube.create(DEPLOYMENTS, deployment, namespace)
+    nodes = len((await kube.list(NODES))["items"])
+
+    async def scheduled() -> bool:
+        ds = await kube.get(NATIVE_DAEMONSETS, "agent", namespace)
+        return (ds.get("status") or {}).get("desiredNumberScheduled") == nodes
+
+    await eventually(scheduled, what=f"the DaemonSet on {nodes} nodes")
+    rollout = {
+        "apiVersion": "rollouts.kruise.io/v1beta1",
+        "kind": "Rollout",
+        "metadata": {"name": "agent"},
+        "spec": {
+            "workloadRef": {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent"},
+            "strategy": {"canary": {"steps": [{"replicas": 1}, {"replicas": "100%"}]}},
+        },
+    }
+    await kube.create(ROLLOUTS, rollout, namespace)
+    plan = kk("rollout", "plan", "rollout/agent", "-o", "json")
+    assert plan.returncode == 0, plan.stderr
+    steps = json.loads(plan.stdout)
+    assert [(s["canaryPods"], s["stablePods"]) for s in steps] == [(1, nodes - 1), (nodes, 0)], steps

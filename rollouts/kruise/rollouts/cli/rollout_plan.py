@@ -13,13 +13,13 @@ from __future__ import annotations
 import copy
 import json
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
 from kruise.core.kube import KubeClient, Resource
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
+from kruise.core.kube.resources import CLONESETS
 from kruise.rollouts.cli.edits import EditError
 from kruise.rollouts.cli.kubectx import fail, run_kube, target_of
 from kruise.rollouts.cli.output import Targets, resolve, table_console
@@ -27,6 +27,7 @@ from kruise.rollouts.cli.refs import Ref, RefError, only
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.prepull import CONDITION_TYPE as PREPULL_CONDITION
 from kruise.rollouts.rollout.steps import plan as plan_steps
+from kruise.rollouts.workloads.registry import kind_for
 from kruise.workloads.inplace import calculate_in_place_update_spec
 
 
@@ -48,9 +49,12 @@ def plan(
     async def body(kube: KubeClient, _ns: str) -> None:
         ro = await kube.get(ROLLOUTS, ref.name, ref.namespace)
         wref = (ro.get("spec") or {}).get("workloadRef") or {}
-        res = CLONESETS if wref.get("kind") == "CloneSet" else DEPLOYMENTS
-        workload = await kube.get(res, str(wref.get("name")), ref.namespace)
-        replicas = int((workload.get("spec") or {}).get("replicas", 1))
+        kind = kind_for(wref)
+        if kind is None:
+            named = f"{wref.get('apiVersion')}/{wref.get('kind')}"
+            fail(f"rollout/{ref.name}: workloadRef {named} is not a kind a Rollout releases")
+        workload = await kube.get(kind.resource, str(wref.get("name")), ref.namespace)
+        replicas = workload_replicas(workload)
         steps = plan_steps(ro, replicas)
         prepull = next(
             (
@@ -149,3 +153,11 @@ def check_update(
         run_kube(target_of(ctx), body)
     except EditError as err:
         fail(str(err))
+
+
+def workload_replicas(workload: dict[str, Any]) -> int:
+    """The pods a release plans over: ``spec.replicas`` (1 when unset, as the API defaults it), or
+    for a DaemonSet (no replicas) the nodes it runs on, ``status.desiredNumberScheduled``."""
+    if workload.get("kind") == "DaemonSet":
+        return int((workload.get("status") or {}).get("desiredNumberScheduled") or 0)
+    return int((workload.get("spec") or {}).get("replicas", 1))
