@@ -141,13 +141,11 @@ class Manager:
             sys.setswitchinterval(GIL_SWITCH_INTERVAL)
             webhook_thread.start()
             await webhook_thread.call(webhook.start())
-            # every port is bound before the configurations point the API server here: a replica
-            # that cannot start (a port in use) must not take the cluster's webhooks with it
-            runners.append(await self._serve_probes())
-            runners.append(await self._serve_metrics())
             if opts.manage_webhook_configurations:
                 specs = webhook_specs(opts, cache.list(SIDECARSETS), cache.list(PUBS))
                 await self._register_configurations(ca, specs)
+            runners.append(await self._serve_probes())
+            runners.append(await self._serve_metrics())
             return await self._lead_and_run(runtime, elector)
         finally:
             for runner in runners:
