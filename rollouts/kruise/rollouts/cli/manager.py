@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Annotated
@@ -245,4 +246,11 @@ def manager(
         webhook_cert_writer=webhook_cert_writer,
         logging_format=logging_format,
     )
-    raise typer.Exit(run(options))
+    try:
+        code = run(options)
+    except OSError as err:  # a port in use: one line, not a traceback
+        if err.errno != errno.EADDRINUSE:
+            raise
+        typer.echo(f"kruise manager: {err.strerror or err}", err=True)
+        code = 1
+    raise typer.Exit(code)

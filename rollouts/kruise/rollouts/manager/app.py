@@ -118,6 +118,7 @@ class Manager:
             opts.kubeconfig, qps=opts.kube_client_qps, burst=opts.kube_client_burst
         )
         runners: list[web.AppRunner] = []
+        socks: list[socket.socket | None] = []
         webhook = None
         webhook_thread = LoopThread("kruise-webhooks")
         webhook_kube = KubeClient(self.kube.config)  # used on (and closed by) the webhooks' loop only
@@ -141,15 +142,22 @@ class Manager:
             sys.setswitchinterval(GIL_SWITCH_INTERVAL)
             webhook_thread.start()
             await webhook_thread.call(webhook.start())
+            # Every port is taken before the configurations point the API server here, so a
+            # replica that cannot start (a port in use) leaves the cluster's webhooks alone; the
+            # probe port answers only after registration (/healthz means "registered").
+            socks += (probe_sock := _bind(opts.health_probe_addr), metrics_sock := _bind(opts.metrics_addr))
             if opts.manage_webhook_configurations:
                 specs = webhook_specs(opts, cache.list(SIDECARSETS), cache.list(PUBS))
                 await self._register_configurations(ca, specs)
-            runners.append(await self._serve_probes())
-            runners.append(await self._serve_metrics())
+            runners.append(await self._serve_probes(probe_sock))
+            runners.append(await self._serve_metrics(metrics_sock))
             return await self._lead_and_run(runtime, elector)
         finally:
             for runner in runners:
                 await runner.cleanup()
+            for sock in socks:
+                if sock is not None:
+                    sock.close()
             await _stop_webhooks(webhook_thread, webhook, webhook_kube)
             metrics.unregister(collectors)
             await runtime.stop()
@@ -252,19 +260,19 @@ class Manager:
             raise controllers.exception()  # type: ignore[misc]
         return 0
 
-    async def _serve_probes(self) -> web.AppRunner:
+    async def _serve_probes(self, sock: socket.socket | None) -> web.AppRunner:
         async def healthz(_: web.Request) -> web.Response:
             return web.Response(text="ok")
 
         app = web.Application()
         app.router.add_get("/healthz", healthz)
         app.router.add_get("/readyz", healthz)
-        return await _start(app, self.options.health_probe_addr)
+        return await _start(app, sock)
 
-    async def _serve_metrics(self) -> web.AppRunner:
+    async def _serve_metrics(self, sock: socket.socket | None) -> web.AppRunner:
         app = web.Application()
         app.router.add_get("/metrics", metrics.metrics_handler(self.metric_sources))
-        return await _start(app, self.options.metrics_addr)
+        return await _start(app, sock)
 
 
 async def _stop_webhooks(thread: LoopThread, server: WebhookServer | None, kube: KubeClient) -> None:
@@ -276,12 +284,31 @@ async def _stop_webhooks(thread: LoopThread, server: WebhookServer | None, kube:
     await thread.stop()
 
 
-async def _start(app: web.Application, addr: str) -> web.AppRunner:
+def _bind(addr: str) -> socket.socket | None:
+    """Take ``host:port`` now (bound, not yet listening: connections are refused until served).
+
+    Returns None for port 0 (that server is off). Raises :class:`OSError` (``EADDRINUSE``) when
+    the port is taken.
+    """
+    host, port = _split_addr(addr)
+    if not port:
+        return None
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as err:
+        sock.close()
+        raise OSError(err.errno, f"cannot listen on {addr}: {(err.strerror or str(err)).lower()}") from err
+    return sock
+
+
+async def _start(app: web.Application, sock: socket.socket | None) -> web.AppRunner:
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    host, port = _split_addr(addr)
-    if port:
-        await web.TCPSite(runner, host, port).start()
+    if sock is not None:
+        await web.SockSite(runner, sock).start()
     return runner
 
 
