@@ -157,6 +157,18 @@ def setup_cluster(e2e_dir: Path):
         if r.returncode == 0 and r.stdout.strip():
             break
         time.sleep(2)
+    # and for it to lead (controllers running): a first spec that updates its workload right after
+    # creating it otherwise races a manager still starting its controllers on a loaded machine
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        r = kubectl(
+            "-n", "kruise-system", "get", "lease", "kruise-manager", "-o", "jsonpath={.spec.holderIdentity}"
+        )
+        if r.returncode == 0 and r.stdout.strip():
+            break
+        time.sleep(1)
+    else:
+        print("warning: the manager holds no lease after 90 s")
 
 
 def per_spec_setup(spec, e2e_dir: Path):

@@ -218,7 +218,7 @@ async def test_a_pre_normal_hook_holds_each_new_pod_until_hooked(
         found = {
             node_of(p): (label(p, STATE), str(p["metadata"]["uid"]))
             for p in await pods(kube, namespace, "ds")
-            if image_of(p) == wanted
+            if image_of(p) == wanted and node_of(p)  # scheduled (kube-scheduler binds it later)
         }
         enough = len(found) == count and (state is None or {s for s, _ in found.values()} == {state})
         return [found] if enough else None

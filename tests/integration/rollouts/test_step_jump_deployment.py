@@ -25,7 +25,7 @@ import pytest
 from kruise.core.errors import KruiseError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import DEPLOYMENTS
-from kruise.rollouts.resources import ROLLOUTS
+from kruise.rollouts.resources import BATCH_RELEASES, ROLLOUTS
 from tests.integration.rollouts.workload_support import (
     DEPLOYMENT_REF,
     V1,
@@ -119,6 +119,21 @@ async def test_deployment_canary_remove_2_4_steps(kube: KubeClient, namespace: s
     await at_step(kube, namespace, 3, 3)
 
 
+async def _batch_states(kube: KubeClient, namespace: str, since: str, batch: int) -> list[str]:
+    """The BatchRelease's ``batchState`` values at ``currentBatch == batch`` in the events after
+    resourceVersion ``since``, up to the first ``Ready``."""
+    states: list[str] = []
+    async for event in kube.watch(BATCH_RELEASES, namespace, resource_version=since, timeout_seconds=30):
+        canary = (event.object.get("status") or {}).get("canaryStatus") or {}
+        if canary.get("currentBatch") != batch or not canary.get("batchState"):
+            continue
+        if not states or states[-1] != canary["batchState"]:
+            states.append(canary["batchState"])
+        if canary["batchState"] == "Ready":
+            break
+    return states
+
+
 async def test_deployment_partition_patch_next_step_index_to_jump(kube: KubeClient, namespace: str) -> None:
     """Upstream "Step Jump > V1->V2: Deployment, Partition, patch nextStepIndex to jump" (it failed
     at ``rollout_v1beta1_test.go:985``: ``canaryRevision`` was kube-controller-manager's
@@ -127,8 +142,9 @@ async def test_deployment_partition_patch_next_step_index_to_jump(kube: KubeClie
     the stored template and ``podTemplateHash`` the new ReplicaSet's label (the advanced Deployment
     controller names it by the same hash). Upstream's spec still fails later, at its jump
     (``:329``): it re-patches ``nextStepIndex`` every second while the step state reads
-    ``StepPaused`` and our re-run of step 3 completes within that second (docs/conformance.md,
-    "Step timing after a jump"); here the jump is patched once."""
+    ``StepPaused``, and our re-run of step 3 used to complete within that second; a re-entered
+    batch now verifies as upstream's does (:mod:`kruise.rollouts.batchrelease.pacing`), which is
+    asserted from the BatchRelease's watch events."""
     await start(
         kube, namespace, deployment(namespace), rollout(namespace, DEPLOYMENT_REF, canary_strategy(STEPS))
     )
@@ -155,5 +171,11 @@ async def test_deployment_partition_patch_next_step_index_to_jump(kube: KubeClie
         await approve(kube, namespace)
         await check(step, step)
     for step in (3, 2, 1):  # jumping back never scales the new ReplicaSet down
+        since = (await kube.get(BATCH_RELEASES, "web", namespace))["metadata"]["resourceVersion"]
         await jump(kube, namespace, step)
         await check(step, 4)
+        # the re-entered batch moved no pod, yet it verified before reporting Ready, as upstream's
+        # executor (2 s per state): upstream's spec re-patches nextStepIndex every second while
+        # the Rollout reads StepPaused and needs to see it leave that state
+        states = await _batch_states(kube, namespace, since, batch=step - 1)
+        assert states[-1:] == ["Ready"] and "Verifying" in states[:-1], states

@@ -4,7 +4,8 @@ Per reconcile: read the BatchRelease from the cache; find the kind and style ser
 workload registry (:func:`~kruise.rollouts.workloads.registry.release_style`; a kind not served
 gets ``status.message: unsupported workload <kind>``); read the workload with what its kind needs
 (its pods included) from the cache; ask the style for the round
-(:meth:`~kruise.rollouts.workloads.port.ReleaseStyle.control`, pure) and run it
+(:meth:`~kruise.rollouts.workloads.port.ReleaseStyle.control`, pure), pace a newly Ready batch
+as upstream's executor does (:mod:`~kruise.rollouts.batchrelease.pacing`) and run it
 (:class:`~kruise.rollouts.batchrelease.executor.ReleaseExecutor`).
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from typing import Any
 
 from kruise.core.events import EventRecorder
@@ -20,6 +22,7 @@ from kruise.core.runtime import ControllerSpec, primary
 from kruise.core.workqueue import Result
 from kruise.rollouts.batchrelease.executor import ReleaseExecutor
 from kruise.rollouts.batchrelease.fights import FightGuard
+from kruise.rollouts.batchrelease.pacing import BatchPacer, fingerprint
 from kruise.rollouts.cache import PODS_BY_OWNER, ROLLOUTS_BY_WORKLOAD, RolloutsCache
 from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.rollouts.workloads.ops import Op
@@ -54,6 +57,7 @@ class BatchReleaseController:
         )
         self.executor = ReleaseExecutor(kube)
         self.fights = FightGuard(kube, recorder)
+        self.pacer = BatchPacer()
 
     def spec(self) -> ControllerSpec:
         """Woken by its BatchReleases and the workloads they release (every registered kind's
@@ -69,6 +73,7 @@ class BatchReleaseController:
     async def reconcile(self, key: str) -> Result:
         br = self.cache.batch_release(key)
         if br is None:
+            self.pacer.forget(key)
             await self.fights.forget(key, self.cache.rollout(key))
             return Result()
         ref = (br.get("spec") or {}).get("workloadRef") or {}
@@ -88,6 +93,12 @@ class BatchReleaseController:
         decision = style.control(br, obs, self.gates)
         kind_name = str(ref.get("kind") or "")
         decision = await self.fights.guard(key, kind_name, self.cache.rollout(key), workload, decision)
+        paced = self.pacer.pace(key, br, decision.status, fingerprint(obs), time.monotonic())
+        if paced.requeue_after is not None:  # a newly Ready batch verifies first, as upstream's
+            wait = paced.requeue_after
+            if decision.requeue_after is not None:
+                wait = min(wait, decision.requeue_after)
+            decision = dataclasses.replace(decision, status=paced.status, requeue_after=wait)
         applied: list[Op] = []
         result = await self.executor.apply(key, br, decision, applied)
         self.fights.applied(key, kind_name, workload, applied)
