@@ -103,12 +103,17 @@ def test_default_render(helm: str) -> None:
         ("Secret", "kruise-webhook-certs"),
         ("Service", "kruise-webhook-service"),
         ("Deployment", "kruise-controller-manager"),
+        # the daemon, on by default as upstream's chart always installs it
+        ("ServiceAccount", "kruise-daemon"),
+        ("ClusterRole", "kruise-daemon-role"),
+        ("ClusterRoleBinding", "kruise-daemon-rolebinding"),
+        ("DaemonSet", "kruise-daemon"),
         # the pre-delete hook (helm template renders hooks too)
         ("ServiceAccount", "kruise-helm-hook"),
         ("ClusterRole", "kruise-helm-hook-role"),
         ("ClusterRoleBinding", "kruise-helm-hook-rolebinding"),
         ("Job", "kruise-helm-hook-cleanup"),
-    }, "no DaemonSet (daemon.enabled=false), no ServiceMonitor, no webhook configurations (the manager's)"
+    }, "no ServiceMonitor, no webhook configurations (the manager's)"
     deploy = find(docs, "Deployment", "kruise-controller-manager")
     assert deploy["metadata"]["namespace"] == NS
     assert deploy["spec"]["replicas"] == 2
@@ -145,10 +150,36 @@ def test_default_render(helm: str) -> None:
         "limits": {"cpu": "200m", "memory": "512Mi"},
         "requests": {"cpu": "100m", "memory": "256Mi"},
     }
-    assert container["securityContext"]["runAsNonRoot"] is True
-    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "runAsUser": 65534,
+        "runAsGroup": 65534,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    # keeps serving while its endpoints go (helm upgrade without admission failures)
+    assert container["lifecycle"] == {"preStop": {"sleep": {"seconds": 5}}}
+    assert pod["terminationGracePeriodSeconds"] > 5
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
     assert mounts["webhook-certs"] == "/etc/kruise/webhook-certs"
+    # the daemon: beyond that, only uid 0 (the CRI socket's owner) and the socket's directory
+    dpod = find(docs, "DaemonSet", "kruise-daemon")["spec"]["template"]["spec"]
+    (dcontainer,) = dpod["containers"]
+    assert dcontainer["securityContext"] == {
+        "runAsUser": 0,
+        "runAsGroup": 0,
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert {m["mountPath"]: m.get("readOnly", False) for m in dcontainer["volumeMounts"]} == {
+        "/hostvarrun": True,
+        "/tmp": False,
+    }
+    assert [v["hostPath"]["path"] for v in dpod["volumes"] if "hostPath" in v] == ["/var/run"]
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["webhook-certs"] == {"name": "webhook-certs", "emptyDir": {}}, "the manager writes it"
     assert {
