@@ -20,6 +20,7 @@ def test_install_values_place_kruise_on_the_real_nodes(helm: str, tmp_path: Path
     assert pod["nodeSelector"] == NODE_SELECTOR and pod["tolerations"] == [TOLERATION]
     assert pod["containers"][0]["image"] == "kruise.local/kruise:0.1.0"
     assert "--enable-leader-election" in pod["containers"][0]["args"]
+    assert "--partition-percent-limit=100" in pod["containers"][0]["args"]  # the demo's last step
 
     daemon = find(docs, "DaemonSet", "kruise-daemon")["spec"]["template"]["spec"]
     assert daemon["nodeSelector"] == NODE_SELECTOR and daemon["hostNetwork"] is True
@@ -35,7 +36,8 @@ def test_install_values_place_kruise_on_the_real_nodes(helm: str, tmp_path: Path
     assert "privileged" not in security
     (volume,) = [v for v in daemon["volumes"] if "hostPath" in v]
     assert volume["hostPath"]["path"] == "/run/kruise/0123456789ab"
-    assert {"name": "runtime-socket", "mountPath": "/hostvarrun", "readOnly": True} in container["volumeMounts"]
+    socket = {"name": "runtime-socket", "mountPath": "/hostvarrun", "readOnly": True}
+    assert socket in container["volumeMounts"]
 
 
 def test_the_daemon_listens_on_every_interface_by_default_as_upstream(helm: str, tmp_path: Path) -> None:

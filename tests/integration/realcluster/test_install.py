@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from kruise.core.localcluster import LocalCluster
@@ -316,6 +317,82 @@ def test_helm_upgrade_rolls_the_manager_without_an_admission_failure(
     local.kubectl("delete", "namespace", ns, "--wait=false")
 
 
+def test_the_other_replica_finishes_a_release_when_the_leader_pod_dies(
+    services_cluster: LocalCluster, installed: Installed
+) -> None:
+    """Failure drill: the leader's pod is deleted with a 1 s grace period (killed before its
+    preStop sleep ends, so it never releases the Lease) while a Rollout is in its second step; the
+    standby takes the Lease once it expires and the release completes, every batch once."""
+    local = services_cluster
+    ns = create_namespace(local, "drill")
+    local.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps(_cloneset("web", replicas=4)))
+    ready = "--for=jsonpath={.status.readyReplicas}=4"
+    local.kubectl("wait", "-n", ns, "cloneset/web", ready, "--timeout=60s")
+    steps = [{"replicas": "25%", "pause": {"duration": 2}}, {"replicas": "50%", "pause": {"duration": 20}}]
+    rollout = {
+        "apiVersion": "rollouts.kruise.io/v1beta1",
+        "kind": "Rollout",
+        "metadata": {"name": "web"},
+        "spec": {
+            "workloadRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web"},
+            "strategy": {"canary": {"steps": [*steps, {"replicas": "100%"}]}},
+        },
+    }
+    local.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps(rollout))
+    time.sleep(2)
+    patch = [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": busybox("v2")}]
+    local.kubectl("patch", "-n", ns, "cloneset", "web", "--type=json", "-p", json.dumps(patch))
+    canary = _wait_rollout(local, ns, lambda st: (st.get("canaryStatus") or {}).get("currentStepIndex") == 2)
+    assert canary["canaryStatus"]["currentStepState"] != "Completed"
+
+    holder = kubectl_json(local, "-n", NAMESPACE, "get", "lease", "kruise-manager")["spec"]["holderIdentity"]
+    leader = holder.split("_")[0]
+    standby = {p["metadata"]["name"] for p in _manager_pods(local)} - {leader}
+    t0 = time.monotonic()
+    local.kubectl("-n", NAMESPACE, "delete", "pod", leader, "--grace-period=1", "--wait=false")
+    lease: JSON = {}
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        lease = kubectl_json(local, "-n", NAMESPACE, "get", "lease", "kruise-manager")
+        if lease["spec"]["holderIdentity"] != holder:
+            break
+        time.sleep(0.5)
+    print(f"[kruise] the Lease moved in {time.monotonic() - t0:.1f}s")
+    assert lease["spec"]["holderIdentity"].split("_")[0] in standby
+    assert lease["spec"]["leaseTransitions"] >= 1
+
+    done = _wait_rollout(local, ns, _succeeded)
+    print(f"[kruise] release completed {time.monotonic() - t0:.1f}s after the leader was killed")
+    assert (done.get("canaryStatus") or {}).get("currentStepIndex") == 3
+    pods = kubectl_json(local, "-n", ns, "get", "pods", "-l", "app=web")["items"]
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    assert len(live) == 4 and {p["spec"]["containers"][0]["image"] for p in live} == {busybox("v2")}
+    cloneset = kubectl_json(local, "-n", ns, "get", "cloneset", "web")
+    assert cloneset["spec"]["updateStrategy"].get("partition", 0) in (0, "0%")
+    assert cloneset["status"]["updatedReadyReplicas"] == 4
+    local.kubectl(
+        "-n", NAMESPACE, "rollout", "status", "deployment/kruise-controller-manager", "--timeout=120s"
+    )
+    local.kubectl("delete", "namespace", ns, "--wait=false")
+
+
+def _succeeded(status: JSON) -> bool:
+    conditions = {c["type"]: c["status"] for c in status.get("conditions") or []}
+    return status.get("phase") == "Healthy" and conditions.get("Succeeded") == "True"
+
+
+def _wait_rollout(local: LocalCluster, ns: str, ok: Callable[[JSON], bool], within: float = 180) -> JSON:
+    """The Rollout ``web``'s status once ``ok`` holds; fails after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    status: JSON = {}
+    while time.monotonic() < deadline:
+        status = kubectl_json(local, "-n", ns, "get", "rollout", "web").get("status") or {}
+        if ok(status):
+            return status
+        time.sleep(0.5)
+    raise AssertionError(f"the Rollout did not get there within {within:.0f}s: {status}")
+
+
 def test_helm_uninstall_leaves_no_webhook_configuration(
     services_cluster: LocalCluster, installed: Installed
 ) -> None:
@@ -341,13 +418,13 @@ def _manager_pods(local: LocalCluster) -> list[JSON]:
     return [p for p in pods["items"] if not p["metadata"].get("deletionTimestamp")]
 
 
-def _cloneset(name: str) -> dict[str, object]:
+def _cloneset(name: str, replicas: int = 0) -> JSON:
     return {
         "apiVersion": "apps.kruise.io/v1alpha1",
         "kind": "CloneSet",
         "metadata": {"name": name},
         "spec": {
-            "replicas": 0,
+            "replicas": replicas,
             "selector": {"matchLabels": {"app": "web"}},
             "template": {
                 "metadata": {"labels": {"app": "web"}},

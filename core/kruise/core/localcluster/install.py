@@ -50,6 +50,10 @@ WEBHOOK_CONFIGURATIONS = (
 #: CRDs whose conversion webhook the manager serves (``/convert``)
 CONVERSION_CRDS = ("rollouts.rollouts.kruise.io", "batchreleases.rollouts.kruise.io")
 Kubectl = Callable[..., str]
+DEMO_PARTITION_PERCENT_LIMIT = 100
+"""``manager.partitionPercentLimit`` of the local install, as the embedded demo runs its manager:
+the demo's last step moves 100% of the replicas with 100% of the traffic, which upstream's default
+(50) refuses for a partition-style Rollout (``vrollout.kb.io``)."""
 
 
 class ImageValues(TypedDict):
@@ -68,6 +72,7 @@ class Toleration(TypedDict):
 class ManagerValues(TypedDict):
     replicas: int
     image: ImageValues
+    partitionPercentLimit: int
     nodeSelector: dict[str, str]
     tolerations: list[Toleration]
 
@@ -90,7 +95,8 @@ class ChartValues(TypedDict):
 def chart_values(*, tag: str, socket_dir: Path, replicas: int = 2) -> ChartValues:
     """Values placing kruise on the real nodes: image ``kruise.local/kruise:<tag>`` (the cluster's
     registry), the manager's ``replicas`` and the daemon with the nodes' CRI sockets
-    ``<socket_dir>/<node name>.sock``."""
+    ``<socket_dir>/<node name>.sock``; ``--partition-percent-limit`` as the embedded demo's
+    manager (:data:`DEMO_PARTITION_PERCENT_LIMIT`), so ``kruise demo --no-cluster`` runs there."""
     toleration: Toleration = {
         "key": TOLERATION["key"],
         "operator": TOLERATION["operator"],
@@ -105,6 +111,7 @@ def chart_values(*, tag: str, socket_dir: Path, replicas: int = 2) -> ChartValue
                 "tag": tag,
                 "pullPolicy": "IfNotPresent",
             },
+            "partitionPercentLimit": DEMO_PARTITION_PERCENT_LIMIT,
             "nodeSelector": dict(NODE_SELECTOR),
             "tolerations": [toleration],
         },

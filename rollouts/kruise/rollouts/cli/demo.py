@@ -36,6 +36,7 @@ from rich.panel import Panel
 from rich.table import Table
 
 from kruise.analysis.resources import ANALYSIS_RUNS
+from kruise.core.errors import InvalidError
 from kruise.core.kube import KubeClient, Resource
 from kruise.core.kube.resources import CLONESETS, CRDS, MUTATING_WEBHOOKS, NAMESPACES, PODS
 from kruise.core.localcluster import LocalCluster, default_cluster_dir
@@ -350,7 +351,19 @@ def _run_on_existing(kubeconfig: str) -> bool:
     with tempfile.TemporaryDirectory(prefix="kruise-demo-") as tmp:
         host = prometheus_host(kubeconfig_server(kubeconfig))
         with _backends(kubeconfig, Path(tmp), host) as address:
-            return asyncio.run(_run(kubeconfig, os.environ.get("KRUISE_DEMO_PROMETHEUS", address)))
+            try:
+                return asyncio.run(_run(kubeconfig, os.environ.get("KRUISE_DEMO_PROMETHEUS", address)))
+            except InvalidError as err:
+                if "partition-percent-limit" not in str(err):
+                    raise
+                console.print(
+                    "[red]the manager refused the demo's Rollout[/]: its last step moves 100% of the "
+                    "pods with 100% of the traffic, above the manager's --partition-percent-limit "
+                    "(upstream's default 50). Raise it and run again:\n  helm upgrade kruise "
+                    "charts/kruise -n kruise-system --reuse-values --set manager.partitionPercentLimit=100"
+                    "\n  kubectl delete namespace shop"
+                )
+                return False
 
 
 async def _manager_present(kubeconfig: str) -> bool:
