@@ -320,9 +320,9 @@ def test_helm_upgrade_rolls_the_manager_without_an_admission_failure(
 def test_the_other_replica_finishes_a_release_when_the_leader_pod_dies(
     services_cluster: LocalCluster, installed: Installed
 ) -> None:
-    """Failure drill: the leader's pod is deleted with a 1 s grace period (killed before its
-    preStop sleep ends, so it never releases the Lease) while a Rollout is in its second step; the
-    standby takes the Lease once it expires and the release completes, every batch once."""
+    """Failure drill: the leader's pod is deleted with a 1 s grace period (its preStop sleep cut
+    short: the kubelet's minimum 2 s to stop) while a Rollout is in its second step; the standby
+    takes the Lease (released on the way out, or expired) and the release completes."""
     local = services_cluster
     ns = create_namespace(local, "drill")
     local.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps(_cloneset("web", replicas=4)))
@@ -351,14 +351,18 @@ def test_the_other_replica_finishes_a_release_when_the_leader_pod_dies(
     t0 = time.monotonic()
     local.kubectl("-n", NAMESPACE, "delete", "pod", leader, "--grace-period=1", "--wait=false")
     lease: JSON = {}
+    holders = [holder]
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         lease = kubectl_json(local, "-n", NAMESPACE, "get", "lease", "kruise-manager")
-        if lease["spec"]["holderIdentity"] != holder:
+        now = lease["spec"].get("holderIdentity") or ""  # "" once released
+        if now != holders[-1]:
+            holders.append(now)
+        if now not in ("", holder):
             break
         time.sleep(0.5)
-    print(f"[kruise] the Lease moved in {time.monotonic() - t0:.1f}s")
-    assert lease["spec"]["holderIdentity"].split("_")[0] in standby
+    print(f"[kruise] the Lease went {holders} in {time.monotonic() - t0:.1f}s")
+    assert holders[-1].split("_")[0] in standby
     assert lease["spec"]["leaseTransitions"] >= 1
 
     done = _wait_rollout(local, ns, _succeeded)
