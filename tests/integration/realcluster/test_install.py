@@ -99,19 +99,7 @@ def test_helm_install_runs_manager_and_daemon_on_the_real_node_and_serves_the_we
     # is converted (stored and read as v1beta1)
     ns = create_namespace(local, "installed")
     before = [_webhook_requests(p["status"]["podIP"]) for p in pods]
-    cloneset = {
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "CloneSet",
-        "metadata": {"name": "web"},
-        "spec": {
-            "replicas": 0,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "web", "image": busybox("v1")}]},
-            },
-        },
-    }
+    cloneset = _cloneset("web")
     local.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps(cloneset))
     created = kubectl_json(local, "-n", ns, "get", "cloneset", "web")
     assert created["spec"]["updateStrategy"]["type"] == "ReCreate"  # the mutating webhook's default
