@@ -260,15 +260,31 @@ def test_helm_upgrade_rolls_the_manager_without_an_admission_failure(
     created through the webhooks in a loop: every create is admitted, and each was defaulted by
     the mutating webhook."""
     local = services_cluster
-    assert local.state is not None
     ns = create_namespace(local, "upgrade")
+    results = _upgrade_while_creating(local, ns, "manager.kubeClient.qps=60")
+    failures = [err for code, err in results if code != 0]
+    assert failures == [], failures
+    assert len(results) >= 20
+    new = _manager_pods(local)
+    assert len(new) == 2
+    assert all("--kube-client-qps=60" in p["spec"]["containers"][0]["args"] for p in new)
+    created = kubectl_json(local, "-n", ns, "get", "clonesets")["items"]
+    assert len(created) == len(results)
+    assert {c["spec"]["updateStrategy"]["type"] for c in created} == {"ReCreate"}
+    local.kubectl("delete", "namespace", ns, "--wait=false")
+
+
+def _upgrade_while_creating(local: LocalCluster, ns: str, value: str) -> list[tuple[int, str]]:
+    """``helm upgrade --reuse-values --set <value>`` while a thread creates CloneSets in ``ns``
+    every 0.1 s, until every old manager pod is gone and 3 s more; returns each create's (exit
+    code, stderr). Fails when the roll did not replace every pod."""
+    assert local.state is not None
+    kubectl = [str(Path(local.state.bin_dir) / "kubectl"), f"--kubeconfig={local.state.kubeconfig}"]
     old = {p["metadata"]["name"] for p in _manager_pods(local)}
     stop = threading.Event()
     results: list[tuple[int, str]] = []
 
     def create_loop() -> None:
-        assert local.state is not None
-        kubectl = [str(Path(local.state.bin_dir) / "kubectl"), f"--kubeconfig={local.state.kubeconfig}"]
         while not stop.is_set():
             doc = {**_cloneset(""), "metadata": {"generateName": "u-"}}
             args = [*kubectl, "create", "-n", ns, "-f", "-"]
@@ -281,8 +297,7 @@ def test_helm_upgrade_rolls_the_manager_without_an_admission_failure(
     t0 = time.monotonic()
     try:
         time.sleep(2)
-        _helm(local, "upgrade", "kruise", str(CHART), "--reuse-values", "--set", "manager.kubeClient.qps=60",
-              "--wait", "--timeout=5m")  # fmt: skip
+        _helm(local, "upgrade", "kruise", str(CHART), "--reuse-values", "--set", value, "--wait")
         local.kubectl("-n", NAMESPACE, "rollout", "status", "deployment/kruise-controller-manager")
         # the old pods gone (their preStop sleep and shutdown included), then a few more creates
         deadline = time.monotonic() + 60
@@ -292,17 +307,9 @@ def test_helm_upgrade_rolls_the_manager_without_an_admission_failure(
     finally:
         stop.set()
         creator.join()
-    print(f"[kruise] helm upgrade rolled in {time.monotonic() - t0:.0f}s; {len(results)} creates")
-    failures = [err for code, err in results if code != 0]
-    assert failures == [], failures
-    assert len(results) >= 20
-    new = _manager_pods(local)
-    assert len(new) == 2 and not old & {p["metadata"]["name"] for p in new}
-    assert all("--kube-client-qps=60" in p["spec"]["containers"][0]["args"] for p in new)
-    created = kubectl_json(local, "-n", ns, "get", "clonesets")["items"]
-    assert len(created) == len(results)
-    assert {c["spec"]["updateStrategy"]["type"] for c in created} == {"ReCreate"}
-    local.kubectl("delete", "namespace", ns, "--wait=false")
+    print(f"[kruise] helm upgrade ({value}) rolled in {time.monotonic() - t0:.0f}s; {len(results)} creates")
+    assert not old & {p["metadata"]["name"] for p in _manager_pods(local)}
+    return results
 
 
 def test_the_other_replica_finishes_a_release_when_the_leader_pod_dies(
