@@ -70,7 +70,11 @@ EVERYTHING_ON: JSON = {
         "extraRules": [{"apiGroups": ["example.io"], "resources": ["routes"], "verbs": ["get", "update"]}],
     },
     "webhookConfiguration": {"failurePolicy": "Ignore", "timeoutSeconds": 5},
-    "daemon": {"enabled": True, "extraEnvs": [{"name": "HTTP_PROXY", "value": "http://proxy:3128"}]},
+    "daemon": {
+        "enabled": True,
+        "hostNetwork": True,
+        "extraEnvs": [{"name": "HTTP_PROXY", "value": "http://proxy:3128"}],
+    },
     "serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}},
 }
 
@@ -322,6 +326,7 @@ def test_manager_generated_certificates_need_one_replica(helm: str, tmp_path: Pa
         ({"manager": {"replica": 3}}, "at '/manager': additional properties 'replica' not allowed"),
         ({"crd": {"managed": False}}, "at '': additional properties 'crd' not allowed"),
         ({"daemon": {"credentialProvider": {"enable": True}}}, "credential provider is not supported"),
+        ({"daemon": {"bindHostIP": True}}, "daemon.bindHostIP=true needs daemon.hostNetwork=true"),
     ],
     ids=[
         "an upstream gate this manager does not serve",
@@ -335,6 +340,7 @@ def test_manager_generated_certificates_need_one_replica(helm: str, tmp_path: Pa
         "a misspelt key (the schema)",
         "a misspelt top-level key (the schema)",
         "an upstream feature not supported yet",
+        "the node's IP without the host network",
     ],
 )
 def test_bad_values_fail_at_render_time(helm: str, tmp_path: Path, values: JSON, message: str) -> None:

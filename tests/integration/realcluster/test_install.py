@@ -79,11 +79,11 @@ def test_helm_install_runs_manager_and_daemon_on_the_real_node_and_serves_the_we
     daemonset = kubectl_json(local, "-n", NAMESPACE, "get", "daemonset", "kruise-daemon")
     assert daemonset["status"]["desiredNumberScheduled"] == daemonset["status"]["numberReady"] == 1
     (daemon,) = kubectl_json(local, "-n", NAMESPACE, "get", "pods", "-l", "control-plane=daemon")["items"]
-    assert daemon["spec"]["nodeName"] == "real-node-1" and daemon["spec"]["hostNetwork"] is True
+    assert daemon["spec"]["nodeName"] == "real-node-1" and not daemon["spec"].get("hostNetwork")
     (volume,) = [v for v in daemon["spec"]["volumes"] if "hostPath" in v]
     assert volume["hostPath"]["path"] == str(run_dir_for(local.directory))
     assert daemon["spec"]["containers"][0]["securityContext"]["runAsUser"] == 0
-    assert _answers(f"http://{daemon['status']['podIP']}:10221/healthz", within=60)  # on the node IP
+    assert _answers(f"http://{daemon['status']['podIP']}:10221/healthz", within=60)  # on its pod IP
 
     # the certificate Secret filled by the first replica, its CA in every caBundle
     secret = kubectl_json(local, "-n", NAMESPACE, "get", "secret", "kruise-webhook-certs")

@@ -7,7 +7,7 @@ users install it, with ``helm install charts/kruise`` and the image built from t
 2. ``helm install kruise charts/kruise`` with :func:`chart_values`: the manager (2 replicas,
    leader election) and the daemon DaemonSet on the real nodes (their label and taint), the
    daemon's CRI socket directory (``hostPath``, as upstream's chart) being the nodes' socket dir,
-   socket ``$(NODE_NAME).sock`` (the real nodes share one host), listening on the node IP only.
+   socket ``$(NODE_NAME).sock`` (the real nodes share one host), on the pod network.
 3. :func:`wait_installed` waits for what a user waits for: the manager Deployment and the daemon
    DaemonSet Ready, the certificate Secret filled, every webhook's and the CRD conversion
    webhook's ``caBundle`` patched by the manager. The API server reaches the webhooks through the
@@ -82,7 +82,6 @@ class DaemonValues(TypedDict):
     nodeSelector: dict[str, str]
     socketLocation: str
     socketFile: str
-    bindHostIP: bool
 
 
 class ChartValues(TypedDict):
@@ -120,7 +119,6 @@ def chart_values(*, tag: str, socket_dir: Path, replicas: int = 2) -> ChartValue
             "nodeSelector": dict(NODE_SELECTOR),
             "socketLocation": str(socket_dir),
             "socketFile": "$(NODE_NAME).sock",
-            "bindHostIP": True,
         },
     }
 
