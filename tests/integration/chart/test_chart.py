@@ -70,7 +70,11 @@ EVERYTHING_ON: JSON = {
         "extraRules": [{"apiGroups": ["example.io"], "resources": ["routes"], "verbs": ["get", "update"]}],
     },
     "webhookConfiguration": {"failurePolicy": "Ignore", "timeoutSeconds": 5},
-    "daemon": {"enabled": True, "extraEnvs": [{"name": "HTTP_PROXY", "value": "http://proxy:3128"}]},
+    "daemon": {
+        "enabled": True,
+        "hostNetwork": True,
+        "extraEnvs": [{"name": "HTTP_PROXY", "value": "http://proxy:3128"}],
+    },
     "serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}},
 }
 
@@ -103,12 +107,17 @@ def test_default_render(helm: str) -> None:
         ("Secret", "kruise-webhook-certs"),
         ("Service", "kruise-webhook-service"),
         ("Deployment", "kruise-controller-manager"),
+        # the daemon, on by default as upstream's chart always installs it
+        ("ServiceAccount", "kruise-daemon"),
+        ("ClusterRole", "kruise-daemon-role"),
+        ("ClusterRoleBinding", "kruise-daemon-rolebinding"),
+        ("DaemonSet", "kruise-daemon"),
         # the pre-delete hook (helm template renders hooks too)
         ("ServiceAccount", "kruise-helm-hook"),
         ("ClusterRole", "kruise-helm-hook-role"),
         ("ClusterRoleBinding", "kruise-helm-hook-rolebinding"),
         ("Job", "kruise-helm-hook-cleanup"),
-    }, "no DaemonSet (daemon.enabled=false), no ServiceMonitor, no webhook configurations (the manager's)"
+    }, "no ServiceMonitor, no webhook configurations (the manager's)"
     deploy = find(docs, "Deployment", "kruise-controller-manager")
     assert deploy["metadata"]["namespace"] == NS
     assert deploy["spec"]["replicas"] == 2
@@ -145,10 +154,36 @@ def test_default_render(helm: str) -> None:
         "limits": {"cpu": "200m", "memory": "512Mi"},
         "requests": {"cpu": "100m", "memory": "256Mi"},
     }
-    assert container["securityContext"]["runAsNonRoot"] is True
-    assert container["securityContext"]["readOnlyRootFilesystem"] is True
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "runAsUser": 65534,
+        "runAsGroup": 65534,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    # keeps serving while its endpoints go (helm upgrade without admission failures)
+    assert container["lifecycle"] == {"preStop": {"sleep": {"seconds": 5}}}
+    assert pod["terminationGracePeriodSeconds"] > 5
     mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
     assert mounts["webhook-certs"] == "/etc/kruise/webhook-certs"
+    # the daemon: beyond that, only uid 0 (the CRI socket's owner) and the socket's directory
+    dpod = find(docs, "DaemonSet", "kruise-daemon")["spec"]["template"]["spec"]
+    (dcontainer,) = dpod["containers"]
+    assert dcontainer["securityContext"] == {
+        "runAsUser": 0,
+        "runAsGroup": 0,
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert {m["mountPath"]: m.get("readOnly", False) for m in dcontainer["volumeMounts"]} == {
+        "/hostvarrun": True,
+        "/tmp": False,
+    }
+    assert [v["hostPath"]["path"] for v in dpod["volumes"] if "hostPath" in v] == ["/var/run"]
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["webhook-certs"] == {"name": "webhook-certs", "emptyDir": {}}, "the manager writes it"
     assert {
@@ -291,6 +326,7 @@ def test_manager_generated_certificates_need_one_replica(helm: str, tmp_path: Pa
         ({"manager": {"replica": 3}}, "at '/manager': additional properties 'replica' not allowed"),
         ({"crd": {"managed": False}}, "at '': additional properties 'crd' not allowed"),
         ({"daemon": {"credentialProvider": {"enable": True}}}, "credential provider is not supported"),
+        ({"daemon": {"bindHostIP": True}}, "daemon.bindHostIP=true needs daemon.hostNetwork=true"),
     ],
     ids=[
         "an upstream gate this manager does not serve",
@@ -304,6 +340,7 @@ def test_manager_generated_certificates_need_one_replica(helm: str, tmp_path: Pa
         "a misspelt key (the schema)",
         "a misspelt top-level key (the schema)",
         "an upstream feature not supported yet",
+        "the node's IP without the host network",
     ],
 )
 def test_bad_values_fail_at_render_time(helm: str, tmp_path: Path, values: JSON, message: str) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from kruise.core.localcluster import LocalCluster
+from kruise.core.localcluster.install import Installed, install
 
 HOST_WAIT_SECONDS = 900
 JSON = dict[str, Any]
@@ -45,6 +46,15 @@ def services_cluster() -> Iterator[LocalCluster]:
         local.stop(remove=True)
         shutil.rmtree(directory.parent, ignore_errors=True)
         assert local.undo_problems == [], local.undo_problems
+
+
+@pytest.fixture(scope="package")
+def installed(services_cluster: LocalCluster) -> Installed:
+    """kruise installed onto ``services_cluster`` as ``kruise cluster up --install`` does (image
+    built and pushed, ``helm install charts/kruise``, waited for), once for the package."""
+    installed = install(services_cluster, log=print)
+    print(f"[kruise] installed {installed.image}: {installed.timings}")
+    return installed
 
 
 def kubectl_json(local: LocalCluster, *args: str) -> JSON:

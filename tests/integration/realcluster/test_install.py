@@ -2,27 +2,40 @@
 built from the Dockerfile (``make image``'s script) and pushed to the cluster's registry, the
 manager Deployment (2 replicas, leader election) and the daemon DaemonSet Ready on the real node,
 the webhooks (admission and CRD conversion) served from the pods through the webhook Service's
-ClusterIP, and the chart's daemon pulling an image through the node's CRI socket."""
+ClusterIP, and the chart's daemon pulling an image through the node's CRI socket. Then, on that
+installation and in this order: the pods' security context as the kernel applies it, the demo's
+two releases run by the installed manager (``kruise demo --no-cluster``), ``helm upgrade`` with
+webhooks served throughout, and ``helm uninstall`` leaving no webhook configuration behind."""
 
 from __future__ import annotations
 
 import base64
 import json
+import os
 import re
+import subprocess
+import sys
+import threading
 import time
 import urllib.request
+from collections.abc import Callable
+from pathlib import Path
 
 from kruise.core.localcluster import LocalCluster
+from kruise.core.localcluster.binaries import source_root
 from kruise.core.localcluster.install import (
     CONVERSION_CRDS,
     NAMESPACE,
     WEBHOOK_CONFIGURATIONS,
+    Installed,
     ca_bundles,
-    install,
 )
 from kruise.core.localcluster.realnode import busybox
-from kruise.core.localcluster.realnode.plan import run_dir_for
-from tests.integration.realcluster.conftest import create_namespace, kubectl_json
+from kruise.core.localcluster.realnode.plan import CONTROL_PLANE_IP, run_dir_for
+from kruise.rollouts.cli.demo import V2
+from tests.integration.realcluster.conftest import JSON, create_namespace, kubectl_json
+
+CHART = (source_root() or Path.cwd()) / "charts" / "kruise"
 
 
 def _webhook_requests(pod_ip: str) -> dict[str, float]:
@@ -47,11 +60,9 @@ def _answers(url: str, *, within: float) -> bool:
 
 
 def test_helm_install_runs_manager_and_daemon_on_the_real_node_and_serves_the_webhooks(
-    services_cluster: LocalCluster,
+    services_cluster: LocalCluster, installed: Installed
 ) -> None:
     local = services_cluster
-    installed = install(local, log=print)
-    print(f"[kruise] installed {installed.image}: {installed.timings}")
 
     # the manager: 2 replicas Ready on the real node, one of them holding the Lease
     deployment = kubectl_json(local, "-n", NAMESPACE, "get", "deployment", "kruise-controller-manager")
@@ -68,11 +79,11 @@ def test_helm_install_runs_manager_and_daemon_on_the_real_node_and_serves_the_we
     daemonset = kubectl_json(local, "-n", NAMESPACE, "get", "daemonset", "kruise-daemon")
     assert daemonset["status"]["desiredNumberScheduled"] == daemonset["status"]["numberReady"] == 1
     (daemon,) = kubectl_json(local, "-n", NAMESPACE, "get", "pods", "-l", "control-plane=daemon")["items"]
-    assert daemon["spec"]["nodeName"] == "real-node-1" and daemon["spec"]["hostNetwork"] is True
+    assert daemon["spec"]["nodeName"] == "real-node-1" and not daemon["spec"].get("hostNetwork")
     (volume,) = [v for v in daemon["spec"]["volumes"] if "hostPath" in v]
     assert volume["hostPath"]["path"] == str(run_dir_for(local.directory))
     assert daemon["spec"]["containers"][0]["securityContext"]["runAsUser"] == 0
-    assert _answers(f"http://{daemon['status']['podIP']}:10221/healthz", within=60)  # on the node IP
+    assert _answers(f"http://{daemon['status']['podIP']}:10221/healthz", within=60)  # on its pod IP
 
     # the certificate Secret filled by the first replica, its CA in every caBundle
     secret = kubectl_json(local, "-n", NAMESPACE, "get", "secret", "kruise-webhook-certs")
@@ -88,19 +99,7 @@ def test_helm_install_runs_manager_and_daemon_on_the_real_node_and_serves_the_we
     # is converted (stored and read as v1beta1)
     ns = create_namespace(local, "installed")
     before = [_webhook_requests(p["status"]["podIP"]) for p in pods]
-    cloneset = {
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "CloneSet",
-        "metadata": {"name": "web"},
-        "spec": {
-            "replicas": 0,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "web", "image": busybox("v1")}]},
-            },
-        },
-    }
+    cloneset = _cloneset("web")
     local.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps(cloneset))
     created = kubectl_json(local, "-n", ns, "get", "cloneset", "web")
     assert created["spec"]["updateStrategy"]["type"] == "ReCreate"  # the mutating webhook's default
@@ -150,3 +149,285 @@ def test_helm_install_runs_manager_and_daemon_on_the_real_node_and_serves_the_we
     assert status.get("succeeded") == 1, status
     images = json.loads(local.crictl("real-node-1", "images", "-o", "json"))["images"]
     assert busybox("v4") in {tag for image in images for tag in image.get("repoTags") or []}
+
+
+def _process_status(local: LocalCluster, pod: str) -> dict[str, str]:
+    """``/proc/1/status`` of ``pod``'s container (its main process) as the kernel reports it, and
+    whether ``/`` refused a write (``root_write``: the errno name) and ``/tmp`` took one."""
+    script = (
+        "import errno, tempfile\n"
+        "print(open('/proc/1/status').read())\n"
+        "try:\n"
+        "    open('/kruise-probe', 'w')\n"
+        "    print('root_write:\\tok')\n"
+        "except OSError as e:\n"
+        "    print('root_write:\\t' + errno.errorcode[e.errno])\n"
+        "with tempfile.NamedTemporaryFile(dir='/tmp'):\n"
+        "    print('tmp_write:\\tok')\n"
+    )
+    out = local.kubectl("exec", "-n", NAMESPACE, pod, "--", "python", "-c", script)
+    return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in out.splitlines()) if v}
+
+
+def test_the_pods_run_with_the_security_context_users_expect_on_the_real_kubelet(
+    services_cluster: LocalCluster, installed: Installed
+) -> None:
+    """What the kernel applies, not what the spec says: the manager's process is uid 65534 with no
+    capability, no_new_privs, seccomp filtering (RuntimeDefault) and a read-only root filesystem
+    (its certificate directory and /tmp are emptyDirs), and still Ready and serving (the first
+    test); the daemon's differs only by uid 0, the CRI socket's owner."""
+    local = services_cluster
+    pods = kubectl_json(local, "-n", NAMESPACE, "get", "pods", "-l", "control-plane=controller-manager")
+    for pod in pods["items"]:
+        assert {c["type"]: c["status"] for c in pod["status"]["conditions"]}["Ready"] == "True"
+        status = _process_status(local, pod["metadata"]["name"])
+        assert status["Uid"].split() == ["65534"] * 4 and status["Gid"].split() == ["65534"] * 4
+        assert status["CapEff"] == status["CapPrm"] == status["CapBnd"] == "0" * 16
+        assert status["NoNewPrivs"] == "1" and status["Seccomp"] == "2"  # 2: a filter is loaded
+        assert status["root_write"] == "EROFS" and status["tmp_write"] == "ok"
+    (daemon,) = kubectl_json(local, "-n", NAMESPACE, "get", "pods", "-l", "control-plane=daemon")["items"]
+    status = _process_status(local, daemon["metadata"]["name"])
+    assert status["Uid"].split() == ["0"] * 4
+    assert status["CapEff"] == status["CapPrm"] == status["CapBnd"] == "0" * 16
+    assert status["NoNewPrivs"] == "1" and status["Seccomp"] == "2"
+    assert status["root_write"] == "EROFS" and status["tmp_write"] == "ok"
+    container = daemon["spec"]["containers"][0]
+    mounts = {m["mountPath"]: m.get("readOnly", False) for m in container["volumeMounts"]}
+    assert mounts["/hostvarrun"] is True  # the CRI socket's directory, read-only
+    assert "add" not in container["securityContext"]["capabilities"]
+
+
+def test_the_demo_releases_run_against_the_installed_manager(
+    services_cluster: LocalCluster, installed: Installed
+) -> None:
+    """``kruise demo --no-cluster`` with the cluster's kubeconfig (``kruise cluster env``): no
+    manager started by hand, the leader pod runs both releases, its analysis querying the demo's
+    Prometheus on the control-plane address; they end as on the embedded manager (release 1
+    complete on 1.5.0, release 2 aborted by its analysis and rolled back to 1.5.0)."""
+    local = services_cluster
+    assert local.state is not None
+    t0 = time.monotonic()
+    env = {**os.environ, "KUBECONFIG": local.state.kubeconfig, "COLUMNS": "120"}
+    env.pop("KRUISE_DEMO_PROMETHEUS", None)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "kruise"), "demo", "--no-cluster"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    print(f"[kruise] demo --no-cluster: exit {proc.returncode} in {time.monotonic() - t0:.0f}s")
+    print(proc.stdout[-4000:], proc.stderr[-3000:])
+    assert proc.returncode == 0
+    assert f"Prometheus at http://{CONTROL_PLANE_IP}:" in " ".join(proc.stdout.split())
+
+    # the end state the demo checks, read back from the API
+    rollout = kubectl_json(local, "-n", "shop", "get", "rollout", "web")
+    conditions = {c["type"]: c for c in rollout["status"]["conditions"]}
+    assert conditions["Succeeded"]["status"] == "False"
+    assert conditions["Aborted"]["reason"] == "AnalysisFailed"
+    pods = kubectl_json(local, "-n", "shop", "get", "pods", "-l", "app=web")["items"]
+    assert len(pods) == 10 and {p["spec"]["containers"][0]["image"] for p in pods} == {V2}
+    route = kubectl_json(local, "-n", "shop", "get", "httproute", "web")
+    assert [r["name"] for rule in route["spec"]["rules"] for r in rule["backendRefs"]] == ["web"]
+    runs = kubectl_json(local, "-n", "shop", "get", "analysisruns")["items"]
+    phases = [r["status"]["phase"] for r in runs]
+    assert "Successful" in phases and "Failed" in phases, phases
+    # run by the manager pods, not a process on this host
+    lease = kubectl_json(local, "-n", NAMESPACE, "get", "lease", "kruise-manager")
+    managers = kubectl_json(local, "-n", NAMESPACE, "get", "pods", "-l", "control-plane=controller-manager")
+    assert lease["spec"]["holderIdentity"].split("_")[0] in {p["metadata"]["name"] for p in managers["items"]}
+    local.kubectl("delete", "namespace", "shop", "--wait=false")
+
+
+def _helm(local: LocalCluster, *args: str) -> str:
+    assert local.state is not None
+    proc = subprocess.run(
+        [str(Path(local.state.bin_dir) / "helm"), f"--kubeconfig={local.state.kubeconfig}", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_helm_upgrade_rolls_the_manager_without_an_admission_failure(
+    services_cluster: LocalCluster, installed: Installed
+) -> None:
+    """``helm upgrade`` of the same chart with a changed value (the manager's client QPS) rolls
+    both manager pods (surge, then the old ones drained by the preStop sleep) while CloneSets are
+    created through the webhooks in a loop: every create is admitted, and each was defaulted by
+    the mutating webhook."""
+    local = services_cluster
+    ns = create_namespace(local, "upgrade")
+    results = _upgrade_while_creating(local, ns, "manager.kubeClient.qps=60")
+    failures = [err for code, err in results if code != 0]
+    assert failures == [], failures
+    assert len(results) >= 20
+    new = _manager_pods(local)
+    assert len(new) == 2
+    assert all("--kube-client-qps=60" in p["spec"]["containers"][0]["args"] for p in new)
+    created = kubectl_json(local, "-n", ns, "get", "clonesets")["items"]
+    assert len(created) == len(results)
+    assert {c["spec"]["updateStrategy"]["type"] for c in created} == {"ReCreate"}
+    local.kubectl("delete", "namespace", ns, "--wait=false")
+
+
+def _upgrade_while_creating(local: LocalCluster, ns: str, value: str) -> list[tuple[int, str]]:
+    """``helm upgrade --reuse-values --set <value>`` while a thread creates CloneSets in ``ns``
+    every 0.1 s, until every old manager pod is gone and 3 s more; returns each create's (exit
+    code, stderr). Fails when the roll did not replace every pod."""
+    assert local.state is not None
+    kubectl = [str(Path(local.state.bin_dir) / "kubectl"), f"--kubeconfig={local.state.kubeconfig}"]
+    old = {p["metadata"]["name"] for p in _manager_pods(local)}
+    stop = threading.Event()
+    results: list[tuple[int, str]] = []
+
+    def create_loop() -> None:
+        while not stop.is_set():
+            doc = {**_cloneset(""), "metadata": {"generateName": "u-"}}
+            args = [*kubectl, "create", "-n", ns, "-f", "-"]
+            proc = subprocess.run(args, input=json.dumps(doc), capture_output=True, text=True)
+            results.append((proc.returncode, proc.stderr.strip()))
+            time.sleep(0.1)
+
+    creator = threading.Thread(target=create_loop)
+    creator.start()
+    t0 = time.monotonic()
+    try:
+        time.sleep(2)
+        _helm(local, "upgrade", "kruise", str(CHART), "--reuse-values", "--set", value, "--wait")
+        local.kubectl("-n", NAMESPACE, "rollout", "status", "deployment/kruise-controller-manager")
+        # the old pods gone (their preStop sleep and shutdown included), then a few more creates
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and old & {p["metadata"]["name"] for p in _manager_pods(local)}:
+            time.sleep(0.5)
+        time.sleep(3)
+    finally:
+        stop.set()
+        creator.join()
+    print(f"[kruise] helm upgrade ({value}) rolled in {time.monotonic() - t0:.0f}s; {len(results)} creates")
+    assert not old & {p["metadata"]["name"] for p in _manager_pods(local)}
+    return results
+
+
+def test_the_other_replica_finishes_a_release_when_the_leader_pod_dies(
+    services_cluster: LocalCluster, installed: Installed
+) -> None:
+    """Failure drill: the leader's pod is deleted with a 1 s grace period (its preStop sleep cut
+    short: the kubelet's minimum 2 s to stop) while a Rollout is in its second step; the standby
+    takes the Lease (released on the way out, or expired) and the release completes."""
+    local = services_cluster
+    ns = create_namespace(local, "drill")
+    local.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps(_cloneset("web", replicas=4)))
+    ready = "--for=jsonpath={.status.readyReplicas}=4"
+    local.kubectl("wait", "-n", ns, "cloneset/web", ready, "--timeout=60s")
+    steps = [{"replicas": "25%", "pause": {"duration": 2}}, {"replicas": "50%", "pause": {"duration": 20}}]
+    rollout = {
+        "apiVersion": "rollouts.kruise.io/v1beta1",
+        "kind": "Rollout",
+        "metadata": {"name": "web"},
+        "spec": {
+            "workloadRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web"},
+            "strategy": {"canary": {"steps": [*steps, {"replicas": "100%"}]}},
+        },
+    }
+    local.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps(rollout))
+    time.sleep(2)
+    patch = [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": busybox("v2")}]
+    local.kubectl("patch", "-n", ns, "cloneset", "web", "--type=json", "-p", json.dumps(patch))
+    canary = _wait_rollout(local, ns, lambda st: (st.get("canaryStatus") or {}).get("currentStepIndex") == 2)
+    assert canary["canaryStatus"]["currentStepState"] != "Completed"
+
+    holder = kubectl_json(local, "-n", NAMESPACE, "get", "lease", "kruise-manager")["spec"]["holderIdentity"]
+    leader = holder.split("_")[0]
+    standby = {p["metadata"]["name"] for p in _manager_pods(local)} - {leader}
+    t0 = time.monotonic()
+    local.kubectl("-n", NAMESPACE, "delete", "pod", leader, "--grace-period=1", "--wait=false")
+    lease: JSON = {}
+    holders = [holder]
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        lease = kubectl_json(local, "-n", NAMESPACE, "get", "lease", "kruise-manager")
+        now = lease["spec"].get("holderIdentity") or ""  # "" once released
+        if now != holders[-1]:
+            holders.append(now)
+        if now not in ("", holder):
+            break
+        time.sleep(0.5)
+    print(f"[kruise] the Lease went {holders} in {time.monotonic() - t0:.1f}s")
+    assert holders[-1].split("_")[0] in standby
+    assert lease["spec"]["leaseTransitions"] >= 1
+
+    done = _wait_rollout(local, ns, _succeeded)
+    print(f"[kruise] release completed {time.monotonic() - t0:.1f}s after the leader was killed")
+    assert (done.get("canaryStatus") or {}).get("currentStepIndex") == 3
+    pods = kubectl_json(local, "-n", ns, "get", "pods", "-l", "app=web")["items"]
+    live = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+    assert len(live) == 4 and {p["spec"]["containers"][0]["image"] for p in live} == {busybox("v2")}
+    cloneset = kubectl_json(local, "-n", ns, "get", "cloneset", "web")
+    assert cloneset["spec"]["updateStrategy"].get("partition", 0) in (0, "0%")
+    assert cloneset["status"]["updatedReadyReplicas"] == 4
+    local.kubectl(
+        "-n", NAMESPACE, "rollout", "status", "deployment/kruise-controller-manager", "--timeout=120s"
+    )
+    local.kubectl("delete", "namespace", ns, "--wait=false")
+
+
+def _succeeded(status: JSON) -> bool:
+    conditions = {c["type"]: c["status"] for c in status.get("conditions") or []}
+    return status.get("phase") == "Healthy" and conditions.get("Succeeded") == "True"
+
+
+def _wait_rollout(local: LocalCluster, ns: str, ok: Callable[[JSON], bool], within: float = 180) -> JSON:
+    """The Rollout ``web``'s status once ``ok`` holds; fails after ``within`` seconds."""
+    deadline = time.monotonic() + within
+    status: JSON = {}
+    while time.monotonic() < deadline:
+        status = kubectl_json(local, "-n", ns, "get", "rollout", "web").get("status") or {}
+        if ok(status):
+            return status
+        time.sleep(0.5)
+    raise AssertionError(f"the Rollout did not get there within {within:.0f}s: {status}")
+
+
+def test_helm_uninstall_leaves_no_webhook_configuration(
+    services_cluster: LocalCluster, installed: Installed
+) -> None:
+    """The manager writes both webhook configurations itself (they are not Helm resources); the
+    chart's pre-delete hook deletes them, so ``helm uninstall`` leaves nothing that would refuse
+    requests once the manager is gone: a CloneSet is then created without any webhook."""
+    local = services_cluster
+    t0 = time.monotonic()
+    _helm(local, "uninstall", "kruise", "--wait", "--timeout=5m")
+    print(f"[kruise] helm uninstall in {time.monotonic() - t0:.0f}s")
+    for kind in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+        names = [d["metadata"]["name"] for d in kubectl_json(local, "get", kind)["items"]]
+        assert not [n for n in names if n.startswith("kruise")], names
+    assert kubectl_json(local, "get", "pods", "-n", NAMESPACE, "-l", "control-plane")["items"] == []
+    ns = create_namespace(local, "after-uninstall")
+    local.kubectl("apply", "-n", ns, "-f", "-", input=json.dumps(_cloneset("web")))
+    created = kubectl_json(local, "-n", ns, "get", "cloneset", "web")
+    assert "updateStrategy" not in created["spec"]  # no mutating webhook defaulted it
+
+
+def _manager_pods(local: LocalCluster) -> list[JSON]:
+    pods = kubectl_json(local, "-n", NAMESPACE, "get", "pods", "-l", "control-plane=controller-manager")
+    return [p for p in pods["items"] if not p["metadata"].get("deletionTimestamp")]
+
+
+def _cloneset(name: str, replicas: int = 0) -> JSON:
+    return {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "CloneSet",
+        "metadata": {"name": name},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "web", "image": busybox("v1")}]},
+            },
+        },
+    }

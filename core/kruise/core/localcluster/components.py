@@ -34,12 +34,15 @@ KCM_CONTROLLERS = (
 )
 #: added when the cluster starts with real nodes and so runs kube-proxy: Services get
 #: EndpointSlices (and legacy Endpoints), and pods their ServiceAccount's token, which needs the
-#: namespace's ``default`` ServiceAccount and the ``kube-root-ca.crt`` ConfigMap to exist
+#: namespace's ``default`` ServiceAccount and the ``kube-root-ca.crt`` ConfigMap to exist; batch
+#: Jobs get pods (a Helm hook is a Job: ``helm uninstall`` of charts/kruise waits for its
+#: pre-delete hook)
 KCM_SERVICE_CONTROLLERS = (
     "endpointslice-controller",
     "endpoints-controller",
     "serviceaccount-controller",
     "root-ca-certificate-publisher-controller",
+    "job-controller",
 )
 DEFAULT_STORAGE_CLASS = {
     "apiVersion": "storage.k8s.io/v1",

@@ -7,7 +7,7 @@ users install it, with ``helm install charts/kruise`` and the image built from t
 2. ``helm install kruise charts/kruise`` with :func:`chart_values`: the manager (2 replicas,
    leader election) and the daemon DaemonSet on the real nodes (their label and taint), the
    daemon's CRI socket directory (``hostPath``, as upstream's chart) being the nodes' socket dir,
-   socket ``$(NODE_NAME).sock`` (the real nodes share one host), listening on the node IP only.
+   socket ``$(NODE_NAME).sock`` (the real nodes share one host), on the pod network.
 3. :func:`wait_installed` waits for what a user waits for: the manager Deployment and the daemon
    DaemonSet Ready, the certificate Secret filled, every webhook's and the CRD conversion
    webhook's ``caBundle`` patched by the manager. The API server reaches the webhooks through the
@@ -50,6 +50,10 @@ WEBHOOK_CONFIGURATIONS = (
 #: CRDs whose conversion webhook the manager serves (``/convert``)
 CONVERSION_CRDS = ("rollouts.rollouts.kruise.io", "batchreleases.rollouts.kruise.io")
 Kubectl = Callable[..., str]
+DEMO_PARTITION_PERCENT_LIMIT = 100
+"""``manager.partitionPercentLimit`` of the local install, as the embedded demo runs its manager:
+the demo's last step moves 100% of the replicas with 100% of the traffic, which upstream's default
+(50) refuses for a partition-style Rollout (``vrollout.kb.io``)."""
 
 
 class ImageValues(TypedDict):
@@ -68,6 +72,7 @@ class Toleration(TypedDict):
 class ManagerValues(TypedDict):
     replicas: int
     image: ImageValues
+    partitionPercentLimit: int
     nodeSelector: dict[str, str]
     tolerations: list[Toleration]
 
@@ -77,7 +82,6 @@ class DaemonValues(TypedDict):
     nodeSelector: dict[str, str]
     socketLocation: str
     socketFile: str
-    bindHostIP: bool
 
 
 class ChartValues(TypedDict):
@@ -90,7 +94,8 @@ class ChartValues(TypedDict):
 def chart_values(*, tag: str, socket_dir: Path, replicas: int = 2) -> ChartValues:
     """Values placing kruise on the real nodes: image ``kruise.local/kruise:<tag>`` (the cluster's
     registry), the manager's ``replicas`` and the daemon with the nodes' CRI sockets
-    ``<socket_dir>/<node name>.sock``."""
+    ``<socket_dir>/<node name>.sock``; ``--partition-percent-limit`` as the embedded demo's
+    manager (:data:`DEMO_PARTITION_PERCENT_LIMIT`), so ``kruise demo --no-cluster`` runs there."""
     toleration: Toleration = {
         "key": TOLERATION["key"],
         "operator": TOLERATION["operator"],
@@ -105,6 +110,7 @@ def chart_values(*, tag: str, socket_dir: Path, replicas: int = 2) -> ChartValue
                 "tag": tag,
                 "pullPolicy": "IfNotPresent",
             },
+            "partitionPercentLimit": DEMO_PARTITION_PERCENT_LIMIT,
             "nodeSelector": dict(NODE_SELECTOR),
             "tolerations": [toleration],
         },
@@ -113,7 +119,6 @@ def chart_values(*, tag: str, socket_dir: Path, replicas: int = 2) -> ChartValue
             "nodeSelector": dict(NODE_SELECTOR),
             "socketLocation": str(socket_dir),
             "socketFile": "$(NODE_NAME).sock",
-            "bindHostIP": True,
         },
     }
 

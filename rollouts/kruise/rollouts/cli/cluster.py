@@ -87,6 +87,7 @@ def up(
             raise typer.Exit(1) from err
         timings = ", ".join(f"{k.removesuffix('_seconds')} {v:.0f}s" for k, v in installed.timings.items())
         typer.echo(f"# kruise installed from {installed.image}: {timings}", err=True)
+        typer.echo("# the demo's releases against it: kruise demo --no-cluster", err=True)
     typer.echo(f"export KUBECONFIG={state.kubeconfig}")
 
 

@@ -1,8 +1,7 @@
 """``kruise demo``: the main job, end to end, on the embedded control plane.
 
-Starts the local control plane (or uses ``$KUBECONFIG`` with ``--no-cluster``),
-installs the CRDs, runs ``kruise manager``, deploys a CloneSet of 10 replicas behind a
-Service and a Gateway API HTTPRoute with a three-step canary Rollout, then releases a
+Starts the local control plane, installs the CRDs, runs ``kruise manager``, deploys a CloneSet of
+10 replicas behind a Service and a Gateway API HTTPRoute with a three-step canary Rollout, then releases a
 new image and shows the release live: step, pods per revision, traffic weights. With real
 nodes (``--real-nodes 3``, the default) it ends with two acts on real containers: an in-place
 update of a CloneSet (``kruise.rollouts.demo.realnode``), then the comparison OpenKruise asks
@@ -11,16 +10,21 @@ Rollout that pre-pulls its next batch, updating to a large image
 (``kruise.rollouts.demo.comparison``).
 Everything it started is stopped at the end; the exit code says whether the release
 reached its expected outcome.
+
+``--no-cluster`` runs the two releases on ``$KUBECONFIG``'s cluster against the manager installed
+there (``helm install charts/kruise``, e.g. ``kruise cluster up --real-nodes 1 --install``): no
+manager is started; Prometheus and the traffic simulator run on this machine, Prometheus where the
+in-cluster manager reaches it (:mod:`kruise.rollouts.demo.backends`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
-import subprocess
-import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -32,15 +36,16 @@ from rich.panel import Panel
 from rich.table import Table
 
 from kruise.analysis.resources import ANALYSIS_RUNS
+from kruise.core.errors import InvalidError
 from kruise.core.kube import KubeClient, Resource
-from kruise.core.kube.resources import CLONESETS, NAMESPACES, PODS
+from kruise.core.kube.resources import CLONESETS, CRDS, MUTATING_WEBHOOKS, NAMESPACES, PODS
 from kruise.core.localcluster import LocalCluster, default_cluster_dir
 from kruise.core.localcluster.binaries import source_root
-from kruise.core.localcluster.cluster import free_port
+from kruise.core.webhook.configuration import MUTATING_NAME
 from kruise.rollouts.crds import write_crds
 from kruise.rollouts.demo import comparison as compare_act
 from kruise.rollouts.demo import realnode as real_act
-from kruise.rollouts.demo.prometheus import PrometheusProcess
+from kruise.rollouts.demo.backends import LOOPBACK, analysis_backends, kubeconfig_server, prometheus_host
 from kruise.rollouts.manager.process import ManagerProcess
 from kruise.rollouts.resources import ROLLOUTS
 
@@ -256,7 +261,10 @@ def demo(
     no_cluster: Annotated[
         bool,
         typer.Option(
-            "--no-cluster", help="Use $KUBECONFIG (manager must run there) instead of starting one."
+            "--no-cluster",
+            help="Use $KUBECONFIG's cluster, whose kruise manager is installed there (helm install "
+            "charts/kruise; kruise cluster up --real-nodes 1 --install), instead of starting one: "
+            "the two releases only, Prometheus and the traffic simulator on this machine.",
         ),
     ] = False,
     keep: Annotated[bool, typer.Option("--keep", help="Leave the control plane running at the end.")] = False,
@@ -275,8 +283,7 @@ def demo(
         kubeconfig = os.environ.get("KUBECONFIG")
         if not kubeconfig:
             raise typer.BadParameter("--no-cluster needs KUBECONFIG")
-        address = os.environ.get("KRUISE_DEMO_PROMETHEUS", "http://prometheus.monitoring:9090")
-        raise typer.Exit(0 if asyncio.run(_run(kubeconfig, address)) else 1)
+        raise typer.Exit(0 if _run_on_existing(kubeconfig) else 1)
     with tempfile.TemporaryDirectory(prefix="kruise-demo-") as tmp:
         where = default_cluster_dir() if keep else Path(tmp) / "cluster"
         cluster = LocalCluster(where, nodes=3, real_nodes=real_nodes, attached=not keep)
@@ -298,14 +305,8 @@ def demo(
             with console.status("starting kruise manager"):
                 manager.start()
             console.print("[green]kruise manager running[/] (controllers + webhooks)")
-            sim_port, prom_port = free_port(), free_port()
-            simulator = _start_simulator(state.kubeconfig, sim_port, Path(tmp))
-            prometheus = PrometheusProcess(prom_port, [f"127.0.0.1:{sim_port}"])
-            with console.status("starting Prometheus and the traffic simulator"):
-                prometheus.start()
-            console.print(f"[green]Prometheus[/] at {prometheus.address}, scraping the traffic simulator")
-            try:
-                ok = asyncio.run(_run(state.kubeconfig, prometheus.address))
+            with _backends(state.kubeconfig, Path(tmp)) as prometheus:
+                ok = asyncio.run(_run(state.kubeconfig, prometheus))
                 if ok and real_nodes:
                     nodes = [plan.name for plan in cluster.real_node_plans()]
                     ok = asyncio.run(real_act.run(state.kubeconfig, NAMESPACE, cluster.crictl, console))
@@ -313,10 +314,6 @@ def demo(
                         compare_act.run(state.kubeconfig, nodes, cluster.crictl, cluster.push_image, console)
                     )
                     ok = ok and compared
-            finally:
-                simulator.terminate()
-                simulator.wait(10)
-                prometheus.stop()
         finally:
             manager.stop()
             if keep:
@@ -326,11 +323,79 @@ def demo(
         raise typer.Exit(0 if ok else 1)
 
 
-def _start_simulator(kubeconfig: str, port: int, workdir: Path) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "kruise.rollouts.demo.simulator", f"--kubeconfig={kubeconfig}"]
-    args += [f"--namespace={NAMESPACE}", f"--port={port}"]
-    args += [f"--error-rate={image}={rate}" for image, rate in ERROR_RATES.items()]
-    log = open(workdir / "simulator.log", "wb")  # noqa: SIM115 - owned by the child
-    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-    log.close()
-    return proc
+@contextlib.contextmanager
+def _backends(kubeconfig: str, workdir: Path, host: str = LOOPBACK) -> Iterator[str]:
+    """The traffic simulator and Prometheus for the block (``analysis_backends``), with the
+    console's status lines; yields Prometheus' address."""
+    with contextlib.ExitStack() as stack:
+        with console.status("starting Prometheus and the traffic simulator"):
+            backends = analysis_backends(kubeconfig, NAMESPACE, ERROR_RATES, workdir, host=host)
+            address = stack.enter_context(backends)
+        console.print(f"[green]Prometheus[/] at {address}, scraping the traffic simulator")
+        yield address
+
+
+def _run_on_existing(kubeconfig: str) -> bool:
+    """``--no-cluster``: both releases against the manager already running in ``kubeconfig``'s
+    cluster (e.g. installed by ``helm install charts/kruise``), the simulator and Prometheus on
+    this machine where that manager reaches them (:func:`prometheus_host`), the Gateway API CRDs
+    applied when the cluster has none. ``KRUISE_DEMO_PROMETHEUS`` overrides the address the
+    AnalysisTemplate gets."""
+    if not asyncio.run(_manager_present(kubeconfig)):
+        console.print(
+            "[red]no kruise manager in this cluster[/] (no webhook configuration "
+            f"{MUTATING_NAME}): install it first (helm install kruise charts/kruise, or "
+            "kruise cluster up --real-nodes 1 --install)"
+        )
+        return False
+    with tempfile.TemporaryDirectory(prefix="kruise-demo-") as tmp:
+        host = prometheus_host(kubeconfig_server(kubeconfig))
+        with _backends(kubeconfig, Path(tmp), host) as address:
+            try:
+                return asyncio.run(_run(kubeconfig, os.environ.get("KRUISE_DEMO_PROMETHEUS", address)))
+            except InvalidError as err:
+                if "partition-percent-limit" not in str(err):
+                    raise
+                console.print(
+                    "[red]the manager refused the demo's Rollout[/]: its last step moves 100% of the "
+                    "pods with 100% of the traffic, above the manager's --partition-percent-limit "
+                    "(upstream's default 50). Raise it and run again:\n  helm upgrade kruise "
+                    "charts/kruise -n kruise-system --reuse-values --set manager.partitionPercentLimit=100"
+                    "\n  kubectl delete namespace shop"
+                )
+                return False
+
+
+async def _manager_present(kubeconfig: str) -> bool:
+    """True when a kruise manager registered its webhooks here; applies the vendored Gateway API
+    CRDs (the demo's HTTPRoute) when the cluster has no ``httproutes.gateway.networking.k8s.io``."""
+    kube = await KubeClient.from_kubeconfig(kubeconfig)
+    try:
+        if await kube.get_or_none(MUTATING_WEBHOOKS, MUTATING_NAME) is None:
+            return False
+        if await kube.get_or_none(CRDS, "httproutes.gateway.networking.k8s.io") is None:
+            await _create_crds(kube, _third_party_crds())
+        return True
+    finally:
+        await kube.close()
+
+
+async def _create_crds(kube: KubeClient, manifests: list[Path], timeout: float = 60) -> None:
+    """Create the CRDs in ``manifests`` that do not exist and wait until they are Established.
+    Raises :class:`TimeoutError`."""
+    names = []
+    for manifest in manifests:
+        for doc in yaml.safe_load_all(manifest.read_text()):
+            if doc and doc.get("kind") == "CustomResourceDefinition":
+                names.append(doc["metadata"]["name"])
+                if await kube.get_or_none(CRDS, doc["metadata"]["name"]) is None:
+                    await kube.create(CRDS, doc)
+    deadline = time.monotonic() + timeout
+    for name in names:
+        while not any(
+            c["type"] == "Established" and c["status"] == "True"
+            for c in ((await kube.get(CRDS, name)).get("status") or {}).get("conditions") or []
+        ):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"CRD {name} not Established within {timeout:.0f}s")
+            await asyncio.sleep(0.2)

@@ -13,9 +13,11 @@ import yaml
 
 
 class PrometheusProcess:
-    """Prometheus with a throw-away TSDB and a 1 s scrape of ``targets``."""
+    """Prometheus with a throw-away TSDB and a 1 s scrape of ``targets``, listening on
+    ``host:port`` (loopback unless the manager runs elsewhere: :mod:`kruise.rollouts.demo.backends`)."""
 
-    def __init__(self, port: int, targets: list[str]) -> None:
+    def __init__(self, port: int, targets: list[str], *, host: str = "127.0.0.1") -> None:
+        self.host = host
         self.port = port
         self.targets = targets
         self.workdir = Path(tempfile.mkdtemp(prefix="kruise-demo-prometheus-"))
@@ -23,7 +25,7 @@ class PrometheusProcess:
 
     @property
     def address(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def start(self, timeout: float = 30.0) -> None:
         binary = shutil.which("prometheus")
@@ -40,7 +42,7 @@ class PrometheusProcess:
                 binary,
                 f"--config.file={self.workdir / 'prometheus.yml'}",
                 f"--storage.tsdb.path={self.workdir / 'tsdb'}",
-                f"--web.listen-address=127.0.0.1:{self.port}",
+                f"--web.listen-address={self.host}:{self.port}",
                 "--log.level=warn",
             ],
             stdout=log,
