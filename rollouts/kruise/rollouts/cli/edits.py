@@ -11,7 +11,8 @@ import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS
+from kruise.core.kube.resources import DEPLOYMENTS
+from kruise.rollouts.cli.kinds import Restart, rules
 from kruise.rollouts.cli.refs import Ref
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.deadline import abort_request, retry_request
@@ -38,16 +39,6 @@ class EditError(ValueError):
     """The verb does not apply to this object (upstream's words)."""
 
 
-def _paused_path(ref: Ref) -> tuple[str, ...]:
-    if ref.res is ROLLOUTS:
-        return ("spec", "strategy", "paused")
-    if ref.res is CLONESETS:
-        return ("spec", "updateStrategy", "paused")
-    if ref.res is DEPLOYMENTS:
-        return ("spec", "paused")
-    raise EditError("pausing is not supported")
-
-
 def _get(obj: Mapping[str, Any], path: Sequence[str]) -> Any:
     node: Any = obj
     for key in path:
@@ -63,11 +54,10 @@ def _nest(path: Sequence[str], value: Any) -> JSON:
 
 
 def pause_patch(ref: Ref, obj: Mapping[str, Any], paused: bool) -> JSON:
-    """Merge patch setting the paused flag of a Rollout, CloneSet or Deployment."""
-    try:
-        path = _paused_path(ref)
-    except EditError:
-        raise EditError("pausing is not supported" if paused else "resuming is not supported") from None
+    """Merge patch setting the paused flag of a Rollout, CloneSet or Deployment (:mod:`.kinds`)."""
+    path = rules(ref.res).paused
+    if path is None:
+        raise EditError("pausing is not supported" if paused else "resuming is not supported")
     if bool(_get(obj, path)) == paused:
         raise EditError("is already paused" if paused else "is not paused")
     return _nest(path, paused)
@@ -109,17 +99,19 @@ def abort_retry_patch(ref: Ref, rollout: Mapping[str, Any], *, retry: bool, now:
 
 
 def restart_edit(ref: Ref, obj: Mapping[str, Any], now: str) -> tuple[str, JSON]:
-    """``("merge", patch)`` for a Deployment, ``("replace", object)`` for a CloneSet.
+    """``("merge", patch)`` for a Deployment, StatefulSet or DaemonSet, ``("replace", object)``
+    for a CloneSet, Advanced StatefulSet or Advanced DaemonSet (:mod:`.kinds`).
 
-    A Deployment gets the template annotation ``kubectl.kubernetes.io/restartedAt`` (refused
-    while paused); a CloneSet, as kubectl-kruise does, the env var ``RESTARTED_AT`` in every
-    container (which recreates its pods: env is not updated in place).
+    The first get the template annotation ``kubectl.kubernetes.io/restartedAt`` (a Deployment
+    refused while paused); the Kruise kinds, as kubectl-kruise does, the env var ``RESTARTED_AT``
+    in every container (which recreates their pods: env is not updated in place).
     """
-    if ref.res is DEPLOYMENTS:
-        if (obj.get("spec") or {}).get("paused"):
+    how = rules(ref.res).restart
+    if how is Restart.ANNOTATION:
+        if ref.res is DEPLOYMENTS and (obj.get("spec") or {}).get("paused"):
             raise EditError("can't restart paused deployment (run rollout resume first)")
         return "merge", {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT_ANNOTATION: now}}}}}
-    if ref.res is CLONESETS:
+    if how is Restart.ENV:
         new = _deep_copy(obj)
         for container in new["spec"]["template"]["spec"]["containers"]:
             env = [e for e in container.get("env") or [] if e.get("name") != RESTARTED_AT_ENV]
@@ -167,13 +159,16 @@ def fast_rollback_patch(rollout: Mapping[str, Any]) -> JSON:
     return {"status": {style: {"nextStepIndex": target}}}
 
 
-def pick_revision(revisions: Mapping[int, Any], to_revision: int) -> int:
-    """The revision number ``undo --to-revision`` restores: the given one, else the second newest."""
+def pick_revision(
+    revisions: Mapping[int, Any], to_revision: int, no_previous: str = "no last revision to roll back to"
+) -> int:
+    """The revision number ``undo --to-revision`` restores: the given one, else the second newest
+    (``no_previous``, the kind's words, when there is none)."""
     if to_revision < 0:
         raise EditError(f"unable to find specified revision {to_revision} in history")
     if to_revision == 0:
         if len(revisions) <= 1:
-            raise EditError("no last revision to roll back to")
+            raise EditError(no_previous)
         return sorted(revisions)[-2]
     if to_revision not in revisions:
         raise EditError(f"unable to find specified revision {to_revision} in history")
@@ -242,7 +237,8 @@ def deployment_undo_patch(deployment: Mapping[str, Any], replicaset: Mapping[str
 
 
 def cloneset_undo_patch(cloneset: Mapping[str, Any], template: Mapping[str, Any]) -> list[JSON] | None:
-    """JSON patch putting a revision's template back on a CloneSet (``None``: already matches)."""
+    """JSON patch putting a ControllerRevision's template back on its workload (a CloneSet,
+    StatefulSet, DaemonSet or an Advanced one), ``None`` when it already matches."""
     if dict(template) == dict((cloneset.get("spec") or {}).get("template") or {}):
         return None
     return [{"op": "replace", "path": "/spec/template", "value": dict(template)}]

@@ -2,7 +2,10 @@
 
 Resource types are spelled as kubectl accepts them: singular, plural, short name or
 ``plural.group`` (``rollout``, ``rollouts``, ``ro``, ``rollouts.rollouts.kruise.io``; ``cloneset``,
-``clone``; ``deployment``, ``deploy``, ...), case-insensitively. Objects are printed as kubectl's
+``clone``; ``deployment``, ``deploy``, ...), case-insensitively. A word two kinds share (``sts``,
+``statefulset``, ``daemonset``) names the built-in ``apps`` kind, as kubectl's discovery order has
+it; the Advanced ones are ``asts``, ``ads``, ``daemon`` or ``statefulset.apps.kruise.io``. Objects
+are printed as kubectl's
 name printer does: ``<kind>.<group>/<name>`` (``cloneset.apps.kruise.io/web``,
 ``deployment.apps/web``, ``service/web``).
 """
@@ -18,17 +21,29 @@ from typing import Any
 import yaml
 
 from kruise.core.kube import Resource
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, PODS, SERVICES
+from kruise.core.kube.resources import (
+    CLONESETS,
+    DAEMONSETS,
+    DEPLOYMENTS,
+    NATIVE_DAEMONSETS,
+    NATIVE_STATEFULSETS,
+    PODS,
+    SERVICES,
+    STATEFULSETS,
+)
 from kruise.rollouts.resources import ROLLOUTS
 
 CRONJOBS = Resource("batch", "v1", "cronjobs", "CronJob")
 JOBS = Resource("batch", "v1", "jobs", "Job")
-STATEFULSETS = Resource("apps", "v1", "statefulsets", "StatefulSet")
-DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
+ADVANCED_STATEFULSETS, ADVANCED_DAEMONSETS = STATEFULSETS, DAEMONSETS  # apps.kruise.io
 
-_SHORT = {ROLLOUTS: ("ro",), CLONESETS: ("clone",), DEPLOYMENTS: ("deploy",), CRONJOBS: ("cj",)}
-_SHORT |= {SERVICES: ("svc",), PODS: ("po",), STATEFULSETS: ("sts",), DAEMONSETS: ("ds",)}
-KNOWN = (ROLLOUTS, CLONESETS, DEPLOYMENTS, CRONJOBS, JOBS, SERVICES, PODS, STATEFULSETS, DAEMONSETS)
+_SHORT: dict[Resource, tuple[str, ...]] = {ROLLOUTS: ("ro",), CLONESETS: ("clone",), DEPLOYMENTS: ("deploy",)}
+_SHORT |= {CRONJOBS: ("cj",), SERVICES: ("svc",), PODS: ("po",)}
+_SHORT |= {NATIVE_STATEFULSETS: ("sts",), NATIVE_DAEMONSETS: ("ds",)}
+_SHORT |= {ADVANCED_STATEFULSETS: ("sts", "asts"), ADVANCED_DAEMONSETS: ("daemon", "ads")}
+# built-in kinds before CRDs: the first kind a word spells wins, as in kubectl's discovery order
+KNOWN: tuple[Resource, ...] = (ROLLOUTS, CLONESETS, DEPLOYMENTS, CRONJOBS, JOBS, SERVICES, PODS)
+KNOWN += (NATIVE_STATEFULSETS, NATIVE_DAEMONSETS, ADVANCED_STATEFULSETS, ADVANCED_DAEMONSETS)
 
 
 class RefError(ValueError):
@@ -43,8 +58,17 @@ def _spellings(res: Resource) -> Iterable[str]:
             yield f"{base}.{res.group}"
 
 
-TYPES: dict[str, Resource] = {name: res for res in KNOWN for name in _spellings(res)}
-BY_KIND: dict[str, Resource] = {res.kind: res for res in KNOWN}
+TYPES: dict[str, Resource] = {}
+for _res in KNOWN:
+    for _name in _spellings(_res):
+        TYPES.setdefault(_name, _res)
+BY_KIND: dict[tuple[str, str], Resource] = {(res.group, res.kind): res for res in KNOWN}
+
+
+def resource_for(api_version: str, kind: str) -> Resource | None:
+    """The resource of ``apiVersion``/``kind`` (``apps.kruise.io/v1beta1``, ``StatefulSet``), or None."""
+    group = api_version.rpartition("/")[0]
+    return BY_KIND.get((group, kind))
 
 
 def qualified(res: Resource) -> str:
@@ -96,7 +120,7 @@ def read_documents(filenames: Sequence[str]) -> list[dict[str, Any]]:
 
 def ref_of(doc: Mapping[str, Any], namespace: str) -> Ref:
     """The :class:`Ref` of an object read from a file (its namespace, else ``namespace``)."""
-    res = BY_KIND.get(str(doc.get("kind")))
+    res = resource_for(str(doc.get("apiVersion") or ""), str(doc.get("kind")))
     if res is None:
         raise RefError(f"this tool does not handle kind {doc.get('kind')!r} (from -f)")
     meta = doc.get("metadata") or {}

@@ -7,7 +7,8 @@
   template held) or to restart an aborted one at step 1 (:mod:`kruise.rollouts.rollout.deadline`);
 - ``pause`` / ``resume``: ``spec.strategy.paused`` of a Rollout, ``updateStrategy.paused`` of a
   CloneSet, ``spec.paused`` of a Deployment; refused when already so;
-- ``restart``: a Deployment's ``kubectl.kubernetes.io/restartedAt``, a CloneSet's ``RESTARTED_AT``;
+- ``restart``: the template annotation ``kubectl.kubernetes.io/restartedAt`` of a Deployment,
+  StatefulSet or DaemonSet, the env var ``RESTARTED_AT`` of a CloneSet or Advanced one (:mod:`.kinds`);
 - ``history`` / ``undo`` (:mod:`.rollout_history`), ``status`` (:mod:`.rollout_status`);
 - kruise's own ``plan`` and ``check-update`` (:mod:`.rollout_plan`).
 
@@ -148,7 +149,7 @@ def restart(
     filename: FilenameOpt = None,
     output: OutputOpt = "",
 ) -> None:
-    """Restart the pods of each Deployment or CloneSet (a new template revision)."""
+    """Restart the pods of each Deployment, CloneSet, StatefulSet or DaemonSet (a new template revision)."""
     refs, output = resolve(ctx, targets, filename), check_output(output)
     now = datetime.datetime.now(datetime.UTC).astimezone().isoformat(timespec="seconds")
 

@@ -1,7 +1,8 @@
-"""``rollout history`` and ``rollout undo`` for CloneSets, Deployments and Rollouts.
+"""``rollout history`` and ``rollout undo`` for workloads and Rollouts.
 
-The history of a CloneSet is its ControllerRevisions (``.revision``), of a Deployment its
-ReplicaSets (``deployment.kubernetes.io/revision``); a Rollout stands for its workload (as
+The history of a CloneSet, StatefulSet, DaemonSet, Advanced StatefulSet or Advanced DaemonSet is
+its ControllerRevisions (``.revision``), of a Deployment its ReplicaSets
+(``deployment.kubernetes.io/revision``), as :mod:`.kinds` says; a Rollout stands for its workload (as
 kruise-tools' ``undo rollout/NAME``; kruise also lets ``history`` take it), followed by its
 recorded releases (RolloutHistories, feature gate ``RolloutHistory``) when there are any;
 ``--rollout-id`` shows the pods of each step of one release instead (``-o yaml``: the object).
@@ -22,7 +23,7 @@ import typer
 
 from kruise.core.errors import NotFoundError
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, DEPLOYMENTS, REPLICASETS
+from kruise.core.kube.resources import CONTROLLER_REVISIONS, DEPLOYMENTS, REPLICASETS
 from kruise.rollouts.api.rollouthistory import ROLLOUT_NAME_LABEL
 from kruise.rollouts.cli.edits import (
     EditError,
@@ -32,6 +33,7 @@ from kruise.rollouts.cli.edits import (
     pick_deployment_revision,
     pick_revision,
 )
+from kruise.rollouts.cli.kinds import HistorySource, rules
 from kruise.rollouts.cli.kubectx import run_kube, target_of
 from kruise.rollouts.cli.output import (
     DryRunOpt,
@@ -46,7 +48,7 @@ from kruise.rollouts.cli.output import (
     for_each,
     resolve,
 )
-from kruise.rollouts.cli.refs import BY_KIND, Ref, group_resource, qualified
+from kruise.rollouts.cli.refs import Ref, group_resource, qualified, resource_for
 from kruise.rollouts.cli.release_views import history_id, release_steps, releases_table
 from kruise.rollouts.cli.views import CHANGE_CAUSE, history_table, pod_template
 from kruise.rollouts.resources import ROLLOUT_HISTORIES, ROLLOUTS
@@ -79,21 +81,22 @@ async def workload_of(kube: KubeClient, ref: Ref) -> Ref:
         return ref
     rollout = await kube.get(ROLLOUTS, ref.name, ref.namespace)
     wref = (rollout.get("spec") or {}).get("workloadRef") or {}
-    res = BY_KIND.get(str(wref.get("kind")))
+    res = resource_for(str(wref.get("apiVersion") or ""), str(wref.get("kind")))
     if res is None:
         raise EditError(f"workloadRef kind {wref.get('kind')!r} is not supported")
     return Ref(res, str(wref.get("name")), ref.namespace)
 
 
 async def load_history(kube: KubeClient, ref: Ref) -> History:
-    """The revisions of a CloneSet or Deployment; :class:`EditError` for other kinds."""
-    if ref.res is CLONESETS:
-        workload = await kube.get(CLONESETS, ref.name, ref.namespace)
+    """The revisions of a workload (:mod:`.kinds`' ``history``); :class:`EditError` for other kinds."""
+    source = rules(ref.res).history
+    if source is HistorySource.CONTROLLER_REVISIONS:
+        workload = await kube.get(ref.res, ref.name, ref.namespace)
         items = (await kube.list(CONTROLLER_REVISIONS, ref.namespace))["items"]
         owned = _owned(items, workload["metadata"]["uid"])
         return History(workload, {int(r.get("revision") or 0): r for r in owned})
-    if ref.res is DEPLOYMENTS:
-        workload = await kube.get(DEPLOYMENTS, ref.name, ref.namespace)
+    if source is HistorySource.REPLICASETS:
+        workload = await kube.get(ref.res, ref.name, ref.namespace)
         items = (await kube.list(REPLICASETS, ref.namespace))["items"]
         revisions = {}
         for rs in _owned(items, workload["metadata"]["uid"]):
@@ -159,8 +162,8 @@ def history(
     ] = "",
     output: OutputOpt = "",
 ) -> None:
-    """View rollout history: revisions of CloneSets and Deployments (a Rollout shows its workload's
-    and its recorded releases)."""
+    """View rollout history: revisions of CloneSets, Deployments, StatefulSets and DaemonSets, native
+    or Advanced (a Rollout shows its workload's and its recorded releases)."""
     refs, output = resolve(ctx, targets, filename), check_output(output)
     if revision < 0:
         raise typer.BadParameter(f"revision must be a positive integer: {revision}", param_hint="--revision")
@@ -187,7 +190,7 @@ async def _undo_workload(kube: KubeClient, ref: Ref, to_revision: int, dry_run: 
         number = pick_deployment_revision(hist.workload, hist.revisions, to_revision)
         patch = deployment_undo_patch(hist.workload, hist.revisions[number])
     else:
-        number = pick_revision(hist.revisions, to_revision)
+        number = pick_revision(hist.revisions, to_revision, rules(ref.res).no_previous)
         patch = cloneset_undo_patch(hist.workload, hist.template(number))
     if dry_run == "client":
         sys.stdout.write(f"{ref} (dry run)\n{pod_template(hist.template(number))}")
@@ -214,7 +217,8 @@ def undo(
     dry_run: DryRunOpt = "none",
     output: OutputOpt = "",
 ) -> None:
-    """Undo a previous rollout: CloneSet, Deployment, or the workload of a Rollout."""
+    """Undo a previous rollout: CloneSet, Deployment, StatefulSet, DaemonSet (native or Advanced), or
+    the workload of a Rollout."""
     refs, output, dry_run = resolve(ctx, targets, filename), check_output(output), check_dry_run(dry_run)
     seen: set[Ref] = set()
 

@@ -1,4 +1,7 @@
-"""``rollout status``: watch a Rollout, CloneSet or Deployment until its rollout is done.
+"""``rollout status``: watch a Rollout or a workload until its rollout is done.
+
+The workloads are those :mod:`.kinds` has a status viewer for: CloneSet, Deployment, StatefulSet,
+DaemonSet, Advanced StatefulSet and Advanced DaemonSet.
 
 Exit codes, for pipelines: **0** done (released, or nothing to release), **1** failed, aborted
 or cancelled (and for errors), **2** ``--timeout`` reached. A Rollout's outcome is read by
@@ -27,14 +30,13 @@ from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, INGRESSES, PODS
 from kruise.rollouts.api.common import ROLLOUT_ID_LABEL
 from kruise.rollouts.cli.durations import parse_duration
+from kruise.rollouts.cli.kinds import rules
 from kruise.rollouts.cli.kubectx import fail, run_kube, target_of
 from kruise.rollouts.cli.output import FilenameOpt, Targets, resolve
 from kruise.rollouts.cli.refs import Ref
 from kruise.rollouts.cli.status_view import (
     Progress,
     Verdict,
-    cloneset_verdict,
-    deployment_verdict,
     final_line,
     pods_by_role,
     progress_lines,
@@ -190,11 +192,11 @@ async def _watch_rollout(kube: KubeClient, ref: Ref, watch: bool, timeout: float
 
 async def _watch_workload(kube: KubeClient, ref: Ref, watch: bool, timeout: float, revision: int) -> int:
     start, last = time.monotonic(), ""
+    viewer = rules(ref.res).status
+    assert viewer is not None  # status() refused the kinds without one
     while True:
         obj = await kube.get(ref.res, ref.name, ref.namespace)
-        verdict: Verdict = (
-            cloneset_verdict(obj) if ref.res is CLONESETS else deployment_verdict(obj, revision)
-        )
+        verdict: Verdict = viewer(obj, revision)
         if verdict.error:
             sys.stderr.write(f"error: {verdict.error}\n")
             return EXIT_FAILED
@@ -231,7 +233,7 @@ def status(
         ),
     ] = False,
 ) -> None:
-    """Show the status of the rollout of a Rollout, CloneSet or Deployment; watch until it is done.
+    """Show the status of the rollout of a Rollout or workload; watch until it is done.
 
     Exit code 0: done (released, or nothing to release).
 
@@ -250,7 +252,7 @@ def status(
             f"{len(refs)} resources were found"
         )
     (ref,) = refs
-    if ref.res not in (ROLLOUTS, CLONESETS, DEPLOYMENTS):
+    if ref.res is not ROLLOUTS and rules(ref.res).status is None:
         fail(f"no status viewer has been implemented for {ref.res.kind}.{ref.res.group}")
 
     async def body(kube: KubeClient, _ns: str) -> int:

@@ -1,4 +1,7 @@
-"""``kubectl kruise set image|env|resources``: change the pod template of CloneSets and Deployments.
+"""``kubectl kruise set image|env|resources``: change the pod template of a workload (a Pod's spec).
+
+The kinds are kubectl-kruise's (:func:`.kinds.settable`): CloneSet, Advanced StatefulSet,
+Advanced DaemonSet, Deployment, StatefulSet, DaemonSet, Job, CronJob and Pod.
 
 Objects are named as for every kubectl command (``TYPE/NAME``, ``TYPE NAME``, ``-f``), or all of a
 type with ``--all`` / ``-l SELECTOR``. ``--local`` edits the objects of ``-f`` without the API
@@ -16,8 +19,9 @@ from typing import Annotated, Any
 import typer
 
 from kruise.core.kube import KubeClient, Resource
-from kruise.core.kube.resources import CLONESETS, CONFIGMAPS, DEPLOYMENTS, SECRETS
+from kruise.core.kube.resources import CONFIGMAPS, SECRETS
 from kruise.rollouts.cli.edits import EditError
+from kruise.rollouts.cli.kinds import pod_spec, settable
 from kruise.rollouts.cli.kubectx import fail, run_kube, target_of
 from kruise.rollouts.cli.output import (
     DryRunOpt,
@@ -51,7 +55,7 @@ SelectorOpt = Annotated[str, typer.Option("-l", "--selector", help="Selector (la
 AllOpt = Annotated[bool, typer.Option("--all/--no-all", help="Select all resources of the given type.")]
 LocalOpt = Annotated[bool, typer.Option("--local/--no-local", help="Edit the -f objects locally only.")]
 ContainersOpt = Annotated[str, typer.Option("-c", "--containers", help="Containers to change (wildcards).")]
-WORKLOADS = (CLONESETS, DEPLOYMENTS)
+WORKLOADS = settable()
 
 
 async def _refs(
@@ -291,10 +295,10 @@ def serviceaccount(
     account = words.pop()
 
     def change(obj: Mapping[str, Any]) -> Ops:
-        spec = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+        base, spec = pod_spec(obj)
         if spec.get("serviceAccountName") == account:
             return None
-        return [{"op": "add", "path": "/spec/template/spec/serviceAccountName", "value": account}]
+        return [{"op": "add", "path": f"{base}/serviceAccountName", "value": account}]
 
     _run(
         ctx,

@@ -81,6 +81,98 @@ def deployment_verdict(deploy: Mapping[str, Any], revision: int = 0) -> Verdict:
     return Verdict(f'deployment "{name}" successfully rolled out', True)
 
 
+def _rolling_only(obj: Mapping[str, Any]) -> Verdict | None:
+    """kubectl's refusal for a StatefulSet or DaemonSet not of the ``RollingUpdate`` type."""
+    kind = ((obj.get("spec") or {}).get("updateStrategy") or {}).get("type") or "RollingUpdate"
+    if kind != "RollingUpdate":
+        return Verdict("", True, "rollout status is only available for RollingUpdate strategy type")
+    return None
+
+
+def _partition(obj: Mapping[str, Any]) -> int | None:
+    """``spec.updateStrategy.rollingUpdate.partition`` (an int), None when unset."""
+    rolling = ((obj.get("spec") or {}).get("updateStrategy") or {}).get("rollingUpdate") or {}
+    value = rolling.get("partition")
+    return None if value is None else int(value)
+
+
+def statefulset_verdict(sts: Mapping[str, Any]) -> Verdict:
+    """A native StatefulSet's rollout status, as ``kubectl rollout status`` words it: the spec
+    observed, every replica ready, ``replicas - partition`` updated (the API server defaults
+    ``rollingUpdate``, so the last line is the "partitioned roll out" one)."""
+    if refusal := _rolling_only(sts):
+        return refusal
+    spec, status = sts.get("spec") or {}, sts.get("status") or {}
+    observed = int(status.get("observedGeneration") or 0)
+    if observed == 0 or int(sts["metadata"].get("generation") or 0) > observed:
+        return Verdict("Waiting for statefulset spec update to be observed...", False)
+    replicas, ready = int(spec.get("replicas", 1)), int(status.get("readyReplicas") or 0)
+    if ready < replicas:
+        return Verdict(f"Waiting for {replicas - ready} pods to be ready...", False)
+    updated = int(status.get("updatedReplicas") or 0)
+    if ((spec.get("updateStrategy") or {}).get("rollingUpdate")) is not None:
+        partition = _partition(sts)
+        if partition is not None and updated < replicas - partition:
+            text = f"Waiting for partitioned roll out to finish: {updated} out of {replicas - partition} new"
+            return Verdict(f"{text} pods have been updated...", False)
+        return Verdict(f"partitioned roll out complete: {updated} new pods have been updated...", True)
+    current, update = status.get("currentRevision", ""), status.get("updateRevision", "")
+    if update != current:
+        text = f"waiting for statefulset rolling update to complete {updated} pods at revision {update}..."
+        return Verdict(text, False)
+    complete = int(status.get("currentReplicas") or 0)
+    return Verdict(f"statefulset rolling update complete {complete} pods at revision {current}...", True)
+
+
+def advanced_statefulset_verdict(asts: Mapping[str, Any]) -> Verdict:
+    """An Advanced StatefulSet's rollout status in kubectl-kruise's words (its own viewer: the
+    partition first, then the spec observed, every replica ready)."""
+    spec, status = asts.get("spec") or {}, asts.get("status") or {}
+    replicas, updated = int(spec.get("replicas", 1)), int(status.get("updatedReplicas") or 0)
+    partition = _partition(asts)
+    if _rolling_only(asts) is None and partition is not None and updated < replicas - partition:
+        text = f"Waiting for partitioned roll out to finish:{updated} out of {replicas - partition} new"
+        return Verdict(f"{text} pods has been updated...", False)
+    observed = int(status.get("observedGeneration") or 0)
+    if observed == 0 or int(asts["metadata"].get("generation") or 0) > observed:
+        return Verdict("Waiting for Advanced StatefulSet spec update to be observed...", False)
+    ready = int(status.get("readyReplicas") or 0)
+    if ready < replicas:
+        return Verdict(f"Waiting for {replicas - ready} pods to be ready...", False)
+    available, revision = int(status.get("availableReplicas") or 0), status.get("updateRevision", "")
+    return Verdict(
+        f"Advanced StatefulSet rolling update complete {available} pods at revision {revision}...", True
+    )
+
+
+def daemonset_verdict(ds: Mapping[str, Any]) -> Verdict:
+    """A DaemonSet's rollout status, as ``kubectl rollout status`` words it: the spec observed,
+    ``desiredNumberScheduled`` pods updated and available.
+
+    An Advanced DaemonSet (which kubectl-kruise has no status viewer for; kruise reads it the
+    same way, its status having the same fields) counts ``desired - partition`` pods to update,
+    and ends "partitioned roll out complete" while a partition holds pods back."""
+    if refusal := _rolling_only(ds):
+        return refusal
+    status, name = ds.get("status") or {}, ds["metadata"]["name"]
+    if int(ds["metadata"].get("generation") or 0) > int(status.get("observedGeneration") or 0):
+        return Verdict("Waiting for daemon set spec update to be observed...", False)
+    desired, updated = (
+        int(status.get("desiredNumberScheduled") or 0),
+        int(status.get("updatedNumberScheduled") or 0),
+    )
+    partition = min(_partition(ds) or 0, desired)
+    prefix = f'Waiting for daemon set "{name}" rollout to finish: '
+    if updated < desired - partition:
+        return Verdict(f"{prefix}{updated} out of {desired - partition} new pods have been updated...", False)
+    available = int(status.get("numberAvailable") or 0)
+    if available < desired:
+        return Verdict(f"{prefix}{available} of {desired} updated pods are available...", False)
+    if partition:
+        return Verdict(f"partitioned roll out complete: {updated} new pods have been updated...", True)
+    return Verdict(f'daemon set "{name}" successfully rolled out', True)
+
+
 @dataclass(frozen=True)
 class Progress:
     """A Rollout's release at one moment (what the watch display shows)."""

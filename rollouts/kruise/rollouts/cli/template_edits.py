@@ -1,6 +1,7 @@
 """``set image|env|resources`` on a workload's pod template (pure): the JSON patch, or a refusal.
 
-Rules as ``kubectl set`` (kubectl-kruise reuses them for CloneSets):
+Rules as ``kubectl set`` (kubectl-kruise reuses them for its kinds; the pod spec edited is the
+one :mod:`.kinds` names: a pod template's, a CronJob's job template's, a Pod's own):
 
 - ``image``: ``CONTAINER=IMAGE`` pairs, ``*`` for every container; init containers count;
   a name matching nothing is ``unable to find container named "x"``;
@@ -21,19 +22,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kruise.rollouts.cli.edits import EditError
+from kruise.rollouts.cli.kinds import pod_spec
 
 JSON = dict[str, Any]
 _KINDS = (("initContainers", "init container"), ("containers", "container"))
 
 
 def _containers(obj: Mapping[str, Any]) -> list[tuple[str, int, Mapping[str, Any]]]:
-    """``(field, index, container)`` of every container of the pod template, init ones first."""
-    spec = (((obj.get("spec") or {}).get("template") or {}).get("spec")) or {}
-    return [(field, i, c) for field, _ in _KINDS for i, c in enumerate(spec.get(field) or [])]
+    """``(list pointer, index, container)`` of every container of the pod spec, init ones first
+    (the pod spec where :func:`~kruise.rollouts.cli.kinds.pod_spec` says it is)."""
+    base, spec = pod_spec(obj)
+    return [(f"{base}/{field}", i, c) for field, _ in _KINDS for i, c in enumerate(spec.get(field) or [])]
 
 
-def _path(field: str, index: int, leaf: str) -> str:
-    return f"/spec/template/spec/{field}/{index}/{leaf}"
+def _path(containers: str, index: int, leaf: str) -> str:
+    return f"{containers}/{index}/{leaf}"
 
 
 def parse_pairs(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:

@@ -33,16 +33,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.core.errors import KruiseError, NotFoundError
-from kruise.core.events import NORMAL, WARNING, EventRecorder
-from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
+from kruise.core.events import NORMAL, WARNING
+from kruise.core.expectations import ScaleAction
 from kruise.core.informer import Delta, EventType
-from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import BROADCASTJOBS, NODES, PODS
-from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Watch, owned, primary
+from kruise.core.runtime import OWNER_UID, ControllerSpec, Watch, owned, primary
 from kruise.core.workqueue import Result
 from kruise.workloads.broadcastjob.jobpods import assigned_node, new_pod, owned_by
 from kruise.workloads.broadcastjob.nodes import node_misfit
 from kruise.workloads.broadcastjob.plan import Plan, is_finished, plan
+from kruise.workloads.controllerbase import WorkloadController
 from kruise.workloads.inplace.writer import slow_start_batches
 from kruise.workloads.nodepredicates import is_heartbeat_only
 from kruise.workloads.objects import KubeObject, is_being_deleted, mapping, metadata, name, spec, status, uid
@@ -83,20 +83,11 @@ def _pod_key(pod: str) -> str:
     return f"pod/{pod}"
 
 
-class BroadcastJobController:
-    """Reconciles BroadcastJobs; one instance per manager, its expectations are its own."""
+class BroadcastJobController(WorkloadController[BroadcastJobOptions]):
+    """Reconciles BroadcastJobs; one instance per manager, its expectations are its own
+    (``rv_expectations``: the job's status this controller wrote last)."""
 
     name = "broadcastjob-controller"
-
-    def __init__(
-        self, kube: KubeClient, recorder: EventRecorder, cache: CacheReader, options: BroadcastJobOptions
-    ) -> None:
-        self.kube = kube
-        self.recorder = recorder
-        self.cache = cache
-        self.options = options
-        self.expectations = ScaleExpectations(timeout=options.expectation_timeout)
-        self.status_written = ResourceVersionExpectations(timeout=options.expectation_timeout)
 
     def spec(self) -> ControllerSpec:
         """Woken by BroadcastJobs, their pods (indexed by owner UID) and the node events that
@@ -134,7 +125,7 @@ class BroadcastJobController:
         if job is None:
             self.expectations.delete(key)
             return Result()
-        if not self.status_written.check(uid(job), metadata(job).get("resourceVersion")):
+        if not self.rv_expectations.check(uid(job), metadata(job).get("resourceVersion")):
             return Result(requeue_after=0.5)  # the cache does not show our last status yet
         pods = [p for p in self.cache.by_index(PODS, OWNER_UID, uid(job)) if owned_by(p, job)]
         waiting = self._waiting(key, pods)
@@ -226,4 +217,4 @@ class BroadcastJobController:
             )
             version = metadata(written).get("resourceVersion")
             if version:
-                self.status_written.expect(uid(job), str(version))
+                self.rv_expectations.expect(uid(job), str(version))

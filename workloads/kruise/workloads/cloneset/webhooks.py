@@ -19,6 +19,7 @@ for every request; the decisions are the same, only the calls that cannot change
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -28,12 +29,6 @@ import jsonpatch
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
-from kruise.core.webhook.configuration import (
-    Rule,
-    WebhookSettings,
-    WebhookSpec,
-    operation_or_changed,
-)
 from kruise.workloads.admission.cloneset import (
     default_cloneset,
     is_well_typed,
@@ -41,9 +36,9 @@ from kruise.workloads.admission.cloneset import (
     validate_cloneset_delete,
     validate_cloneset_update,
 )
-from kruise.workloads.admission.deletion_protection import PROTECTED_DELETE
 from kruise.workloads.admission.dryrun import template_verdict
 from kruise.workloads.admission.fielderrors import aggregate
+from kruise.workloads.admission.workload_webhooks import workload_webhook_specs
 
 log = logging.getLogger(__name__)
 
@@ -51,34 +46,8 @@ MUTATE_PATH = "/mutate-apps-kruise-io-v1alpha1-cloneset"
 VALIDATE_PATH = "/validate-apps-kruise-io-v1alpha1-cloneset"
 
 
-def cloneset_webhook_specs(
-    settings: WebhookSettings = WebhookSettings(), *, deletion_protection: bool = False
-) -> list[WebhookSpec]:
-    """``mcloneset.kb.io`` and ``vcloneset.kb.io`` (DELETE only with ``deletion_protection``)."""
-    operations: tuple[str, ...] = ("CREATE", "UPDATE")
-    if deletion_protection:
-        operations = (*operations, "DELETE")
-    spec_changed = operation_or_changed("spec", name="spec-changed")
-    return [
-        WebhookSpec(
-            name="mcloneset.kb.io",
-            path=MUTATE_PATH,
-            mutating=True,
-            rules=(Rule("apps.kruise.io", "v1alpha1", "clonesets", ("CREATE", "UPDATE")),),
-            failure_policy=settings.failure_policy,
-            timeout_seconds=settings.timeout_seconds,
-            match_conditions=(spec_changed,),
-        ),
-        WebhookSpec(
-            name="vcloneset.kb.io",
-            path=VALIDATE_PATH,
-            mutating=False,
-            rules=(Rule("apps.kruise.io", "v1alpha1", "clonesets", operations),),
-            failure_policy=settings.failure_policy,
-            timeout_seconds=settings.timeout_seconds,
-            match_conditions=(spec_changed, PROTECTED_DELETE) if deletion_protection else (spec_changed,),
-        ),
-    ]
+cloneset_webhook_specs = functools.partial(workload_webhook_specs, "cloneset", MUTATE_PATH, VALIDATE_PATH)
+"""``mcloneset.kb.io`` and ``vcloneset.kb.io`` (DELETE only with ``deletion_protection``)."""
 
 
 class CloneSetWebhooks:

@@ -14,37 +14,13 @@ resourceVersion, so a concurrent change makes the write fail rather than clobber
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from kruise.workloads.objects import (
-    KubeObject,
-    is_being_deleted,
-    labels,
-    mapping,
-    metadata,
-    sequence,
-    spec,
-    uid,
-)
+from kruise.workloads.claims import Claims, claim
+from kruise.workloads.objects import KubeObject, labels, mapping, spec
 from kruise.workloads.selector import SelectorError, selector_matches
 
 __all__ = ["Claims", "claim_workloads"]
-
-OwnerRefs = list[dict[str, Any]]
-
-
-@dataclass(frozen=True)
-class Claims:
-    """``claimed``: the workloads managed now; ``adopt`` / ``release``: (workload, new ownerReferences)."""
-
-    claimed: list[KubeObject] = field(default_factory=list)
-    adopt: list[tuple[KubeObject, OwnerRefs]] = field(default_factory=list)
-    release: list[tuple[KubeObject, OwnerRefs]] = field(default_factory=list)
-
-
-def _refs(obj: KubeObject) -> OwnerRefs:
-    return [dict(mapping(r)) for r in sequence(metadata(obj).get("ownerReferences"))]
 
 
 def claim_workloads(
@@ -60,13 +36,4 @@ def claim_workloads(
         except SelectorError:
             return False
 
-    out = Claims()
-    for obj in owned:
-        if matches(obj):
-            out.claimed.append(obj)
-        elif not is_being_deleted(obj):
-            out.release.append((obj, [r for r in _refs(obj) if r.get("uid") != uid(ud)]))
-    for obj in orphans:
-        if matches(obj) and not is_being_deleted(obj):
-            out.adopt.append((obj, [*_refs(obj), reference]))
-    return out
+    return claim(ud, owned, orphans, reference, matches)

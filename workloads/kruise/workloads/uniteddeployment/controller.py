@@ -31,15 +31,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from kruise.core.errors import KruiseError, NotFoundError
-from kruise.core.events import NORMAL, WARNING, EventRecorder
-from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
+from kruise.core.events import NORMAL, WARNING
+from kruise.core.expectations import ScaleAction
 from kruise.core.informer import Delta, EventType
-from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS, UNITEDDEPLOYMENTS, Resource
-from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Watch, owner_key, primary
+from kruise.core.runtime import OWNER_UID, ControllerSpec, Watch, owner_key, primary
 from kruise.core.runtime.spec import controller_ref, index_by_owner_uid
 from kruise.core.workqueue import Result
 from kruise.workloads.api.uniteddeployment import UnitedDeployment
+from kruise.workloads.controllerbase import WorkloadController
 from kruise.workloads.objects import (
     KubeObject,
     is_being_deleted,
@@ -96,20 +96,10 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-class UnitedDeploymentController:
+class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
     """Reconciles UnitedDeployments; one instance per manager, its expectations are its own."""
 
     name = "uniteddeployment-controller"
-
-    def __init__(
-        self, kube: KubeClient, recorder: EventRecorder, cache: CacheReader, options: UnitedDeploymentOptions
-    ) -> None:
-        self.kube = kube
-        self.recorder = recorder
-        self.cache = cache
-        self.options = options
-        self.expectations = ScaleExpectations(timeout=options.expectation_timeout)
-        self.rv_expectations = ResourceVersionExpectations(timeout=options.expectation_timeout)
 
     def spec(self) -> ControllerSpec:
         """Woken by UnitedDeployments, the workloads they control (or could adopt) and their pods."""

@@ -47,7 +47,7 @@ from kruise.workloads.objects import (
     spec,
     uid,
 )
-from kruise.workloads.revisions import go_json, hash_revision_data
+from kruise.workloads.revisions import ControllerKind, go_json, hash_revision_data
 from kruise.workloads.uniteddeployment.kinds import REVISION_LABEL, SubsetKind
 from kruise.workloads.uniteddeployment.podpatch import patch_pod_template
 
@@ -64,7 +64,7 @@ __all__ = [
     "template_revision",
 ]
 
-UD_API_VERSION = "apps.kruise.io/v1alpha1"
+UNITEDDEPLOYMENT_KIND = ControllerKind("apps.kruise.io/v1alpha1", "UnitedDeployment")
 
 
 def subset_prefix(ud_name: str, subset_name: str) -> str:
@@ -121,14 +121,7 @@ def _attach_scheduling(pod_spec: dict[str, Any], subset: Mapping[str, Any]) -> N
 
 def owner_reference(ud: KubeObject) -> dict[str, Any]:
     """The controller ``ownerReference`` to ``ud`` its subset workloads carry."""
-    return {
-        "apiVersion": UD_API_VERSION,
-        "kind": "UnitedDeployment",
-        "name": name(ud),
-        "uid": uid(ud),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    return UNITEDDEPLOYMENT_KIND.reference(ud)
 
 
 def subset_workload(

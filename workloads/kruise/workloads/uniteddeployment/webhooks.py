@@ -15,6 +15,7 @@ Pods, and only for what changed.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -26,8 +27,6 @@ from kruise.core.errors import ApiError, KruiseError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
-from kruise.core.webhook.configuration import Rule, WebhookSettings, WebhookSpec, operation_or_changed
-from kruise.workloads.admission.deletion_protection import PROTECTED_DELETE
 from kruise.workloads.admission.dryrun import spec_template_verdict
 from kruise.workloads.admission.fielderrors import FieldError, aggregate
 from kruise.workloads.admission.uniteddeployment import (
@@ -41,6 +40,7 @@ from kruise.workloads.admission.uniteddeployment_topology import (
     subset_scheduling_errors,
     subset_scheduling_pod,
 )
+from kruise.workloads.admission.workload_webhooks import workload_webhook_specs
 from kruise.workloads.api.uniteddeployment import UnitedDeployment
 
 __all__ = ["MUTATE_PATH", "VALIDATE_PATH", "UnitedDeploymentWebhooks", "uniteddeployment_webhook_specs"]
@@ -50,35 +50,11 @@ MUTATE_PATH = "/mutate-apps-kruise-io-v1alpha1-uniteddeployment"
 VALIDATE_PATH = "/validate-apps-kruise-io-v1alpha1-uniteddeployment"
 
 
-def uniteddeployment_webhook_specs(
-    settings: WebhookSettings = WebhookSettings(), *, deletion_protection: bool = False
-) -> list[WebhookSpec]:
-    """``muniteddeployment.kb.io`` (CREATE, UPDATE) and ``vuniteddeployment.kb.io`` (CREATE,
-    UPDATE, DELETE with protection); an UPDATE only when ``spec`` changed."""
-    operations: tuple[str, ...] = ("CREATE", "UPDATE")
-    if deletion_protection:
-        operations = (*operations, "DELETE")
-    spec_changed = operation_or_changed("spec", name="spec-changed")
-    return [
-        WebhookSpec(
-            name="muniteddeployment.kb.io",
-            path=MUTATE_PATH,
-            mutating=True,
-            rules=(Rule("apps.kruise.io", "v1alpha1", "uniteddeployments", ("CREATE", "UPDATE")),),
-            failure_policy=settings.failure_policy,
-            timeout_seconds=settings.timeout_seconds,
-            match_conditions=(spec_changed,),
-        ),
-        WebhookSpec(
-            name="vuniteddeployment.kb.io",
-            path=VALIDATE_PATH,
-            mutating=False,
-            rules=(Rule("apps.kruise.io", "v1alpha1", "uniteddeployments", operations),),
-            failure_policy=settings.failure_policy,
-            timeout_seconds=settings.timeout_seconds,
-            match_conditions=(spec_changed, PROTECTED_DELETE) if deletion_protection else (spec_changed,),
-        ),
-    ]
+uniteddeployment_webhook_specs = functools.partial(
+    workload_webhook_specs, "uniteddeployment", MUTATE_PATH, VALIDATE_PATH
+)
+"""``muniteddeployment.kb.io`` (CREATE, UPDATE) and ``vuniteddeployment.kb.io`` (CREATE,
+UPDATE, DELETE with protection); an UPDATE only when ``spec`` changed."""
 
 
 def _spec(obj: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -1,0 +1,49 @@
+"""What every workload controller shell holds: its client, event recorder, cache and options, and
+its own expectations (one instance per manager; nothing shared between controllers).
+
+- ``expectations``: creates and deletes this controller made that the cache does not show yet
+  (:class:`~kruise.core.expectations.ScaleExpectations`, keyed by the object's key);
+- ``rv_expectations``: objects this controller wrote, by uid, until the cache shows that
+  resourceVersion (:class:`~kruise.core.expectations.ResourceVersionExpectations`).
+
+Both stop holding a round back after ``options.expectation_timeout`` seconds (upstream's
+``ExpectationTimeout``, 5 minutes by default).
+"""
+
+from __future__ import annotations
+
+from typing import Generic, Protocol, TypeVar
+
+from kruise.core.events import EventRecorder
+from kruise.core.expectations import ResourceVersionExpectations, ScaleExpectations
+from kruise.core.kube.client import KubeClient
+from kruise.core.runtime import CacheReader
+
+__all__ = ["ControllerOptions", "WorkloadController"]
+
+
+class ControllerOptions(Protocol):
+    """The settings every controller has (kruise-manager flags)."""
+
+    @property
+    def workers(self) -> int: ...
+
+    @property
+    def expectation_timeout(self) -> float: ...
+
+
+OptionsT = TypeVar("OptionsT", bound=ControllerOptions)
+
+
+class WorkloadController(Generic[OptionsT]):
+    """The shell's state; a kind's controller adds its ``name``, ``spec()`` and ``reconcile``."""
+
+    def __init__(
+        self, kube: KubeClient, recorder: EventRecorder, cache: CacheReader, options: OptionsT
+    ) -> None:
+        self.kube = kube
+        self.recorder = recorder
+        self.cache = cache
+        self.options = options
+        self.expectations = ScaleExpectations(timeout=options.expectation_timeout)
+        self.rv_expectations = ResourceVersionExpectations(timeout=options.expectation_timeout)
