@@ -1,11 +1,12 @@
 """The UnitedDeployment controller shell: observe (cache), decide (pure cores), act, write status once.
 
 Upstream's ``uniteddeployment-controller`` (``ReconcileUnitedDeployment.Reconcile``), for subsets
-made from a ``cloneSetTemplate`` or an ``advancedStatefulSetTemplate`` (:mod:`.kinds`; the
-``statefulSetTemplate`` and ``deploymentTemplate`` kinds are not managed yet: such a
-UnitedDeployment gets a ``Warning UnsupportedSubsetTemplate`` event and is left alone):
+of every template kind: native StatefulSets, Advanced StatefulSets, CloneSets and Deployments
+(:mod:`.kinds` holds what differs between them; a UnitedDeployment with no template at all,
+which the webhook refuses, is left alone):
 
-1. the UnitedDeployment and the workloads it controls (indexed by owner UID), their pods;
+1. the UnitedDeployment and the workloads it controls (indexed by owner UID), their pods (for
+   Deployments, through their ReplicaSets: :attr:`.kinds.SubsetKind.pods_of`);
 2. while workloads this controller created, deleted or re-owned are not yet as written in the
    cache: wait; then claim (:mod:`.claims`): orphans of its namespace matching its selector are
    adopted, its own that no longer match released, and the round ends there when it did either;
@@ -14,7 +15,8 @@ UnitedDeployment gets a ``Warning UnsupportedSubsetTemplate`` event and is left 
 4. :func:`~.subsets.plan_subsets`: create missing subset workloads, delete surplus ones (and any
    of the other kind, after a template kind change), update
    those whose revision, replicas, partition or patch differ (``SuccessfulUpdateSubset`` /
-   ``FailedUpdateSubset`` events as upstream's);
+   ``FailedUpdateSubset`` events as upstream's), then delete the pods a native StatefulSet's
+   rolling update is stuck on (:attr:`.kinds.SubsetKind.stuck_pods`);
 5. :func:`~.status.status_patch` written once; requeue when the Adaptive strategy has a timed
    check due.
 """
@@ -36,7 +38,7 @@ from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, S
 from kruise.core.informer import Delta, EventType
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS, UNITEDDEPLOYMENTS, Resource
-from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Watch, owner_key, primary
+from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Read, Watch, owner_key, primary
 from kruise.core.runtime.spec import controller_ref, index_by_owner_uid
 from kruise.core.workqueue import Result
 from kruise.workloads.api.uniteddeployment import UnitedDeployment
@@ -57,7 +59,7 @@ from kruise.workloads.selector import SelectorError, selector_matches
 from kruise.workloads.uniteddeployment.allocation import ObservedSubset, PodScheduling, allocate
 from kruise.workloads.uniteddeployment.allocator import AllocationError
 from kruise.workloads.uniteddeployment.claims import claim_workloads
-from kruise.workloads.uniteddeployment.kinds import KINDS, SubsetKind, subset_kind
+from kruise.workloads.uniteddeployment.kinds import KINDS, SubsetKind, owning_workload, subset_kind
 from kruise.workloads.uniteddeployment.status import RoundOutcome, status_patch
 from kruise.workloads.uniteddeployment.subsets import (
     classify,
@@ -78,6 +80,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 SUBSET_RESOURCES = tuple(kind.resource for kind in KINDS)
 """Every kind of subset workload this controller creates, rewrites, re-owns and deletes."""
+VIA_RESOURCES = tuple(dict.fromkeys(r for kind in KINDS for r in kind.via))
+"""The kinds between subset workloads and their pods (ReplicaSets), read indexed by owner UID."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,7 @@ class UnitedDeploymentController:
                 ),
                 Watch(PODS, self._pod_keys, {OWNER_UID: index_by_owner_uid}),
             ),
+            reads=tuple(Read(r, {OWNER_UID: index_by_owner_uid}) for r in VIA_RESOURCES),
             workers=self.options.workers,
         )
 
@@ -151,12 +156,14 @@ class UnitedDeploymentController:
 
     def _pod_keys(self, pod: KubeObject) -> Iterable[str]:
         for kind in KINDS:
-            workload_key = owner_key(pod, kind.resource)
-            workload = self.cache.get(kind.resource, workload_key) if workload_key else None
+            workload = owning_workload(kind, pod, self.cache.get)
             key = owner_key(workload, UNITEDDEPLOYMENTS) if workload is not None else None
             if key:
                 return (key,)
         return ()
+
+    def _owned_by(self, resource: Resource, owner_uid: str) -> list[KubeObject]:
+        return self.cache.by_index(resource, OWNER_UID, owner_uid)
 
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self, key: str) -> Result:
@@ -173,8 +180,7 @@ class UnitedDeploymentController:
             return Result()
         kind = subset_kind(mapping(spec(ud).get("template")))
         if kind is None:
-            message = "only subsets of a cloneSetTemplate or advancedStatefulSetTemplate are managed yet"
-            self.recorder.event(ud, WARNING, "UnsupportedSubsetTemplate", message)
+            log.warning("%s: no subset template", key)
             return Result()
         owned = self.cache.by_index(kind.resource, OWNER_UID, uid(ud))
         orphans = [
@@ -198,7 +204,7 @@ class UnitedDeploymentController:
         workloads = claims.claimed
         now = datetime.datetime.now(datetime.UTC)
         kept, _ = classify(ud, workloads)
-        pods = {n: self.cache.by_index(PODS, OWNER_UID, uid(w)) for n, w in kept.items()}
+        pods = {n: kind.pods_of(w, self._owned_by) for n, w in kept.items()}
         observed = {
             n: ObservedSubset(
                 replicas=_int(spec(w).get("replicas")),
@@ -222,7 +228,7 @@ class UnitedDeploymentController:
             allocation.replicas,
             partitions,
             revision,
-            lambda w: kind.read_partition(w, self.cache.by_index(PODS, OWNER_UID, uid(w))),
+            lambda w: kind.read_partition(w, kind.pods_of(w, self._owned_by)),
         )
         surplus = [*((kind.resource, w) for w in plan.delete), *other_kinds]
         provision_error = await self._provision(
@@ -350,6 +356,14 @@ class UnitedDeploymentController:
                 errors.append(str(err))
                 continue
             self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
+            stuck = kind.stuck_pods(written, kind.pods_of(written, self._owned_by), revision, partition)
+            try:
+                for pod in stuck:
+                    await self.kube.delete(PODS, name(pod), namespace_of(pod), missing_ok=True)
+            except KruiseError as err:
+                message = f"Error updating PodSet ({kind.label}) {name(stored)} when updating: {err}"
+                self.recorder.event(ud, WARNING, "FailedUpdateSubset", message)
+                errors.append(str(err))
         return "; ".join(errors)
 
     async def _write_status(self, ud: KubeObject, new: dict[str, Any]) -> None:
