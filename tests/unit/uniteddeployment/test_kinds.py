@@ -3,9 +3,8 @@ are found and which pods a rolling update is stuck on."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Sequence
+from typing import Any
 
 from kruise.core.kube.resources import DEPLOYMENTS, NATIVE_STATEFULSETS, PODS, REPLICASETS, Resource
 from kruise.workloads.uniteddeployment.kinds import (
@@ -43,7 +42,9 @@ def test_the_template_picks_the_kind() -> None:
     assert subset_kind({"advancedStatefulSetTemplate": {}}) is ADVANCED_STATEFULSET
     assert subset_kind({"statefulSetTemplate": {}}) is STATEFULSET
     assert subset_kind({"deploymentTemplate": {}}) is DEPLOYMENT
-    assert subset_kind({"deploymentTemplate": {}, "statefulSetTemplate": {}}) is STATEFULSET, "upstream's order"
+    assert subset_kind({"deploymentTemplate": {}, "statefulSetTemplate": {}}) is STATEFULSET, (
+        "upstream's order"
+    )
     assert subset_kind({"cloneSetTemplate": {}, "advancedStatefulSetTemplate": {}}) is ADVANCED_STATEFULSET
     assert subset_kind({}) is None
     assert [k.label for k in KINDS] == ["StatefulSet", "AdvancedStatefulSet", "CloneSet", "Deployment"]
@@ -116,11 +117,18 @@ def pod(pod_name: str, revision: str, ready: bool) -> dict[str, Any]:
 def test_native_statefulset_deletes_pods_stuck_behind_the_partition() -> None:
     """``isPodStuckForRollingUpdate``: ordinal >= partition, old revision, not Ready."""
     sts = subset_workload(STATEFULSET, ud(field="statefulSetTemplate"), "a", "r2", replicas=4, partition=1)
-    pods = [pod("db-a-0", "r1", False), pod("db-a-1", "r1", False), pod("db-a-2", "r1", True), pod("db-a-3", "r2", False)]
+    pods = [
+        pod("db-a-0", "r1", False),
+        pod("db-a-1", "r1", False),
+        pod("db-a-2", "r1", True),
+        pod("db-a-3", "r2", False),
+    ]
     assert [p["metadata"]["name"] for p in STATEFULSET.stuck_pods(sts, pods, "r2", 1)] == ["db-a-1"]
     on_delete = subset_workload(STATEFULSET, ud({"type": "OnDelete"}, "statefulSetTemplate"), "a", "r2", 4, 0)
     assert STATEFULSET.stuck_pods(on_delete, pods, "r2", 0) == []
-    assert ADVANCED_STATEFULSET.stuck_pods(sts, pods, "r2", 1) == [], "only the native StatefulSet's PostUpdate"
+    assert ADVANCED_STATEFULSET.stuck_pods(sts, pods, "r2", 1) == [], (
+        "only the native StatefulSet's PostUpdate"
+    )
 
 
 def test_deployment_has_no_partition() -> None:
@@ -135,8 +143,20 @@ def owned(owner_name: str, labels: dict[str, str], obj_name: str, owner: tuple[s
     """An object named ``obj_name`` (UID ``<name>-uid``) selecting ``labels``, controlled by
     ``owner`` (kind, apiVersion) named ``owner_name``."""
     kind, api = owner
-    ref = {"apiVersion": api, "kind": kind, "name": owner_name, "uid": f"{owner_name}-uid", "controller": True}
-    meta = {"name": obj_name, "namespace": "ns", "labels": labels, "uid": f"{obj_name}-uid", "ownerReferences": [ref]}
+    ref = {
+        "apiVersion": api,
+        "kind": kind,
+        "name": owner_name,
+        "uid": f"{owner_name}-uid",
+        "controller": True,
+    }
+    meta = {
+        "name": obj_name,
+        "namespace": "ns",
+        "labels": labels,
+        "uid": f"{obj_name}-uid",
+        "ownerReferences": [ref],
+    }
     return {"metadata": meta, "spec": {"selector": {"matchLabels": labels}}}
 
 
@@ -154,9 +174,7 @@ class Index:
         ]
 
     def get(self, resource: Resource, key: str) -> dict[str, Any] | None:
-        return next(
-            (o for o in self.objects.get(resource, []) if f"ns/{o['metadata']['name']}" == key), None
-        )
+        return next((o for o in self.objects.get(resource, []) if f"ns/{o['metadata']['name']}" == key), None)
 
 
 def test_deployment_pods_are_those_of_its_replicasets() -> None:
@@ -177,7 +195,9 @@ def test_deployment_pods_are_those_of_its_replicasets() -> None:
     assert sorted(p["metadata"]["name"] for p in found) == ["p1", "p2"]
     assert [p["metadata"]["name"] for p in CLONESET.pods_of(deployment, index.owned_by)] == ["direct"]
     assert owning_workload(DEPLOYMENT, pods[1], index.get) is deployment
-    assert owning_workload(DEPLOYMENT, pods[4], index.get) is None, "a pod the Deployment owns directly is no RS's"
+    assert owning_workload(DEPLOYMENT, pods[4], index.get) is None, (
+        "a pod the Deployment owns directly is no RS's"
+    )
     sts = owned("ud", web, "web-a", ("UnitedDeployment", "apps.kruise.io/v1alpha1"))
     sts_pod = owned("web-a", web, "web-a-0", ("StatefulSet", "apps/v1"))
     index = Index({NATIVE_STATEFULSETS: [sts], PODS: [sts_pod]})

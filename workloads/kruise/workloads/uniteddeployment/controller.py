@@ -162,7 +162,7 @@ class UnitedDeploymentController:
                 return (key,)
         return ()
 
-    def _owned_by(self, resource: Resource, owner_uid: str) -> list[KubeObject]:
+    def _owned_by(self, resource: Resource, owner_uid: str) -> Sequence[KubeObject]:
         return self.cache.by_index(resource, OWNER_UID, owner_uid)
 
     # ------------------------------------------------------------------ reconcile

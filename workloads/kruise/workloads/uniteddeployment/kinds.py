@@ -100,7 +100,9 @@ def _deployment_pods(deployment: KubeObject, owned_by: OwnedBy) -> list[KubeObje
     ]
 
 
-def _none_stuck(_workload: KubeObject, _pods: Sequence[KubeObject], _revision: str, _partition: int) -> list[KubeObject]:
+def _none_stuck(
+    _workload: KubeObject, _pods: Sequence[KubeObject], _revision: str, _partition: int
+) -> list[KubeObject]:
     return []
 
 
