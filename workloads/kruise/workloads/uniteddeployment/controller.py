@@ -342,7 +342,9 @@ class UnitedDeploymentController:
         partitions: dict[str, int],
         revision: str,
     ) -> str:
-        """Rewrite the subsets whose revision, replicas, partition or patch changed; the errors."""
+        """Rewrite the subsets whose revision, replicas, partition or patch changed, then delete the
+        pods each one's rolling update is stuck on (``PostUpdate``); the errors, each also a
+        ``FailedUpdateSubset`` event as upstream's."""
         errors: list[str] = []
         for subset in update:
             stored = kept[subset]
@@ -350,15 +352,9 @@ class UnitedDeploymentController:
             body = subset_workload(kind, ud, subset, revision, replica_count, partition, base=stored)
             try:
                 written = await self.kube.replace(kind.resource, body)
-            except KruiseError as err:
-                message = f"Error updating PodSet ({kind.label}) {name(stored)} when updating: {err}"
-                self.recorder.event(ud, WARNING, "FailedUpdateSubset", message)
-                errors.append(str(err))
-                continue
-            self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
-            stuck = kind.stuck_pods(written, kind.pods_of(written, self._owned_by), revision, partition)
-            try:
-                for pod in stuck:
+                self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
+                pods = kind.pods_of(written, self._owned_by)
+                for pod in kind.stuck_pods(written, pods, revision, partition):
                     await self.kube.delete(PODS, name(pod), namespace_of(pod), missing_ok=True)
             except KruiseError as err:
                 message = f"Error updating PodSet ({kind.label}) {name(stored)} when updating: {err}"
