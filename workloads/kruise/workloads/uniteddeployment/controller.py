@@ -7,9 +7,10 @@ which the webhook refuses, is left alone):
 
 1. the UnitedDeployment and the workloads it controls (indexed by owner UID), their pods (for
    Deployments, through their ReplicaSets: :attr:`.kinds.SubsetKind.pods_of`);
-2. while workloads this controller created, deleted or re-owned are not yet as written in the
-   cache: wait; then claim (:mod:`.claims`): orphans of its namespace matching its selector are
-   adopted, its own that no longer match released, and the round ends there when it did either;
+2. while the UnitedDeployment's last status write, or workloads this controller created,
+   deleted or re-owned, are not yet as written in the cache: wait; then claim (:mod:`.claims`):
+   orphans of its namespace matching its selector are adopted, its own that no longer match
+   released, and the round ends there when it did either;
 3. :func:`~.allocation.allocate` (Adaptive schedulability from the pods, then the allocator);
    an allocation error is a ``Warning Failed SpecifySubsetReplicas`` event, retried with backoff;
 4. :func:`~.subsets.plan_subsets`: create missing subset workloads, delete surplus ones (and any
@@ -194,6 +195,8 @@ class UnitedDeploymentController:
             if k is not kind
             for w in self.cache.by_index(k.resource, OWNER_UID, uid(ud))
         ]
+        if not self.rv_expectations.check(uid(ud), metadata(ud).get("resourceVersion")):
+            return Result(requeue_after=1.0)  # the cache does not show the last status written yet
         waiting = self._waiting(key, [*owned, *orphans])
         if waiting is not None:
             return Result(requeue_after=waiting)
@@ -363,7 +366,9 @@ class UnitedDeploymentController:
         return "; ".join(errors)
 
     async def _write_status(self, ud: KubeObject, new: dict[str, Any]) -> None:
-        """One merge patch of the status; map keys that disappeared are sent as ``null``."""
+        """One merge patch of the status; map keys that disappeared are sent as ``null``. The next
+        round waits until the cache shows it: a round on the stale status would forget the
+        Adaptive ``Schedulable`` conditions just written and undo the rescheduling."""
         old = status(ud)
         patch = dict(new)
         gone = {k: None for k in mapping(old.get("subsetReplicas")) if k not in new["subsetReplicas"]}
@@ -375,7 +380,7 @@ class UnitedDeploymentController:
             "currentPartitions": {**current, **{k: None for k in old_partitions if k not in current}},
         }
         with contextlib.suppress(NotFoundError):
-            await self.kube.patch(
+            written = await self.kube.patch(
                 UNITEDDEPLOYMENTS,
                 name(ud),
                 {"status": patch},
@@ -383,3 +388,4 @@ class UnitedDeploymentController:
                 patch_type="merge",
                 subresource="status",
             )
+            self.rv_expectations.expect(uid(ud), str(metadata(written).get("resourceVersion")))
