@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
-from kruise.core.errors import InvalidError
+from kruise.core.errors import ConflictError, InvalidError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import UNITEDDEPLOYMENTS
 from tests.support.compare import missing
 from tests.support.uniteddeployment_cases import CREATE_CASES, UPDATE_CASES, Edit, sample, subsets
+from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
 NAME = "uniteddeployment-sample"
@@ -49,14 +50,25 @@ async def test_update_is_refused_with_upstreams_message(
     stored = await kube.create(UNITEDDEPLOYMENTS, sample(), namespace)
     changed = sample()
     edit(changed)
-    changed["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
-    with pytest.raises(InvalidError) as err:
-        await kube.replace(
-            UNITEDDEPLOYMENTS, {**changed, "metadata": {**changed["metadata"], "namespace": namespace}}
-        )
-    assert message in str(err.value)
+
+    async def rejection() -> InvalidError | None:
+        """The update's error; None on a conflict with the controller's status write."""
+        current = await kube.get(UNITEDDEPLOYMENTS, NAME, namespace)
+        meta = {**changed["metadata"], "namespace": namespace}
+        meta["resourceVersion"] = current["metadata"]["resourceVersion"]
+        try:
+            await kube.replace(UNITEDDEPLOYMENTS, {**changed, "metadata": meta})
+        except ConflictError:
+            return None
+        except InvalidError as err:
+            return err
+        raise AssertionError("the update was admitted")
+
+    err = await eventually(rejection, timeout=30, what="the update refused")
+    assert message in str(err)
     after = await kube.get(UNITEDDEPLOYMENTS, NAME, namespace)
-    assert after["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"], "nothing changed"
+    assert after["metadata"]["generation"] == stored["metadata"]["generation"], "nothing changed"
+    assert after["spec"] == stored["spec"]
 
 
 async def test_subset_node_selector_and_tolerations_are_judged_by_the_api_server(

@@ -1,20 +1,23 @@
 """The UnitedDeployment controller shell: observe (cache), decide (pure cores), act, write status once.
 
 Upstream's ``uniteddeployment-controller`` (``ReconcileUnitedDeployment.Reconcile``), for subsets
-made from a ``cloneSetTemplate`` or an ``advancedStatefulSetTemplate`` (:mod:`.kinds`; the
-``statefulSetTemplate`` and ``deploymentTemplate`` kinds are not managed yet: such a
-UnitedDeployment gets a ``Warning UnsupportedSubsetTemplate`` event and is left alone):
+of every template kind: native StatefulSets, Advanced StatefulSets, CloneSets and Deployments
+(:mod:`.kinds` holds what differs between them; a UnitedDeployment with no template at all,
+which the webhook refuses, is left alone):
 
-1. the UnitedDeployment and the workloads it controls (indexed by owner UID), their pods;
-2. while workloads this controller created, deleted or re-owned are not yet as written in the
-   cache: wait; then claim (:mod:`.claims`): orphans of its namespace matching its selector are
-   adopted, its own that no longer match released, and the round ends there when it did either;
+1. the UnitedDeployment and the workloads it controls (indexed by owner UID), their pods (for
+   Deployments, through their ReplicaSets: :attr:`.kinds.SubsetKind.pods_of`);
+2. while the UnitedDeployment's last status write, or workloads this controller created,
+   deleted or re-owned, are not yet as written in the cache: wait; then claim (:mod:`.claims`):
+   orphans of its namespace matching its selector are adopted, its own that no longer match
+   released, and the round ends there when it did either;
 3. :func:`~.allocation.allocate` (Adaptive schedulability from the pods, then the allocator);
    an allocation error is a ``Warning Failed SpecifySubsetReplicas`` event, retried with backoff;
 4. :func:`~.subsets.plan_subsets`: create missing subset workloads, delete surplus ones (and any
    of the other kind, after a template kind change), update
    those whose revision, replicas, partition or patch differ (``SuccessfulUpdateSubset`` /
-   ``FailedUpdateSubset`` events as upstream's);
+   ``FailedUpdateSubset`` events as upstream's), then delete the pods a native StatefulSet's
+   rolling update is stuck on (:attr:`.kinds.SubsetKind.stuck_pods`);
 5. :func:`~.status.status_patch` written once; requeue when the Adaptive strategy has a timed
    check due.
 """
@@ -35,7 +38,7 @@ from kruise.core.events import NORMAL, WARNING
 from kruise.core.expectations import ScaleAction
 from kruise.core.informer import Delta, EventType
 from kruise.core.kube.resources import PODS, UNITEDDEPLOYMENTS, Resource
-from kruise.core.runtime import OWNER_UID, ControllerSpec, Watch, owner_key, primary
+from kruise.core.runtime import OWNER_UID, ControllerSpec, Read, Watch, owner_key, primary
 from kruise.core.runtime.spec import controller_ref, index_by_owner_uid
 from kruise.core.workqueue import Result
 from kruise.workloads.api.uniteddeployment import UnitedDeployment
@@ -57,7 +60,7 @@ from kruise.workloads.selector import SelectorError, selector_matches
 from kruise.workloads.uniteddeployment.allocation import ObservedSubset, PodScheduling, allocate
 from kruise.workloads.uniteddeployment.allocator import AllocationError
 from kruise.workloads.uniteddeployment.claims import claim_workloads
-from kruise.workloads.uniteddeployment.kinds import KINDS, SubsetKind, subset_kind
+from kruise.workloads.uniteddeployment.kinds import KINDS, SubsetKind, owning_workload, subset_kind
 from kruise.workloads.uniteddeployment.status import RoundOutcome, status_patch
 from kruise.workloads.uniteddeployment.subsets import (
     classify,
@@ -78,6 +81,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 SUBSET_RESOURCES = tuple(kind.resource for kind in KINDS)
 """Every kind of subset workload this controller creates, rewrites, re-owns and deletes."""
+VIA_RESOURCES = tuple(dict.fromkeys(r for kind in KINDS for r in kind.via))
+"""The kinds between subset workloads and their pods (ReplicaSets), read indexed by owner UID."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +120,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
                 ),
                 Watch(PODS, self._pod_keys, {OWNER_UID: index_by_owner_uid}),
             ),
+            reads=tuple(Read(r, {OWNER_UID: index_by_owner_uid}) for r in VIA_RESOURCES),
             workers=self.options.workers,
         )
 
@@ -141,12 +147,14 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
 
     def _pod_keys(self, pod: KubeObject) -> Iterable[str]:
         for kind in KINDS:
-            workload_key = owner_key(pod, kind.resource)
-            workload = self.cache.get(kind.resource, workload_key) if workload_key else None
+            workload = owning_workload(kind, pod, self.cache.get)
             key = owner_key(workload, UNITEDDEPLOYMENTS) if workload is not None else None
             if key:
                 return (key,)
         return ()
+
+    def _owned_by(self, resource: Resource, owner_uid: str) -> Sequence[KubeObject]:
+        return self.cache.by_index(resource, OWNER_UID, owner_uid)
 
     # ------------------------------------------------------------------ reconcile
     async def reconcile(self, key: str) -> Result:
@@ -163,8 +171,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             return Result()
         kind = subset_kind(mapping(spec(ud).get("template")))
         if kind is None:
-            message = "only subsets of a cloneSetTemplate or advancedStatefulSetTemplate are managed yet"
-            self.recorder.event(ud, WARNING, "UnsupportedSubsetTemplate", message)
+            log.warning("%s: no subset template", key)
             return Result()
         owned = self.cache.by_index(kind.resource, OWNER_UID, uid(ud))
         orphans = [
@@ -178,6 +185,8 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             if k is not kind
             for w in self.cache.by_index(k.resource, OWNER_UID, uid(ud))
         ]
+        if not self.rv_expectations.check(uid(ud), metadata(ud).get("resourceVersion")):
+            return Result(requeue_after=1.0)  # the cache does not show the last status written yet
         waiting = self._waiting(key, [*owned, *orphans])
         if waiting is not None:
             return Result(requeue_after=waiting)
@@ -188,7 +197,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         workloads = claims.claimed
         now = datetime.datetime.now(datetime.UTC)
         kept, _ = classify(ud, workloads)
-        pods = {n: self.cache.by_index(PODS, OWNER_UID, uid(w)) for n, w in kept.items()}
+        pods = {n: kind.pods_of(w, self._owned_by) for n, w in kept.items()}
         observed = {
             n: ObservedSubset(
                 replicas=_int(spec(w).get("replicas")),
@@ -212,7 +221,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             allocation.replicas,
             partitions,
             revision,
-            lambda w: kind.read_partition(w, self.cache.by_index(PODS, OWNER_UID, uid(w))),
+            lambda w: kind.read_partition(w, kind.pods_of(w, self._owned_by)),
         )
         surplus = [*((kind.resource, w) for w in plan.delete), *other_kinds]
         provision_error = await self._provision(
@@ -326,7 +335,9 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         partitions: dict[str, int],
         revision: str,
     ) -> str:
-        """Rewrite the subsets whose revision, replicas, partition or patch changed; the errors."""
+        """Rewrite the subsets whose revision, replicas, partition or patch changed, then delete the
+        pods each one's rolling update is stuck on (``PostUpdate``); the errors, each also a
+        ``FailedUpdateSubset`` event as upstream's."""
         errors: list[str] = []
         for subset in update:
             stored = kept[subset]
@@ -334,16 +345,20 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             body = subset_workload(kind, ud, subset, revision, replica_count, partition, base=stored)
             try:
                 written = await self.kube.replace(kind.resource, body)
+                self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
+                pods = kind.pods_of(written, self._owned_by)
+                for pod in kind.stuck_pods(written, pods, revision, partition):
+                    await self.kube.delete(PODS, name(pod), namespace_of(pod), missing_ok=True)
             except KruiseError as err:
                 message = f"Error updating PodSet ({kind.label}) {name(stored)} when updating: {err}"
                 self.recorder.event(ud, WARNING, "FailedUpdateSubset", message)
                 errors.append(str(err))
-                continue
-            self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
         return "; ".join(errors)
 
     async def _write_status(self, ud: KubeObject, new: dict[str, Any]) -> None:
-        """One merge patch of the status; map keys that disappeared are sent as ``null``."""
+        """One merge patch of the status; map keys that disappeared are sent as ``null``. The next
+        round waits until the cache shows it: a round on the stale status would forget the
+        Adaptive ``Schedulable`` conditions just written and undo the rescheduling."""
         old = status(ud)
         patch = dict(new)
         gone = {k: None for k in mapping(old.get("subsetReplicas")) if k not in new["subsetReplicas"]}
@@ -355,7 +370,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             "currentPartitions": {**current, **{k: None for k in old_partitions if k not in current}},
         }
         with contextlib.suppress(NotFoundError):
-            await self.kube.patch(
+            written = await self.kube.patch(
                 UNITEDDEPLOYMENTS,
                 name(ud),
                 {"status": patch},
@@ -363,3 +378,4 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
                 patch_type="merge",
                 subresource="status",
             )
+            self.rv_expectations.expect(uid(ud), str(metadata(written).get("resourceVersion")))

@@ -2,9 +2,10 @@
 (upstream's adapters, ``pkg/controller/uniteddeployment/adapter``), pure.
 
 Everything else (labels, selector, replicas, scheduling, patch) is the same for every kind
-(:func:`~.subsets.subset_workload`). Managed so far: ``cloneSetTemplate`` (CloneSet) and
-``advancedStatefulSetTemplate`` (Advanced StatefulSet, ``apps.kruise.io/v1beta1``); the
-``statefulSetTemplate`` and ``deploymentTemplate`` kinds are not yet.
+(:func:`~.subsets.subset_workload`). Every template kind is managed: ``statefulSetTemplate``
+(native StatefulSet, ``apps/v1``), ``advancedStatefulSetTemplate`` (Advanced StatefulSet,
+``apps.kruise.io/v1beta1``), ``cloneSetTemplate`` (CloneSet) and ``deploymentTemplate``
+(Deployment, ``apps/v1``), in that order of precedence when several are set.
 
 Partition, as upstream's adapters write and read it:
 
@@ -12,7 +13,17 @@ Partition, as upstream's adapters write and read it:
   against the CloneSet's replicas (rounding up);
 - Advanced StatefulSet: ``updateStrategy.rollingUpdate.partition`` set when the template's
   strategy type is empty or ``RollingUpdate``; read back from there, or for ``OnDelete`` as the
-  number of its pods not at its revision.
+  number of its pods not at its revision;
+- native StatefulSet: the same, and the strategy type is then written as ``RollingUpdate``;
+  after each update, its pods from the partition on that are not at the revision and not Ready
+  are deleted (``PostUpdate``, kubernetes/kubernetes#67250's stuck rolling update);
+- Deployment: none (a Deployment has no partition; written nothing, read as 0, so a Manual
+  partition keeps the subset "to update" every round, as upstream's does).
+
+The pods of a subset, as upstream's ``GetSubsetPods`` claims them: those its workload controls
+that match the workload's selector; for a Deployment, those each of its ReplicaSets (controlled
+by it and matching its selector) controls and that match that ReplicaSet's selector. Upstream's
+claim would also adopt matching orphans; here the owners' own controllers do that.
 """
 
 from __future__ import annotations
@@ -22,16 +33,77 @@ from dataclasses import dataclass
 from typing import Any
 
 from kruise.core.api import scaled_value_from_int_or_percent
-from kruise.core.kube.resources import CLONESETS, STATEFULSETS, Resource
-from kruise.workloads.objects import KubeObject, labels, mapping, spec
+from kruise.core.kube.resources import (
+    CLONESETS,
+    DEPLOYMENTS,
+    NATIVE_STATEFULSETS,
+    PODS,
+    REPLICASETS,
+    STATEFULSETS,
+    Resource,
+)
+from kruise.core.runtime import owner_key
+from kruise.workloads.objects import KubeObject, labels, mapping, spec, uid
+from kruise.workloads.pods import is_ready
+from kruise.workloads.selector import SelectorError, selector_matches
+from kruise.workloads.statefulset.identity import ordinal_of
 
-__all__ = ["ADVANCED_STATEFULSET", "CLONESET", "KINDS", "REVISION_LABEL", "SubsetKind", "subset_kind"]
+__all__ = [
+    "ADVANCED_STATEFULSET",
+    "CLONESET",
+    "DEPLOYMENT",
+    "KINDS",
+    "REVISION_LABEL",
+    "STATEFULSET",
+    "Get",
+    "OwnedBy",
+    "SubsetKind",
+    "owning_workload",
+    "subset_kind",
+]
 
 REVISION_LABEL = "apps.kruise.io/controller-revision-hash"
 """Subset workloads and their pods: the UnitedDeployment revision they were made from."""
 
 SetPartition = Callable[[dict[str, Any], int], None]
 ReadPartition = Callable[[KubeObject, Sequence[KubeObject]], int]
+OwnedBy = Callable[[Resource, str], Sequence[KubeObject]]
+"""``(resource, uid)`` -> the objects of ``resource`` whose controller ownerReference has that
+UID (the cache's ``OWNER_UID`` index)."""
+Get = Callable[[Resource, str], KubeObject | None]
+"""``(resource, "namespace/name")`` -> the object, or ``None`` (the cache)."""
+PodsOf = Callable[[KubeObject, OwnedBy], list[KubeObject]]
+StuckPods = Callable[[KubeObject, Sequence[KubeObject], str, int], list[KubeObject]]
+
+
+def _claimed(owner: KubeObject, controlled: Sequence[KubeObject]) -> list[KubeObject]:
+    """Of the objects ``owner`` controls, those its ``spec.selector`` matches (none when the
+    selector is malformed): ``ClaimOwnedObjects`` without the adoption."""
+    selector = mapping(spec(owner).get("selector"))
+    try:
+        return [obj for obj in controlled if selector_matches(selector, labels(obj))]
+    except SelectorError:
+        return []
+
+
+def _controlled_pods(workload: KubeObject, owned_by: OwnedBy) -> list[KubeObject]:
+    """The pods the workload controls and selects (CloneSet, both StatefulSets)."""
+    return _claimed(workload, owned_by(PODS, uid(workload)))
+
+
+def _deployment_pods(deployment: KubeObject, owned_by: OwnedBy) -> list[KubeObject]:
+    """``getDeploymentPods``: the pods of each ReplicaSet the Deployment controls and selects."""
+    return [
+        pod
+        for replica_set in _claimed(deployment, owned_by(REPLICASETS, uid(deployment)))
+        for pod in _claimed(replica_set, owned_by(PODS, uid(replica_set)))
+    ]
+
+
+def _none_stuck(
+    _workload: KubeObject, _pods: Sequence[KubeObject], _revision: str, _partition: int
+) -> list[KubeObject]:
+    return []
 
 
 @dataclass(frozen=True)
@@ -44,6 +116,11 @@ class SubsetKind:
         label: upstream's subset type text in events (``Create 1 Subset (CloneSet)``).
         set_partition: writes the partition into a workload spec (given as a dict to modify).
         read_partition: the partition of a stored workload, given its pods.
+        pods_of: a stored workload's pods (``GetSubsetPods``), read through ``owned_by``.
+        via: the kinds between the workload and its pods, the pods' owner first (a Deployment's
+            ReplicaSets); the controller reads them indexed by owner UID.
+        stuck_pods: ``PostUpdate``: given the written workload, its pods, the revision and the
+            partition, the pods to delete after an update (none but for a native StatefulSet).
     """
 
     template: str
@@ -51,6 +128,9 @@ class SubsetKind:
     label: str
     set_partition: SetPartition
     read_partition: ReadPartition
+    pods_of: PodsOf = _controlled_pods
+    via: tuple[Resource, ...] = ()
+    stuck_pods: StuckPods = _none_stuck
 
     @property
     def api_version(self) -> str:
@@ -80,6 +160,35 @@ def _set_asts_partition(workload: dict[str, Any], partition: int) -> None:
         workload["updateStrategy"] = strategy
 
 
+def _set_statefulset_partition(workload: dict[str, Any], partition: int) -> None:
+    strategy = mapping(workload.get("updateStrategy"))
+    if strategy.get("type") in (None, "", "RollingUpdate"):
+        workload["updateStrategy"] = {**strategy, "type": "RollingUpdate"}
+    _set_asts_partition(workload, partition)
+
+
+def _statefulset_stuck_pods(
+    workload: KubeObject, pods: Sequence[KubeObject], revision: str, partition: int
+) -> list[KubeObject]:
+    """``deleteStuckPods`` (``isPodStuckForRollingUpdate``): under ``RollingUpdate``, the pods
+    whose ordinal is at least ``partition``, not at ``revision`` and not Ready."""
+    if mapping(spec(workload).get("updateStrategy")).get("type") == "OnDelete":
+        return []
+    return [
+        pod
+        for pod in pods
+        if ordinal_of(pod) >= partition and labels(pod).get(REVISION_LABEL) != revision and not is_ready(pod)
+    ]
+
+
+def _set_no_partition(_workload: dict[str, Any], _partition: int) -> None:
+    """A Deployment has no partition: nothing is written."""
+
+
+def _read_no_partition(_workload: KubeObject, _pods: Sequence[KubeObject]) -> int:
+    return 0
+
+
 def _read_asts_partition(workload: KubeObject, pods: Sequence[KubeObject]) -> int:
     strategy = mapping(spec(workload).get("updateStrategy"))
     if strategy.get("type") == "OnDelete":
@@ -98,18 +207,39 @@ ADVANCED_STATEFULSET = SubsetKind(
     _set_asts_partition,
     _read_asts_partition,
 )
-KINDS = (ADVANCED_STATEFULSET, CLONESET)
-"""Every kind managed."""
-
-
-_ORDER = ("statefulSetTemplate", "advancedStatefulSetTemplate", "cloneSetTemplate", "deploymentTemplate")
-"""Upstream's order of precedence among the template kinds (``getSubsetControls``)."""
+STATEFULSET = SubsetKind(
+    "statefulSetTemplate",
+    NATIVE_STATEFULSETS,
+    "StatefulSet",
+    _set_statefulset_partition,
+    _read_asts_partition,
+    stuck_pods=_statefulset_stuck_pods,
+)
+DEPLOYMENT = SubsetKind(
+    "deploymentTemplate",
+    DEPLOYMENTS,
+    "Deployment",
+    _set_no_partition,
+    _read_no_partition,
+    pods_of=_deployment_pods,
+    via=(REPLICASETS,),
+)
+KINDS = (STATEFULSET, ADVANCED_STATEFULSET, CLONESET, DEPLOYMENT)
+"""Every kind managed, in upstream's order of precedence (``getSubsetControls``)."""
 
 
 def subset_kind(template: Mapping[str, Any]) -> SubsetKind | None:
-    """The kind ``spec.template`` asks for (``None``: no template, or a kind not managed yet)."""
-    by_field = {kind.template: kind for kind in KINDS}
-    for field in _ORDER:
-        if template.get(field) is not None:
-            return by_field.get(field)
-    return None
+    """The kind ``spec.template`` asks for, the first set in upstream's order (``None``: no
+    template at all, which the webhook refuses)."""
+    return next((kind for kind in KINDS if template.get(kind.template) is not None), None)
+
+
+def owning_workload(kind: SubsetKind, pod: KubeObject, get: Get) -> KubeObject | None:
+    """The subset workload of ``kind`` a pod belongs to, following controller ownerReferences
+    through :attr:`SubsetKind.via` (pod -> ReplicaSet -> Deployment); ``None`` when the chain
+    breaks or leads to another kind."""
+    obj: KubeObject | None = pod
+    for resource in (*kind.via, kind.resource):
+        key = owner_key(obj, resource) if obj is not None else None
+        obj = get(resource, key) if key else None
+    return obj

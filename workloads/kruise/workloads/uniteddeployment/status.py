@@ -3,7 +3,8 @@
 
 - ``replicas``/``readyReplicas``: the sums of the subset workloads' status;
 - ``updatedReplicas``/``updatedReadyReplicas``: the subsets' active pods labelled with the
-  expected revision (and Ready);
+  expected revision (and Ready); the pods as :attr:`.kinds.SubsetKind.pods_of` finds them (a
+  Deployment's through its ReplicaSets);
 - ``subsetReplicas``: the allocation; ``updateStatus``: the expected revision and the partitions;
 - ``currentRevision``: kept, set on first sight, and moved to the expected revision once every
   replica is updated and ready;
