@@ -9,7 +9,7 @@ export KRUISE_CACHE_DIR ?= $(HOME)/.cache/kruise
 # pytest-xdist workers for `make test`, each with its own embedded control plane (0: one process)
 TEST_WORKERS ?= 2
 
-.PHONY: all venv tools sysdeps crds demo test test-unit test-integration lint typecheck clean image upstream-e2e upstream-e2e-build
+.PHONY: all venv tools sysdeps crds demo test test-unit test-integration lint typecheck clean image upstream-e2e upstream-e2e-build argo-rollouts
 
 all: test
 
@@ -31,6 +31,11 @@ venv: $(STAMP) $(CRI_STUBS)
 ## the real node's kubelet, crictl and pause from Go modules into $(KRUISE_CACHE_DIR)/bin (reused when present).
 tools:
 	@hack/build-tools.sh >/dev/null
+
+## argo-rollouts: Argo Rollouts' controller and CRDs (the benchmark anchor of bench/, from the Go
+## module proxy) into $(KRUISE_CACHE_DIR)/bin/argo-rollouts-<version>; make test never needs it.
+argo-rollouts:
+	@hack/build-argo-rollouts.sh
 
 ## sysdeps: Debian packages the demo and the tests need (prometheus; containerd, runc, CNI plugins,
 ## docker-registry, skopeo, busybox-static, iptables, conntrack for the real node); skipped when present.
