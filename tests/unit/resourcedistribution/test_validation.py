@@ -60,8 +60,8 @@ def test_conflicting_namespaces() -> None:
         )
     )
     assert (
-        "ambiguous targets because namespace [b a] is in both IncludedNamespaces.List and ExcludedNamespaces.List"
-        in text
+        "ambiguous targets because namespace [b a] is in both "
+        "IncludedNamespaces.List and ExcludedNamespaces.List" in text
     )
 
 
