@@ -118,9 +118,9 @@ async def test_cascading_namespace_with_running_pods_is_refused_and_nothing_dele
     await kube.create(CLONESETS, copy.deepcopy(new_cloneset("web", 2)), ns)
     await eventually(lambda: _pods(kube, ns, 2), timeout=60, what="two pods")
     message = await refused(kube.delete(NAMESPACES, ns))
-    assert (
-        message
-        == "forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading and active pods 2>0"
+    assert message == (
+        "forbidden by ResourcesProtectionDeletion for policy.kruise.io/delete-protection=Cascading "
+        "and active pods 2>0"
     )
     live = await kube.get(NAMESPACES, ns)
     assert "deletionTimestamp" not in live["metadata"] and live["status"]["phase"] == "Active"
