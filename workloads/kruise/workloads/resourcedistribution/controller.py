@@ -44,6 +44,7 @@ from kruise.workloads.resourcedistribution.plan import (
     UPDATE_FAILED,
     Failure,
     is_controlled_by,
+    listed_names,
     new_status,
     plan,
 )
@@ -90,7 +91,7 @@ def _targets(rd: KubeObject) -> Mapping[str, Any]:
 
 
 def _listed(rd: KubeObject, ns: str, key: str) -> bool:
-    return any(mapping(n).get("name") == ns for n in sequence(mapping(_targets(rd).get(key)).get("list")))
+    return ns in listed_names(_targets(rd), key)
 
 
 def _selected(rd: KubeObject, ns: KubeObject) -> bool:

@@ -63,6 +63,7 @@ __all__ = [
     "Plan",
     "desired_copy",
     "is_controlled_by",
+    "listed_names",
     "needs_update",
     "new_status",
     "plan",
@@ -105,7 +106,8 @@ class Plan:
     failures: list[Failure] = field(default_factory=list)
 
 
-def _names(targets: Mapping[str, Any], key: str) -> list[str]:
+def listed_names(targets: Mapping[str, Any], key: str) -> list[str]:
+    """The names in ``targets[key].list`` (``includedNamespaces``/``excludedNamespaces``)."""
     return [str(mapping(n).get("name") or "") for n in sequence(mapping(targets.get(key)).get("list"))]
 
 
@@ -123,11 +125,11 @@ def target_namespaces(
     if targets.get("allNamespaces"):
         matched.update(existing)
     else:
-        matched.update(_names(targets, "includedNamespaces"))
+        matched.update(listed_names(targets, "includedNamespaces"))
         selector = mapping(targets.get("namespaceLabelSelector"))
         if selector.get("matchLabels") or selector.get("matchExpressions"):
             matched.update(n for n, ns in existing.items() if selector_matches(selector, labels(ns)))
-    matched -= set(_names(targets, "excludedNamespaces"))
+    matched -= set(listed_names(targets, "excludedNamespaces"))
     matched -= SYSTEM_NAMESPACES
     matched.discard("")
     return sorted(matched), sorted(set(existing) - matched)

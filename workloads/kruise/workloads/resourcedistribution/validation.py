@@ -20,8 +20,8 @@ from typing import Any
 
 from kruise.workloads.admission.fielderrors import FieldError, GoSyntax, internal_error, invalid
 from kruise.workloads.admission.metavalidation import is_dns1123_label
-from kruise.workloads.objects import mapping, name, sequence
-from kruise.workloads.resourcedistribution.plan import SUPPORTED_KINDS
+from kruise.workloads.objects import mapping, name
+from kruise.workloads.resourcedistribution.plan import SUPPORTED_KINDS, listed_names
 from kruise.workloads.selector import SelectorError, compile_selector
 
 __all__ = ["needs_dry_run", "validate_resourcedistribution"]
@@ -60,18 +60,14 @@ def needs_dry_run(obj: Mapping[str, Any], old: Mapping[str, Any] | None) -> bool
     return not _resource_errors(obj, old)
 
 
-def _names(targets: Mapping[str, Any], key: str) -> list[str]:
-    return [str(mapping(n).get("name") or "") for n in sequence(mapping(targets.get(key)).get("list"))]
-
-
 def _target_errors(targets: Mapping[str, Any]) -> list[FieldError]:
     path = "spec.targets"
     errors: list[FieldError] = []
-    included = _names(targets, "includedNamespaces")
+    included = listed_names(targets, "includedNamespaces")
     for ns in included:
         errors.extend(invalid(f"{path}.includedNamespaces", ns, m) for m in is_dns1123_label(ns))
     conflicted: list[str] = []
-    for ns in _names(targets, "excludedNamespaces"):
+    for ns in listed_names(targets, "excludedNamespaces"):
         errors.extend(invalid(f"{path}.excludedNamespaces", ns, m) for m in is_dns1123_label(ns))
         if ns in included:
             conflicted.append(ns)
