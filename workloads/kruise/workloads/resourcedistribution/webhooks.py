@@ -62,8 +62,9 @@ class ResourceDistributionWebhooks:
     async def _dry_run(self, obj: dict[str, Any]) -> str | None:
         resource: dict[str, Any] = copy.deepcopy(obj["spec"]["resource"])
         resource.setdefault("metadata", {})["namespace"] = self.namespace
+        res = KINDS[resource["kind"]]
         try:
-            await self.kube.create(KINDS[resource["kind"]], resource, self.namespace, dry_run=True)
+            await self.kube.create(res, resource, self.namespace, dry_run=True)
         except AlreadyExistsError:
             return None
         except KruiseError as err:
