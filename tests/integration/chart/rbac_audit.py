@@ -111,7 +111,9 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
         "create": ("KINDS",),
         "get": ("KINDS",),
     },
-    ("workloads/kruise/workloads/resourcedistribution/webhooks.py", "_dry_run", "res"): {"create": ("KINDS",)},
+    ("workloads/kruise/workloads/resourcedistribution/webhooks.py", "_dry_run", "res"): {
+        "create": ("KINDS",)
+    },
     # a Cascading CRD's objects (DeletionProtectionForCRDCascadingGate): any kind, manager.extraRules
     ("workloads/kruise/workloads/deletionprotection/webhooks.py", "_facts", "res"): None,
     ("rollouts/kruise/rollouts/trafficrouting/routes.py", "check", "res"): None,  # Service, routed kinds
