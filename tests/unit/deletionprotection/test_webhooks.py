@@ -8,6 +8,7 @@ from typing import Any, cast
 
 import pytest
 
+from kruise.core.errors import KruiseError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS, PVCS, Resource
 from kruise.core.webhook import AdmissionRequest
@@ -118,3 +119,14 @@ async def test_resourcedistribution_webhook_refuses_everything_with_its_gate_off
         403,
         "feature-gate ResourceDistributionGate is not enabled",
     )
+
+
+async def test_a_failed_lookup_refuses_with_upstreams_text() -> None:
+    class Failing(FakeKube):
+        async def list(self, res: Resource, namespace: str | None = None) -> dict[str, Any]:
+            raise KruiseError("boom")
+
+    hooks = DeletionProtectionWebhooks(cast(KubeClient, Failing({})), enabled=True, crd_cascading=False)
+    answer = await hooks.validate(delete("Namespace", namespace("Cascading")))
+    assert (answer.allowed, answer.code) == (False, 403)
+    assert answer.message == "forbidden by ResourcesProtectionDeletion for list pods error: boom"

@@ -27,7 +27,6 @@ line (upstream's ``protection.log`` fields) and counted (:func:`record_denial`).
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Mapping
@@ -35,6 +34,7 @@ from typing import Any
 
 from prometheus_client import Counter
 
+from kruise.core.errors import KruiseError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS, PVCS, Resource
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
@@ -89,6 +89,7 @@ _HOOKS: tuple[tuple[str, str, Rule], ...] = (
     ("vingress.kb.io", "/validate-ingress", Rule("networking.k8s.io", "v1", "ingresses", ("DELETE",))),
     ("vservice.kb.io", "/validate-service", Rule("", "v1", "services", ("DELETE",))),
 )
+FORBIDDEN = "forbidden by ResourcesProtectionDeletion"
 LABELLED = {"matchExpressions": [{"key": DELETION_PROTECTION_KEY, "operator": "Exists"}]}
 """The ``objectSelector``: only labelled objects reach the webhooks."""
 
@@ -167,7 +168,12 @@ class DeletionProtectionWebhooks:
         if req.operation != "DELETE" or req.raw.get("subResource") or req.old_object is None:
             return AdmissionResponse.allow()
         obj = req.old_object
-        facts = await self._facts(req.kind, obj) if self.enabled and needs_facts(req.kind, obj) else Facts()
+        try:
+            facts = (
+                await self._facts(req.kind, obj) if self.enabled and needs_facts(req.kind, obj) else Facts()
+            )
+        except _LookupFailed as err:
+            return protection_denied(req.kind, obj, req.user, str(err))
         message = decide(req.kind, obj, facts, gate_enabled=self.enabled)
         if message is None:
             return AdmissionResponse.allow()
@@ -177,16 +183,30 @@ class DeletionProtectionWebhooks:
         return protection_denied(req.kind, obj, req.user, message)
 
     async def _facts(self, kind: str, obj: Mapping[str, Any]) -> Facts:
+        """The counts :func:`decide` needs; raises :class:`_LookupFailed` with upstream's text
+        (``... for list pods error: ...``, ``failed to list CRs of ...: ...``) when a list fails."""
         if kind == "Namespace":
-            pods, pvcs = await asyncio.gather(
-                self.kube.list(PODS, name(obj)), self.kube.list(PVCS, name(obj))
-            )
-            return Facts(
-                active_pods=active_count(pods.get("items") or [], pods=True),
-                bound_pvcs=bound_pvc_count(pvcs.get("items") or []),
-            )
+            pods = await _listing(self.kube, PODS, name(obj), f"{FORBIDDEN} for list pods")
+            pvcs = await _listing(self.kube, PVCS, name(obj), f"{FORBIDDEN} for list pvc")
+            return Facts(active_pods=active_count(pods, pods=True), bound_pvcs=bound_pvc_count(pvcs))
         if not self.crd_cascading:
             return Facts()
         res = _crd_resource(obj)
-        items = (await self.kube.list(res)).get("items") or [] if res is not None else []
+        if res is None:
+            return Facts(active_crs=0, crd_cascading_gate=True)
+        what = f"failed to list CRs of {res.group}/{res.version}, Kind={res.kind}List"
+        items = await _listing(self.kube, res, None, what, sep=": ")
         return Facts(active_crs=active_count(items), crd_cascading_gate=True)
+
+
+class _LookupFailed(Exception):
+    """A list a ``Cascading`` decision needs failed; the message is the denial."""
+
+
+async def _listing(
+    kube: KubeClient, res: Resource, ns: str | None, what: str, sep: str = " error: "
+) -> list[Any]:
+    try:
+        return list((await kube.list(res, ns)).get("items") or [])
+    except KruiseError as err:
+        raise _LookupFailed(f"{what}{sep}{err}") from err
