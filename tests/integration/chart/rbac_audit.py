@@ -114,8 +114,9 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     ("workloads/kruise/workloads/resourcedistribution/webhooks.py", "_dry_run", "res"): {
         "create": ("KINDS",)
     },
-    # a Cascading CRD's objects (DeletionProtectionForCRDCascadingGate): any kind, manager.extraRules
-    ("workloads/kruise/workloads/deletionprotection/webhooks.py", "_facts", "res"): None,
+    # a Cascading namespace's pods and PVCs (granted above for the workloads), a Cascading CRD's
+    # objects (DeletionProtectionForCRDCascadingGate): any kind, manager.extraRules
+    ("workloads/kruise/workloads/deletionprotection/webhooks.py", "_listing", "res"): None,
     ("rollouts/kruise/rollouts/trafficrouting/routes.py", "check", "res"): None,  # Service, routed kinds
     ("traffic/kruise/traffic/custom_router.py", "_ensure", "res"): None,
     ("traffic/kruise/traffic/custom_router.py", "_restore", "res"): None,
