@@ -25,6 +25,7 @@ from kruise.workloads.api.broadcastjob import BROADCASTJOB_CRD
 from kruise.workloads.api.cloneset import CLONESET_CRD
 from kruise.workloads.api.daemonset import DAEMONSET_CRD
 from kruise.workloads.api.podunavailablebudget import PUB_CRD
+from kruise.workloads.api.resourcedistribution import RESOURCEDISTRIBUTION_CRD
 from kruise.workloads.api.sidecarset import SIDECARSET_CRD
 from kruise.workloads.api.statefulset import STATEFULSET_CRD
 from kruise.workloads.api.uniteddeployment import UNITEDDEPLOYMENT_CRD
@@ -52,6 +53,7 @@ ALL_CRDS: list[CRDSpec] = [
     PODPROBEMARKER_CRD,
     NODEPODPROBE_CRD,
     PUB_CRD,
+    RESOURCEDISTRIBUTION_CRD,
 ]
 """Every CRD served, in install order.
 

@@ -103,6 +103,20 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     ("workloads/kruise/workloads/uniteddeployment/controller.py", "_update", "kind.resource"): {
         "update": ("SUBSET_RESOURCES",)
     },
+    ("workloads/kruise/workloads/resourcedistribution/controller.py", "reconcile", "res"): {
+        "update": ("KINDS",),  # a distributor's copies: Secrets and ConfigMaps
+        "delete": ("KINDS",),
+    },
+    ("workloads/kruise/workloads/resourcedistribution/controller.py", "_create", "res"): {
+        "create": ("KINDS",),
+        "get": ("KINDS",),
+    },
+    ("workloads/kruise/workloads/resourcedistribution/webhooks.py", "_dry_run", "res"): {
+        "create": ("KINDS",)
+    },
+    # a Cascading namespace's pods and PVCs (granted above for the workloads), a Cascading CRD's
+    # objects (DeletionProtectionForCRDCascadingGate): any kind, manager.extraRules
+    ("workloads/kruise/workloads/deletionprotection/webhooks.py", "_listing", "res"): None,
     ("rollouts/kruise/rollouts/trafficrouting/routes.py", "check", "res"): None,  # Service, routed kinds
     ("traffic/kruise/traffic/custom_router.py", "_ensure", "res"): None,
     ("traffic/kruise/traffic/custom_router.py", "_restore", "res"): None,

@@ -58,6 +58,7 @@ from kruise.workloads.podunavailablebudget.controller import PodUnavailableBudge
 from kruise.workloads.podunavailablebudget.keeper import BudgetKeeper
 from kruise.workloads.podunavailablebudget.scope import KEY as PUB_SCOPE_KEY
 from kruise.workloads.podunavailablebudget.scope import EvictionScope
+from kruise.workloads.resourcedistribution.controller import ResourceDistributionController
 from kruise.workloads.sidecarset.controller import SidecarSetController, SidecarSetOptions
 from kruise.workloads.sidecarset.podscope import KEY as SCOPE_KEY
 from kruise.workloads.sidecarset.podscope import PodWebhookScope
@@ -315,6 +316,11 @@ ROWS: tuple[Row, ...] = (
         kick=PUB_SCOPE_KEY,
     ),
     Row(PodUnavailableBudgetController.name, _pubs, _pub_enabled),
+    Row(
+        ResourceDistributionController.name,
+        lambda w, view: ResourceDistributionController(w.kube, view),
+        _gate("ResourceDistributionGate", False),
+    ),
     # the manager's side of kruise-daemon's kinds
     Row(
         ContainerRecreateRequestController.name,
@@ -359,8 +365,9 @@ ROWS: tuple[Row, ...] = (
 )
 """Every controller of the manager, in wiring order, with the gate that enables it (upstream's
 defaults: KruiseDaemon, PodProbeMarkerGate, PodWebhook and AdvancedDeployment on, RolloutHistory
-off; ImagePullJobGate as :func:`image_pull_jobs_enabled`; the PodUnavailableBudget controller while
-either of its gates is in effect (:func:`pub_gates`), its eviction-webhook scope with the DELETE one)."""
+and ResourceDistributionGate off; ImagePullJobGate as :func:`image_pull_jobs_enabled`; the
+PodUnavailableBudget controller while either of its gates is in effect (:func:`pub_gates`), its
+eviction-webhook scope with the DELETE one)."""
 
 
 def build_runtime(kube: KubeClient, opts: ManagerOptions, *, runtime: Runtime | None = None) -> Runtime:

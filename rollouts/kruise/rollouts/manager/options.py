@@ -61,6 +61,12 @@ FEATURE_GATES: dict[str, bool] = {
     # budget (default on); in-place UPDATEs too (default off). PodWebhook off forces both off.
     "PodUnavailableBudgetDeleteGate": True,
     "PodUnavailableBudgetUpdateGate": False,
+    # OpenKruise's gate (default off): the ResourceDistribution controller; off, its validating
+    # webhook refuses every object.
+    "ResourceDistributionGate": False,
+    # OpenKruise's gate (default off): ``Cascading`` deletion protection of CRDs (refused with
+    # "feature-gate ... is not enabled" without it); ResourcesDeletionProtection off forces it off.
+    "DeletionProtectionForCRDCascadingGate": False,
 }
 
 
@@ -91,6 +97,8 @@ FEATURE_GATE_STAGES: dict[str, str] = {
     "PreDownloadImageForInPlaceUpdate": ALPHA,
     "PodUnavailableBudgetDeleteGate": BETA,
     "PodUnavailableBudgetUpdateGate": ALPHA,
+    "ResourceDistributionGate": ALPHA,
+    "DeletionProtectionForCRDCascadingGate": ALPHA,
 }
 ALL_STAGE_GATES = {"AllAlpha": ALPHA, "AllBeta": BETA}
 """Kubernetes' special gates: ``AllAlpha=true`` sets every alpha gate not named in the same flag

@@ -39,6 +39,10 @@ from kruise.workloads.cloneset.webhooks import (
 from kruise.workloads.daemonset.webhooks import MUTATE_PATH as MUTATE_DAEMONSET_PATH
 from kruise.workloads.daemonset.webhooks import VALIDATE_PATH as VALIDATE_DAEMONSET_PATH
 from kruise.workloads.daemonset.webhooks import DaemonSetWebhooks, daemonset_webhook_specs
+from kruise.workloads.deletionprotection.webhooks import (
+    DeletionProtectionWebhooks,
+    deletion_protection_webhook_specs,
+)
 from kruise.workloads.launchpriority.webhook import POD_TERM as LAUNCH_PRIORITY_POD_TERM
 from kruise.workloads.launchpriority.webhook import LaunchPriorityMutator
 from kruise.workloads.objects import KubeObject
@@ -51,6 +55,12 @@ from kruise.workloads.podunavailablebudget.webhooks import (
     pub_webhook_specs,
 )
 from kruise.workloads.podwebhook import MUTATE_POD_PATH, VALIDATE_POD_PATH, PodWebhook, pod_webhook_specs
+from kruise.workloads.resourcedistribution.webhooks import GATE as RD_GATE
+from kruise.workloads.resourcedistribution.webhooks import VALIDATE_PATH as VALIDATE_RD_PATH
+from kruise.workloads.resourcedistribution.webhooks import (
+    ResourceDistributionWebhooks,
+    resourcedistribution_webhook_specs,
+)
 from kruise.workloads.sidecarset.scope import pod_match_condition
 from kruise.workloads.sidecarset.webhooks import (
     MUTATE_SIDECARSET_PATH,
@@ -223,6 +233,25 @@ def _protection(ctx: WebhookContext) -> bool:
     return ctx.gate("ResourcesDeletionProtection")
 
 
+def _deletion_protection(
+    kube: KubeClient, options: ManagerOptions, cache: CacheReader
+) -> Mapping[str, Handler]:
+    gates = _gates(options)
+    if not gates.get("ResourcesDeletionProtection", False):
+        return {}  # nothing configured: the paths are not served
+    crd_cascading = gates.get("DeletionProtectionForCRDCascadingGate", False)
+    return DeletionProtectionWebhooks(kube, enabled=True, crd_cascading=crd_cascading).handlers()
+
+
+def _resourcedistribution(
+    kube: KubeClient, options: ManagerOptions, cache: CacheReader
+) -> Mapping[str, Handler]:
+    rd = ResourceDistributionWebhooks(
+        kube, enabled=_gates(options).get(RD_GATE, False), namespace=options.leader_election_namespace
+    )
+    return {VALIDATE_RD_PATH: rd.validate}
+
+
 WEBHOOK_ROWS: tuple[WebhookRow, ...] = (
     WebhookRow("pod", _pods_specs, _pods),
     WebhookRow(
@@ -254,6 +283,16 @@ WEBHOOK_ROWS: tuple[WebhookRow, ...] = (
         "podunavailablebudget",
         lambda c: pub_webhook_specs(c.settings),
         lambda kube, o, cache: {VALIDATE_PUB_PATH: PubWebhooks(cache, pub_gates(_gates(o))).validate},
+    ),
+    WebhookRow(
+        "resourcedistribution",
+        lambda c: resourcedistribution_webhook_specs(c.settings),
+        _resourcedistribution,
+    ),
+    WebhookRow(
+        "deletion-protection",
+        lambda c: deletion_protection_webhook_specs(c.settings) if _protection(c) else [],
+        _deletion_protection,
     ),
     WebhookRow(
         "workload-hold", lambda c: hold_webhook_specs(c.settings), lambda kube, o, cache: hold_webhooks(kube)

@@ -39,6 +39,7 @@ from kruise.workloads.admission.cloneset import (
 from kruise.workloads.admission.dryrun import template_verdict
 from kruise.workloads.admission.fielderrors import aggregate
 from kruise.workloads.admission.workload_webhooks import workload_webhook_specs
+from kruise.workloads.deletionprotection.webhooks import protection_denied
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ class CloneSetWebhooks:
         if req.operation == "DELETE":
             message = validate_cloneset_delete(req.old_object or {}, gate_enabled=self.deletion_protection)
             if message:
-                return AdmissionResponse.deny(message, code=403, reason="Forbidden")
+                return protection_denied(req.kind, req.old_object or {}, req.user, message)
             return AdmissionResponse.allow()
         if req.object is None:
             return AdmissionResponse.allow()

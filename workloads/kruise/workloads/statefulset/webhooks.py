@@ -41,6 +41,7 @@ from kruise.workloads.api.statefulset_conversion import (
     BETA_API_VERSION,
     convert_statefulset,
 )
+from kruise.workloads.deletionprotection.webhooks import protection_denied
 
 __all__ = ["MUTATE_PATH", "VALIDATE_PATH", "StatefulSetWebhooks", "statefulset_webhook_specs"]
 
@@ -129,7 +130,7 @@ class StatefulSetWebhooks:
             stored = _beta(req.old_object or {})
             message = validate_statefulset_delete(stored, gate_enabled=self.deletion_protection)
             if message:
-                return AdmissionResponse.deny(message, code=403, reason="Forbidden")
+                return protection_denied(req.kind, stored, req.user, message)
             return AdmissionResponse.allow()
         if req.object is None:
             return AdmissionResponse.allow()

@@ -42,6 +42,7 @@ from kruise.workloads.admission.uniteddeployment_topology import (
 )
 from kruise.workloads.admission.workload_webhooks import workload_webhook_specs
 from kruise.workloads.api.uniteddeployment import UnitedDeployment
+from kruise.workloads.deletionprotection.webhooks import protection_denied
 
 __all__ = ["MUTATE_PATH", "VALIDATE_PATH", "UnitedDeploymentWebhooks", "uniteddeployment_webhook_specs"]
 
@@ -98,11 +99,9 @@ class UnitedDeploymentWebhooks:
             message = validate_uniteddeployment_delete(
                 req.old_object or {}, gate_enabled=self.deletion_protection
             )
-            return (
-                AdmissionResponse.deny(message, code=403, reason="Forbidden")
-                if message
-                else AdmissionResponse.allow()
-            )
+            if message:
+                return protection_denied(req.kind, req.old_object or {}, req.user, message)
+            return AdmissionResponse.allow()
         if req.object is None:
             return AdmissionResponse.allow()
         namespace = req.namespace or ""
