@@ -31,6 +31,9 @@ KCM_CONTROLLERS = (
     "pod-garbage-collector-controller",
     # native DaemonSets (the Advanced DaemonSet benchmark's baseline)
     "daemonset-controller",
+    # batch/v1 Jobs (AdvancedCronJob's jobTemplate) run, finish and expire
+    "job-controller",
+    "ttl-after-finished-controller",
 )
 #: added when the cluster starts with real nodes and so runs kube-proxy: Services get
 #: EndpointSlices (and legacy Endpoints), and pods their ServiceAccount's token, which needs the
