@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from kruise.core.kube import Resource
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, PODS, SERVICES
+from kruise.core.kube.resources import ADVANCEDCRONJOBS, CLONESETS, DEPLOYMENTS, PODS, SERVICES
 from kruise.rollouts.resources import ROLLOUTS
 
 CRONJOBS = Resource("batch", "v1", "cronjobs", "CronJob")
@@ -28,7 +28,9 @@ DAEMONSETS = Resource("apps", "v1", "daemonsets", "DaemonSet")
 
 _SHORT = {ROLLOUTS: ("ro",), CLONESETS: ("clone",), DEPLOYMENTS: ("deploy",), CRONJOBS: ("cj",)}
 _SHORT |= {SERVICES: ("svc",), PODS: ("po",), STATEFULSETS: ("sts",), DAEMONSETS: ("ds",)}
-KNOWN = (ROLLOUTS, CLONESETS, DEPLOYMENTS, CRONJOBS, JOBS, SERVICES, PODS, STATEFULSETS, DAEMONSETS)
+_SHORT |= {ADVANCEDCRONJOBS: ("acj",)}
+KNOWN: tuple[Resource, ...] = (ROLLOUTS, CLONESETS, DEPLOYMENTS, CRONJOBS, JOBS, SERVICES, PODS)
+KNOWN += (STATEFULSETS, DAEMONSETS, ADVANCEDCRONJOBS)
 
 
 class RefError(ValueError):
