@@ -203,3 +203,29 @@ def test_every_seconds_schedule() -> None:
     a = next_action(acj(schedule="@every 2s"), [child(at(0, 2), "Complete", at(0, 2))], at(0, 5))
     assert a.scheduled_time == at(0, 4)
     assert a.requeue_after == pytest.approx(2)
+
+
+def test_image_list_pull_job_children() -> None:
+    """ImageListPullJob template: finished by completionTime, failed unless succeeded == desired."""
+    j = acj(template={"imageListPullJobTemplate": {"spec": {"images": ["busybox"]}}})
+
+    def ilpj(minute: int, **st: Any) -> dict[str, Any]:
+        c = child(at(minute), kind="ImageListPullJob")
+        c["status"] = {"startTime": at(minute).isoformat().replace("+00:00", "Z"), **st}
+        return c
+
+    done = {"completionTime": "2024-01-01T01:00:00Z", "desired": 1}
+    kids = [
+        ilpj(5, **done, succeeded=1),
+        ilpj(10, **done, succeeded=0),
+        ilpj(15, **done),
+        ilpj(20, desired=1),
+    ]
+    a = next_action(j, kids, at(21))
+    assert a.status.type == TemplateKind.IMAGE_LIST_PULL_JOB
+    assert [r.name for r in a.status.active or []] == [child_name("cron", at(20))]
+    assert a.delete == [child_name("cron", at(10))]  # two failed, one kept
+    assert a.create is None
+    b = next_action(j, kids, at(25, 1))
+    assert b.create is not None and b.create["kind"] == "ImageListPullJob"
+    assert b.create["spec"] == {"images": ["busybox"]}

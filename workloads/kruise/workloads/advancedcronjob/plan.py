@@ -7,7 +7,8 @@ requeues after ``Action.requeue_after``.
 1. ``status.type`` is the template kind (:func:`template_kind`: jobTemplate, else
    imageListPullJobTemplate, else BroadcastJob). Children (the caller lists the objects of that
    kind whose controller reference is this ACJ) are *finished* when a ``Complete`` or ``Failed``
-   condition is True, else active. ``status.active`` references the active ones;
+   condition is True (an ImageListPullJob: when ``status.completionTime`` is set, successful
+   when ``succeeded == desired``, else failed), else active. ``status.active`` references the active ones;
    ``status.lastScheduleTime`` is the newest ``apps.kruise.io/scheduled-at`` annotation among
    all children (none: unset).
 2. History: failed and successful children are each sorted by ``status.startTime`` (unset
@@ -132,7 +133,12 @@ def child_name(acj_name: str, scheduled: datetime.datetime) -> str:
     return f"{acj_name}-{int(scheduled.timestamp())}"
 
 
-def _finished(child: KubeObject) -> str:
+def _finished(child: KubeObject, kind: TemplateKind) -> str:
+    if kind == TemplateKind.IMAGE_LIST_PULL_JOB:
+        st = status(child)
+        if not st.get("completionTime"):
+            return ""
+        return "Complete" if (st.get("succeeded") or 0) == (st.get("desired") or 0) else "Failed"
     for cond in sequence(status(child).get("conditions")):
         c = mapping(cond)
         if c.get("type") in ("Complete", "Failed") and c.get("status") == "True":
@@ -204,7 +210,7 @@ def next_action(acj: AdvancedCronJob, children: Sequence[KubeObject], now: datet
     failed: list[KubeObject] = []
     latest: datetime.datetime | None = None
     for child in children:
-        {"": active, "Complete": succeeded, "Failed": failed}[_finished(child)].append(child)
+        {"": active, "Complete": succeeded, "Failed": failed}[_finished(child, kind)].append(child)
         scheduled = parse_time(annotations_of(child).get(SCHEDULED_AT_ANNOTATION))
         if scheduled is not None and (latest is None or scheduled > latest):
             latest = scheduled
