@@ -103,6 +103,10 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     ("workloads/kruise/workloads/uniteddeployment/controller.py", "_update", "kind.resource"): {
         "update": ("SUBSET_RESOURCES",)
     },
+    ("workloads/kruise/workloads/advancedcronjob/controller.py", "reconcile", "res"): {
+        "create": ("CHILD_RESOURCES",),  # the run's Job, BroadcastJob or ImageListPullJob
+        "delete": ("CHILD_RESOURCES",),  # history and Replace
+    },
     ("rollouts/kruise/rollouts/trafficrouting/routes.py", "check", "res"): None,  # Service, routed kinds
     ("traffic/kruise/traffic/custom_router.py", "_ensure", "res"): None,
     ("traffic/kruise/traffic/custom_router.py", "_restore", "res"): None,
