@@ -18,8 +18,10 @@ import pytest
 from kruise.core.api.base import parse_time
 from kruise.core.errors import InvalidError
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import ADVANCEDCRONJOBS, BROADCASTJOBS, JOBS
+from kruise.core.kube.resources import ADVANCEDCRONJOBS, BROADCASTJOBS, JOBS, PODS
+from kruise.rollouts.manager.process import ManagerProcess
 from tests.integration.broadcastjob.helpers import EXIT_CODE, RUN_DURATION, condition, new_job, node_label
+from tests.integration.test_manager_metrics import scrape
 from tests.support.nodes import NodePool
 from tests.support.wait import eventually
 
@@ -91,6 +93,14 @@ async def test_should_create_and_schedule_advancedcronjob_with_job_template(
 
     jobs = await eventually(made, timeout=20, interval=0.2, what="a Job from the AdvancedCronJob")
     check_child(jobs[0], "acj-job")
+
+    async def job_pod() -> list[JSON] | None:
+        selector = f"job-name={jobs[0]['metadata']['name']}"
+        return (await kube.list(PODS, namespace, label_selector=selector))["items"] or None
+
+    await eventually(
+        job_pod, timeout=15, interval=0.2, what="kube-controller-manager's job-controller made a pod"
+    )
     acj = await eventually(
         lambda: _status(kube, namespace, "acj-job", "lastScheduleTime"), timeout=10, what="status"
     )
@@ -106,7 +116,7 @@ async def _status(kube: KubeClient, namespace: str, name: str, key: str) -> JSON
 
 
 async def test_should_create_and_schedule_advancedcronjob_with_broadcastjob_template(
-    kube: KubeClient, namespace: str, nodes: NodePool
+    kube: KubeClient, namespace: str, nodes: NodePool, manager: ManagerProcess
 ) -> None:
     """AdvancedCronJobBasic, BroadcastJob template: BroadcastJobs appear with the template's
     labels, run on the nodes and complete; status.type is BroadcastJob."""
@@ -124,6 +134,8 @@ async def test_should_create_and_schedule_advancedcronjob_with_broadcastjob_temp
     assert job["metadata"]["labels"]["acj-test"] == "yes"
     acj = await kube.get(ADVANCEDCRONJOBS, "acj-bcj", namespace)
     assert acj["status"]["type"] == "BroadcastJob"
+    metrics = scrape(manager)
+    assert metrics.value("controller_runtime_reconcile_total", controller="advancedcronjob-controller") > 0
 
 
 async def test_should_pause_and_resume_advancedcronjob(
