@@ -247,3 +247,29 @@ async def test_webhook_rejects_invalid_advancedcronjob(
         await kube.create(ADVANCEDCRONJOBS, body, namespace)
     assert message in str(err.value)
     assert not [a for a in (await kube.list(ADVANCEDCRONJOBS, namespace))["items"]]
+
+
+async def test_replace_deletes_the_active_run_and_starts_the_next(
+    kube: KubeClient, namespace: str, nodes: NodePool
+) -> None:
+    """Replace, @every 2s, pods that run 30 s: each tick deletes the active BroadcastJob and makes
+    the tick's own, so a later run replaces the first (a 30 s run never finishes by itself here)."""
+    await nodes.add_nodes(1, node_label(nodes))
+    acj = new_acj("acj-replace", bcj_template(nodes, run="30s"), concurrencyPolicy="Replace")
+    await kube.create(ADVANCEDCRONJOBS, acj, namespace)
+
+    async def first() -> list[JSON] | None:
+        return await children(kube, BROADCASTJOBS, namespace, "acj-replace") or None
+
+    first_name = (await eventually(first, timeout=15, interval=0.2, what="the first run"))[0]["metadata"][
+        "name"
+    ]
+
+    async def replaced() -> list[JSON] | None:
+        current = await children(kube, BROADCASTJOBS, namespace, "acj-replace")
+        names = [c["metadata"]["name"] for c in current if not c["metadata"].get("deletionTimestamp")]
+        return current if names and first_name not in names else None
+
+    current = await eventually(replaced, timeout=15, interval=0.2, what="the first run replaced")
+    live = [c for c in current if not c["metadata"].get("deletionTimestamp")]
+    assert all(check_child(c, "acj-replace") > int(first_name.rsplit("-", 1)[1]) for c in live)
