@@ -21,6 +21,7 @@ from kruise.rollouts.api.batchrelease import BATCHRELEASE_CRD
 from kruise.rollouts.api.rollout import ROLLOUT_CRD
 from kruise.rollouts.api.rollouthistory import ROLLOUTHISTORY_CRD
 from kruise.rollouts.api.trafficrouting import TRAFFICROUTING_CRD
+from kruise.workloads.api.advancedcronjob import ADVANCEDCRONJOB_CRD
 from kruise.workloads.api.broadcastjob import BROADCASTJOB_CRD
 from kruise.workloads.api.cloneset import CLONESET_CRD
 from kruise.workloads.api.daemonset import DAEMONSET_CRD
@@ -38,6 +39,7 @@ ALL_CRDS: list[CRDSpec] = [
     DAEMONSET_CRD,
     SIDECARSET_CRD,
     BROADCASTJOB_CRD,
+    ADVANCEDCRONJOB_CRD,
     UNITEDDEPLOYMENT_CRD,
     ROLLOUT_CRD,
     BATCHRELEASE_CRD,

@@ -117,6 +117,10 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     # a Cascading namespace's pods and PVCs (granted above for the workloads), a Cascading CRD's
     # objects (DeletionProtectionForCRDCascadingGate): any kind, manager.extraRules
     ("workloads/kruise/workloads/deletionprotection/webhooks.py", "_listing", "res"): None,
+    ("workloads/kruise/workloads/advancedcronjob/controller.py", "reconcile", "res"): {
+        "create": ("CHILD_RESOURCES",),  # the run's Job, BroadcastJob or ImageListPullJob
+        "delete": ("CHILD_RESOURCES",),  # history and Replace
+    },
     ("rollouts/kruise/rollouts/trafficrouting/routes.py", "check", "res"): None,  # Service, routed kinds
     ("traffic/kruise/traffic/custom_router.py", "_ensure", "res"): None,
     ("traffic/kruise/traffic/custom_router.py", "_restore", "res"): None,

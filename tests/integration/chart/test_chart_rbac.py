@@ -54,6 +54,7 @@ EXTRAS: dict[tuple[str, str, str], str] = {
     ("apps.kruise.io", "clonesets/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("apps.kruise.io", "daemonsets/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("apps.kruise.io", "broadcastjobs/finalizers", "update"): "blockOwnerDeletion on owned pods",
+    ("apps.kruise.io", "advancedcronjobs/finalizers", "update"): "blockOwnerDeletion on the jobs it makes",
     ("apps.kruise.io", "statefulsets/finalizers", "update"): "blockOwnerDeletion on owned pods",
     ("apps.kruise.io", "sidecarsets/finalizers", "update"): "blockOwnerDeletion on ControllerRevisions",
     ("apps.kruise.io", "uniteddeployments/finalizers", "update"): "blockOwnerDeletion on subset CloneSets",

@@ -83,6 +83,13 @@ DAEMONSETS = Resource("apps.kruise.io", "v1alpha1", "daemonsets", "DaemonSet")
 """Advanced DaemonSets (``daemon``/``ads``)."""
 BROADCASTJOBS = Resource("apps.kruise.io", "v1alpha1", "broadcastjobs", "BroadcastJob")
 """BroadcastJobs (``bcj``): one pod per eligible node, run to completion."""
+ADVANCEDCRONJOBS = Resource("apps.kruise.io", "v1alpha1", "advancedcronjobs", "AdvancedCronJob")
+"""AdvancedCronJobs (``acj``): Jobs or BroadcastJobs created on a cron schedule."""
+JOBS = Resource("batch", "v1", "jobs", "Job")
+"""batch/v1 Jobs (run by kube-controller-manager's job-controller), made by AdvancedCronJobs."""
+IMAGELISTPULLJOBS = Resource("apps.kruise.io", "v1alpha1", "imagelistpulljobs", "ImageListPullJob")
+"""ImageListPullJobs (kruise-daemon's kind; the daemon's API module re-exports it), made by
+AdvancedCronJobs."""
 SIDECARSETS = Resource("apps.kruise.io", "v1alpha1", "sidecarsets", "SidecarSet", namespaced=False)
 UNITEDDEPLOYMENTS = Resource("apps.kruise.io", "v1alpha1", "uniteddeployments", "UnitedDeployment")
 """UnitedDeployments (``ud``): one workload per topology subset."""

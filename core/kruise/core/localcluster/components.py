@@ -31,18 +31,20 @@ KCM_CONTROLLERS = (
     "pod-garbage-collector-controller",
     # native DaemonSets (the Advanced DaemonSet benchmark's baseline)
     "daemonset-controller",
+    # batch/v1 Jobs (AdvancedCronJob's jobTemplate, charts/kruise's pre-delete hook) run, finish
+    # and expire
+    "job-controller",
+    "ttl-after-finished-controller",
 )
 #: added when the cluster starts with real nodes and so runs kube-proxy: Services get
 #: EndpointSlices (and legacy Endpoints), and pods their ServiceAccount's token, which needs the
-#: namespace's ``default`` ServiceAccount and the ``kube-root-ca.crt`` ConfigMap to exist; batch
-#: Jobs get pods (a Helm hook is a Job: ``helm uninstall`` of charts/kruise waits for its
-#: pre-delete hook)
+#: namespace's ``default`` ServiceAccount and the ``kube-root-ca.crt`` ConfigMap to exist (batch
+#: Jobs, which a Helm hook is, run in every cluster: ``job-controller`` above)
 KCM_SERVICE_CONTROLLERS = (
     "endpointslice-controller",
     "endpoints-controller",
     "serviceaccount-controller",
     "root-ca-certificate-publisher-controller",
-    "job-controller",
 )
 DEFAULT_STORAGE_CLASS = {
     "apiVersion": "storage.k8s.io/v1",

@@ -28,7 +28,7 @@ from kruise.core.api import (
     Time,
 )
 from kruise.core.crdgen import CRDSpec, CRDVersion, PrinterColumn
-from kruise.core.kube.resources import IMAGEPULLJOBS, Resource
+from kruise.core.kube.resources import IMAGELISTPULLJOBS, IMAGEPULLJOBS
 from kruise.daemon.api.nodeimage import AGE_COLUMN, GROUP, VERSION, SandboxConfig
 
 __all__ = [
@@ -40,8 +40,6 @@ __all__ = [
     "ImagePullJob",
     "ImagePullJobTemplate",
 ]
-
-IMAGELISTPULLJOBS = Resource(GROUP, VERSION, "imagelistpulljobs", "ImageListPullJob")
 
 
 class ImagePullJobNodeSelector(KubeModel):

@@ -1,9 +1,11 @@
-"""``kubectl kruise create job NAME --image=IMAGE [-- COMMAND ...]`` or ``--from=cronjob/NAME``.
+"""``kubectl kruise create job NAME --image=IMAGE [-- COMMAND ...]``, ``--from=cronjob/NAME`` or
+``--from=advancedcronjob/NAME``.
 
-As kubectl-kruise: exactly one of ``--image`` and ``--from``; a Job from a CronJob copies its
-``jobTemplate`` (labels, annotations plus ``cronjob.kubernetes.io/instantiate: manual``, spec)
-and is owned by the CronJob. (kubectl-kruise also takes an AdvancedCronJob, a kind this product
-does not serve yet.)
+As kubectl-kruise: exactly one of ``--image`` and ``--from``; a Job from a CronJob or an
+AdvancedCronJob copies its ``jobTemplate`` (labels, annotations plus
+``cronjob.kubernetes.io/instantiate: manual``, spec) and is owned by it (a non-controller
+ownerReference). An AdvancedCronJob whose ``status.type`` is not Job is refused ("from must be a
+job template, but got <type>").
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import ADVANCEDCRONJOBS
 from kruise.rollouts.cli import create_crr
 from kruise.rollouts.cli.kubectx import fail, run_kube, target_of
 from kruise.rollouts.cli.output import DryRunOpt, OutputOpt, check_dry_run, check_output, emit
@@ -36,17 +39,29 @@ def job_from_image(name: str, image: str, command: Sequence[str]) -> JSON:
 
 
 def job_from_cronjob(name: str, cronjob: Mapping[str, Any]) -> JSON:
-    template = (cronjob.get("spec") or {}).get("jobTemplate") or {}
+    return _job_from_template(name, (cronjob.get("spec") or {}).get("jobTemplate") or {}, cronjob)
+
+
+def job_from_advancedcronjob(name: str, acj: Mapping[str, Any]) -> JSON:
+    """The Job for ``--from=advancedcronjob/NAME``; ValueError when its type is not Job."""
+    kind = (acj.get("status") or {}).get("type")
+    if kind != "Job":
+        raise ValueError(f"from must be a job template, but got {kind or ''}")
+    template = ((acj.get("spec") or {}).get("template") or {}).get("jobTemplate") or {}
+    return _job_from_template(name, template, acj)
+
+
+def _job_from_template(name: str, template: Mapping[str, Any], owner: Mapping[str, Any]) -> JSON:
     meta = template.get("metadata") or {}
     job_meta: JSON = {
         "name": name,
         "annotations": {"cronjob.kubernetes.io/instantiate": "manual", **(meta.get("annotations") or {})},
         "ownerReferences": [
             {
-                "apiVersion": "batch/v1",
-                "kind": "CronJob",
-                "name": cronjob["metadata"]["name"],
-                "uid": cronjob["metadata"]["uid"],
+                "apiVersion": owner.get("apiVersion") or "batch/v1",
+                "kind": owner.get("kind") or "CronJob",
+                "name": owner["metadata"]["name"],
+                "uid": owner["metadata"]["uid"],
             }
         ],
     }
@@ -65,7 +80,9 @@ def job(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Name of the Job.")],
     image: Annotated[str, typer.Option("--image", help="Image name to run.")] = "",
-    from_: Annotated[str, typer.Option("--from", help="cronjob/NAME to create the Job from.")] = "",
+    from_: Annotated[
+        str, typer.Option("--from", help="cronjob/NAME or advancedcronjob/NAME to create the Job from.")
+    ] = "",
     dry_run: DryRunOpt = "none",
     output: OutputOpt = "",
 ) -> None:
@@ -86,9 +103,18 @@ def job(
                 (source,) = parse_refs([from_], namespace)
             except (RefError, ValueError) as err:
                 fail(f"from must be an existing cronjob: {err}")
-            if source.res is not CRONJOBS:
-                fail(f"unknown object type {source.res.kind}: --from takes cronjob/NAME")
-            body_ = job_from_cronjob(name, await kube.get(CRONJOBS, source.name, namespace))
+            if source.res is CRONJOBS:
+                body_ = job_from_cronjob(name, await kube.get(CRONJOBS, source.name, namespace))
+            elif source.res is ADVANCEDCRONJOBS:
+                try:
+                    body_ = job_from_advancedcronjob(
+                        name, await kube.get(ADVANCEDCRONJOBS, source.name, namespace)
+                    )
+                except ValueError as err:
+                    fail(str(err))
+            else:
+                kinds = "cronjob/NAME or advancedcronjob/NAME"
+                fail(f"unknown object type {source.res.kind}: --from takes {kinds}")
         ref = Ref(JOBS, name, namespace)
         if dry_run == "client":
             emit(ref, "created (dry run)", body_, output)

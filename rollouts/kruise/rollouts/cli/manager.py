@@ -42,6 +42,9 @@ def manager(
     broadcastjob_workers: Annotated[
         int, typer.Option("--broadcastjob-workers", help="Concurrent BroadcastJob reconciles.")
     ] = 3,
+    advancedcronjob_workers: Annotated[
+        int, typer.Option("--advancedcronjob-workers", help="Concurrent AdvancedCronJob reconciles.")
+    ] = 3,
     assign_bcj_pods_by_scheduler: Annotated[
         bool,
         typer.Option(
@@ -211,6 +214,7 @@ def manager(
         uniteddeployment_workers=uniteddeployment_workers,
         assign_pods_by_scheduler=assign_pods_by_scheduler,
         broadcastjob_workers=broadcastjob_workers,
+        advancedcronjob_workers=advancedcronjob_workers,
         assign_bcj_pods_by_scheduler=assign_bcj_pods_by_scheduler,
         sidecarset_workers=sidecarset_workers,
         imagepulljob_workers=imagepulljob_workers,

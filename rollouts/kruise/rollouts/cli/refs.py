@@ -22,6 +22,7 @@ import yaml
 
 from kruise.core.kube import Resource
 from kruise.core.kube.resources import (
+    ADVANCEDCRONJOBS,
     CLONESETS,
     DAEMONSETS,
     DEPLOYMENTS,
@@ -39,11 +40,11 @@ ADVANCED_STATEFULSETS, ADVANCED_DAEMONSETS = STATEFULSETS, DAEMONSETS  # apps.kr
 
 _SHORT: dict[Resource, tuple[str, ...]] = {ROLLOUTS: ("ro",), CLONESETS: ("clone",), DEPLOYMENTS: ("deploy",)}
 _SHORT |= {CRONJOBS: ("cj",), SERVICES: ("svc",), PODS: ("po",)}
-_SHORT |= {NATIVE_STATEFULSETS: ("sts",), NATIVE_DAEMONSETS: ("ds",)}
+_SHORT |= {NATIVE_STATEFULSETS: ("sts",), NATIVE_DAEMONSETS: ("ds",), ADVANCEDCRONJOBS: ("acj",)}
 _SHORT |= {ADVANCED_STATEFULSETS: ("sts", "asts"), ADVANCED_DAEMONSETS: ("daemon", "ads")}
 # built-in kinds before CRDs: the first kind a word spells wins, as in kubectl's discovery order
 KNOWN: tuple[Resource, ...] = (ROLLOUTS, CLONESETS, DEPLOYMENTS, CRONJOBS, JOBS, SERVICES, PODS)
-KNOWN += (NATIVE_STATEFULSETS, NATIVE_DAEMONSETS, ADVANCED_STATEFULSETS, ADVANCED_DAEMONSETS)
+KNOWN += (NATIVE_STATEFULSETS, NATIVE_DAEMONSETS, ADVANCED_STATEFULSETS, ADVANCED_DAEMONSETS, ADVANCEDCRONJOBS)
 
 
 class RefError(ValueError):

@@ -41,6 +41,7 @@ from kruise.rollouts.rollouthistory.controller import RolloutHistoryController
 from kruise.rollouts.trafficrouting.controller import TrafficRoutingController
 from kruise.rollouts.trafficrouting.routes import TrafficRoutingRoutes
 from kruise.traffic.configmap_source import ConfigMapLuaSource
+from kruise.workloads.advancedcronjob.controller import AdvancedCronJobController, AdvancedCronJobOptions
 from kruise.workloads.api.podunavailablebudget import PUBS
 from kruise.workloads.broadcastjob.controller import BroadcastJobController, BroadcastJobOptions
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
@@ -203,6 +204,12 @@ def _broadcastjob(w: Wiring, view: ScopedCache) -> Reconciler:
     )
 
 
+def _advancedcronjob(w: Wiring, view: ScopedCache) -> Reconciler:
+    return AdvancedCronJobController(
+        w.kube, view, AdvancedCronJobOptions(workers=w.opts.advancedcronjob_workers)
+    )
+
+
 def _uniteddeployment(w: Wiring, view: ScopedCache) -> Reconciler:
     return UnitedDeploymentController(
         w.kube,
@@ -307,6 +314,7 @@ ROWS: tuple[Row, ...] = (
     Row(StatefulSetController.name, _statefulset),
     Row(DaemonSetController.name, _daemonset),
     Row(BroadcastJobController.name, _broadcastjob),
+    Row(AdvancedCronJobController.name, _advancedcronjob),
     Row(UnitedDeploymentController.name, _uniteddeployment),
     Row(LaunchPriorityController.name, lambda w, view: LaunchPriorityController(w.kube, view)),
     Row(

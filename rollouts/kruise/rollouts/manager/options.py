@@ -166,6 +166,7 @@ class ManagerOptions:
     uniteddeployment_workers: int = 3
     assign_pods_by_scheduler: bool = True  # DaemonSet pods placed by kube-scheduler (node affinity)
     broadcastjob_workers: int = 3  # --broadcastjob-workers
+    advancedcronjob_workers: int = 3  # --advancedcronjob-workers
     assign_bcj_pods_by_scheduler: bool = True  # --assign-bcj-pods-by-scheduler
     rollout_workers: int = 3
     batchrelease_workers: int = 3

@@ -26,6 +26,7 @@ from kruise.rollouts.rollout.rollout_webhooks import (
 )
 from kruise.rollouts.rollout.rollout_webhooks import CONVERTED_CRDS as ROLLOUT_CONVERTED_CRDS
 from kruise.rollouts.workloads.holdwebhook import hold_webhook_specs, hold_webhooks
+from kruise.workloads.advancedcronjob.webhooks import AdvancedCronJobWebhooks, advancedcronjob_webhook_specs
 from kruise.workloads.api.statefulset_conversion import convert_statefulset
 from kruise.workloads.broadcastjob.webhooks import MUTATE_PATH as MUTATE_BROADCASTJOB_PATH
 from kruise.workloads.broadcastjob.webhooks import VALIDATE_PATH as VALIDATE_BROADCASTJOB_PATH
@@ -266,6 +267,11 @@ WEBHOOK_ROWS: tuple[WebhookRow, ...] = (
     ),
     WebhookRow("daemonset", lambda c: daemonset_webhook_specs(c.settings), _daemonset),
     WebhookRow("broadcastjob", lambda c: broadcastjob_webhook_specs(c.settings), _broadcastjob),
+    WebhookRow(
+        "advancedcronjob",
+        lambda c: advancedcronjob_webhook_specs(c.settings),
+        lambda kube, o, cache: AdvancedCronJobWebhooks().handlers(),
+    ),
     WebhookRow(
         "uniteddeployment",
         lambda c: uniteddeployment_webhook_specs(c.settings, deletion_protection=_protection(c)),
