@@ -4,21 +4,22 @@
 Paths and names are OpenKruise's (v1.8): ``/mutate-apps-kruise-io-v1alpha1-advancedcronjob``
 (``madvancedcronjob.kb.io``) answers with a JSON patch of the defaults and
 ``/validate-apps-kruise-io-v1alpha1-advancedcronjob`` (``vadvancedcronjob.kb.io``) denies with the
-aggregated field errors, both on CREATE and UPDATE of ``advancedcronjobs`` (UPDATE also checks
+aggregated field errors, both on CREATE and a spec-changing UPDATE of ``advancedcronjobs`` (UPDATE checks
 which spec fields changed). A wrongly typed object is left to the CRD schema.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jsonpatch
 
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
-from kruise.core.webhook.configuration import Rule, WebhookSettings, WebhookSpec
 from kruise.core.webhook.review import Handler
 from kruise.workloads.admission.advancedcronjob import default_advancedcronjob, validate_advancedcronjob
 from kruise.workloads.admission.fielderrors import aggregate
+from kruise.workloads.admission.workload_webhooks import workload_webhook_specs
 
 __all__ = ["MUTATE_PATH", "VALIDATE_PATH", "AdvancedCronJobWebhooks", "advancedcronjob_webhook_specs"]
 
@@ -26,23 +27,10 @@ MUTATE_PATH = "/mutate-apps-kruise-io-v1alpha1-advancedcronjob"
 VALIDATE_PATH = "/validate-apps-kruise-io-v1alpha1-advancedcronjob"
 
 
-def advancedcronjob_webhook_specs(settings: WebhookSettings = WebhookSettings()) -> list[WebhookSpec]:
-    """``madvancedcronjob.kb.io`` and ``vadvancedcronjob.kb.io`` (CREATE and UPDATE)."""
-    rules = (Rule("apps.kruise.io", "v1alpha1", "advancedcronjobs", ("CREATE", "UPDATE")),)
-    return [
-        WebhookSpec(
-            name=hook,
-            path=path,
-            mutating=mutating,
-            rules=rules,
-            failure_policy=settings.failure_policy,
-            timeout_seconds=settings.timeout_seconds,
-        )
-        for hook, path, mutating in (
-            ("madvancedcronjob.kb.io", MUTATE_PATH, True),
-            ("vadvancedcronjob.kb.io", VALIDATE_PATH, False),
-        )
-    ]
+advancedcronjob_webhook_specs = functools.partial(
+    workload_webhook_specs, "advancedcronjob", MUTATE_PATH, VALIDATE_PATH
+)
+"""``madvancedcronjob.kb.io`` and ``vadvancedcronjob.kb.io`` (CREATE, and UPDATE when ``spec`` changed)."""
 
 
 class AdvancedCronJobWebhooks:

@@ -4,7 +4,7 @@
 Paths and names are OpenKruise's (v1.8): ``/mutate-apps-kruise-io-v1alpha1-broadcastjob``
 (``mbroadcastjob.kb.io``) answers with a JSON patch of the defaults and
 ``/validate-apps-kruise-io-v1alpha1-broadcastjob`` (``vbroadcastjob.kb.io``) denies with the
-aggregated field errors, both for CREATE and UPDATE of ``broadcastjobs`` (the status
+aggregated field errors, both for CREATE and a spec-changing UPDATE of ``broadcastjobs`` (the status
 subresource is not intercepted). A wrongly typed object is left to the CRD schema, and the pod
 template is judged by the API server (a dry-run Pod) where upstream runs
 ``ValidatePodTemplateSpec``.
@@ -12,16 +12,17 @@ template is judged by the API server (a dry-run Pod) where upstream runs
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jsonpatch
 
 from kruise.core.kube.client import KubeClient
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
-from kruise.core.webhook.configuration import Rule, WebhookSettings, WebhookSpec
 from kruise.workloads.admission.broadcastjob import default_broadcastjob, validate_broadcastjob
 from kruise.workloads.admission.dryrun import template_verdict
 from kruise.workloads.admission.fielderrors import aggregate
+from kruise.workloads.admission.workload_webhooks import workload_webhook_specs
 
 __all__ = ["MUTATE_PATH", "VALIDATE_PATH", "BroadcastJobWebhooks", "broadcastjob_webhook_specs"]
 
@@ -29,23 +30,10 @@ MUTATE_PATH = "/mutate-apps-kruise-io-v1alpha1-broadcastjob"
 VALIDATE_PATH = "/validate-apps-kruise-io-v1alpha1-broadcastjob"
 
 
-def broadcastjob_webhook_specs(settings: WebhookSettings = WebhookSettings()) -> list[WebhookSpec]:
-    """``mbroadcastjob.kb.io`` and ``vbroadcastjob.kb.io`` (CREATE and UPDATE)."""
-    rules = (Rule("apps.kruise.io", "v1alpha1", "broadcastjobs", ("CREATE", "UPDATE")),)
-    return [
-        WebhookSpec(
-            name=name,
-            path=path,
-            mutating=mutating,
-            rules=rules,
-            failure_policy=settings.failure_policy,
-            timeout_seconds=settings.timeout_seconds,
-        )
-        for name, path, mutating in (
-            ("mbroadcastjob.kb.io", MUTATE_PATH, True),
-            ("vbroadcastjob.kb.io", VALIDATE_PATH, False),
-        )
-    ]
+broadcastjob_webhook_specs = functools.partial(
+    workload_webhook_specs, "broadcastjob", MUTATE_PATH, VALIDATE_PATH
+)
+"""``mbroadcastjob.kb.io`` and ``vbroadcastjob.kb.io`` (CREATE, and UPDATE when ``spec`` changed)."""
 
 
 class BroadcastJobWebhooks:
