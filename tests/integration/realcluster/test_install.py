@@ -5,7 +5,9 @@ the webhooks (admission and CRD conversion) served from the pods through the web
 ClusterIP, and the chart's daemon pulling an image through the node's CRI socket. Then, on that
 installation and in this order: the pods' security context as the kernel applies it, the demo's
 two releases run by the installed manager (``kruise demo --no-cluster``), ``helm upgrade`` with
-webhooks served throughout, and ``helm uninstall`` leaving no webhook configuration behind."""
+webhooks served throughout, two failure drills (the leader pod deleted mid-release; every manager
+pod evicted: only what kruise manages is refused), and ``helm uninstall`` leaving no webhook
+configuration behind."""
 
 from __future__ import annotations
 
@@ -390,6 +392,134 @@ def _wait_rollout(local: LocalCluster, ns: str, ok: Callable[[JSON], bool], with
             return status
         time.sleep(0.5)
     raise AssertionError(f"the Rollout did not get there within {within:.0f}s: {status}")
+
+
+def test_with_every_manager_pod_evicted_only_what_kruise_manages_is_refused(
+    services_cluster: LocalCluster, installed: Installed
+) -> None:
+    """Failure drill: the node is cordoned and both manager pods evicted (``pods/eviction``, as
+    ``kubectl drain`` does); their replacements stay Pending, so no manager runs until the node is
+    uncordoned (a window the test ends, not a race with the scheduler and the image start).
+    Meanwhile the webhooks' scoping lets through everything kruise does not manage: a plain
+    Deployment and a ConfigMap are created, updated and deleted, and pods no SidecarSet selects, or
+    in a ``control-plane: openkruise`` namespace, are created. What it manages follows the
+    chart's ``failurePolicy: Fail``: a CloneSet, and a pod a SidecarSet selects (the pod webhook's
+    CEL match condition), are refused with the API server's "failed calling webhook". Uncordoned,
+    the manager is Ready again and both are admitted through the webhooks (defaulted, injected)."""
+    local = services_cluster
+    ns = create_namespace(local, "outage")
+    unwatched = create_namespace(local, "outage-unwatched")
+    local.kubectl("label", "namespace", unwatched, "control-plane=openkruise")
+    sidecarset = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "SidecarSet",
+        "metadata": {"name": "outage"},
+        "spec": {
+            "selector": {"matchLabels": {"drill": "sidecar"}},
+            "containers": [{"name": "sidecar", "image": busybox("v1")}],
+        },
+    }
+    local.kubectl("apply", "-f", "-", input=json.dumps(sidecarset))
+    # in the pod webhook's scope once its status is current (the scope is written first)
+    observed = "--for=jsonpath={.status.observedGeneration}=1"
+    local.kubectl("wait", "sidecarset/outage", observed, "--timeout=60s")
+
+    t0 = time.monotonic()
+    evicted = [p["metadata"]["name"] for p in _manager_pods(local)]
+    assert len(evicted) == 2
+    local.kubectl("cordon", "real-node-1")
+    try:
+        for name in evicted:
+            eviction = {
+                "apiVersion": "policy/v1",
+                "kind": "Eviction",
+                "metadata": {"name": name, "namespace": NAMESPACE},
+            }
+            path = f"/api/v1/namespaces/{NAMESPACE}/pods/{name}/eviction"
+            local.kubectl("create", "--raw", path, "-f", "-", input=json.dumps(eviction))
+        pods = [f"pod/{name}" for name in evicted]
+        local.kubectl("-n", NAMESPACE, "wait", "--for=delete", *pods, "--timeout=60s")
+        replacements = _manager_pods(local)
+        assert replacements and {p["status"]["phase"] for p in replacements} == {"Pending"}
+        print(f"[kruise] both manager pods evicted and gone in {time.monotonic() - t0:.1f}s")
+        t1 = time.monotonic()
+
+        # 1. unmanaged objects stay writable
+        deployment = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "plain"},
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": {"app": "plain"}},
+                "template": {
+                    "metadata": {"labels": {"app": "plain"}},
+                    "spec": {"containers": [{"name": "plain", "image": busybox("v1")}]},
+                },
+            },
+        }
+        local.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(deployment))
+        local.kubectl("set", "image", "-n", ns, "deployment/plain", f"plain={busybox('v2')}")
+        local.kubectl("delete", "-n", ns, "deployment", "plain")
+        local.kubectl("create", "configmap", "-n", ns, "plain", "--from-literal=k=v1")
+        local.kubectl("patch", "-n", ns, "configmap", "plain", "-p", '{"data":{"k":"v2"}}')
+        local.kubectl("delete", "-n", ns, "configmap", "plain")
+        local.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(_pod("unselected", {})))
+        sidecar_pod = _pod("selected", {"drill": "sidecar"})
+        local.kubectl("create", "-n", unwatched, "-f", "-", input=json.dumps(sidecar_pod))
+
+        # 2. what kruise manages is refused (failurePolicy Fail), nothing of it stored
+        refused = [
+            _kubectl_result(local, "create", "-n", ns, "-f", "-", input=json.dumps(doc))
+            for doc in (_cloneset("down"), sidecar_pod)
+        ]
+        print(f"[kruise] with no manager: {refused}; {time.monotonic() - t1:.1f}s")
+        for code, err in refused:
+            assert code != 0 and "failed calling webhook" in err, err
+        assert re.search(r'failed calling webhook "[^"]*cloneset[^"]*"', refused[0][1]), refused[0][1]
+        assert "mpod.kb.io" in refused[1][1], refused[1][1]
+        assert kubectl_json(local, "-n", ns, "get", "clonesets")["items"] == []
+        names = {p["metadata"]["name"] for p in kubectl_json(local, "-n", ns, "get", "pods")["items"]}
+        assert names == {"unselected"}
+    finally:
+        local.kubectl("uncordon", "real-node-1")
+
+    # 3. the manager back: Ready, and both are admitted through the webhooks again
+    local.kubectl(
+        "-n", NAMESPACE, "rollout", "status", "deployment/kruise-controller-manager", "--timeout=120s"
+    )
+    deadline = time.monotonic() + 60
+    result = _kubectl_result(local, "create", "-n", ns, "-f", "-", input=json.dumps(_cloneset("down")))
+    while result[0] != 0 and time.monotonic() < deadline:
+        time.sleep(1)
+        result = _kubectl_result(local, "create", "-n", ns, "-f", "-", input=json.dumps(_cloneset("down")))
+    print(f"[kruise] manager back and serving {time.monotonic() - t0:.1f}s after the eviction")
+    assert result[0] == 0, result
+    created = kubectl_json(local, "-n", ns, "get", "cloneset", "down")
+    assert created["spec"]["updateStrategy"]["type"] == "ReCreate"  # the mutating webhook's default
+    local.kubectl("create", "-n", ns, "-f", "-", input=json.dumps(sidecar_pod))
+    injected = kubectl_json(local, "-n", ns, "get", "pod", "selected")
+    assert [c["name"] for c in injected["spec"]["containers"]] == ["sidecar", "main"]
+    assert len(_manager_pods(local)) == 2
+    local.kubectl("delete", "sidecarset", "outage")
+    local.kubectl("delete", "namespace", ns, unwatched, "--wait=false")
+
+
+def _kubectl_result(local: LocalCluster, *args: str, input: str) -> tuple[int, str]:
+    """``kubectl args`` with ``input`` on stdin: its exit code and stderr (not raised)."""
+    assert local.state is not None
+    kubectl = [str(Path(local.state.bin_dir) / "kubectl"), f"--kubeconfig={local.state.kubeconfig}"]
+    proc = subprocess.run([*kubectl, *args], input=input, capture_output=True, text=True, timeout=120)
+    return proc.returncode, proc.stderr.strip()
+
+
+def _pod(name: str, labels: dict[str, str]) -> JSON:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"containers": [{"name": "main", "image": busybox("v1")}]},
+    }
 
 
 def test_helm_uninstall_leaves_no_webhook_configuration(
