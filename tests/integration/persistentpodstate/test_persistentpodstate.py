@@ -1,7 +1,7 @@
 """PersistentPodState on the real control plane: a native StatefulSet (run by
-kube-controller-manager) on KWOK nodes of two zones asks for one through its annotations, as
-upstream's e2e ``test/e2e/apps/persistent_pod_state.go`` "statefulset node topology" (there on an
-Advanced StatefulSet): each ready pod's zone and node are recorded, a deleted pod comes back
+kube-controller-manager) or an Advanced StatefulSet on KWOK nodes of two zones asks for one through
+its annotations, as upstream's e2e ``test/e2e/apps/persistent_pod_state.go`` "statefulset node
+topology": each ready pod's zone and node are recorded, a deleted pod comes back
 pinned to its zone (``nodeSelector``) and preferring its node, a scale-in forgets the states of
 the pods gone, and removing the annotation removes the object. Plus the validating webhook's
 refusals."""
@@ -16,7 +16,7 @@ import pytest
 
 from kruise.core.errors import ApiError
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import NATIVE_STATEFULSETS, NODES, PODS
+from kruise.core.kube.resources import NATIVE_STATEFULSETS, NODES, PODS, STATEFULSETS, Resource
 from kruise.workloads.api.persistentpodstate import INJECTED_ANNOTATION, PERSISTENTPODSTATES
 from tests.support.nodes import NodePool
 from tests.support.wait import eventually
@@ -40,10 +40,10 @@ async def pool(kube: KubeClient) -> AsyncIterator[str]:
         await nodes.close()
 
 
-def statefulset(name: str, pool: str, replicas: int) -> JSON:
+def statefulset(name: str, pool: str, replicas: int, api_version: str) -> JSON:
     labels = {"app": name}
     return {
-        "apiVersion": "apps/v1",
+        "apiVersion": api_version,
         "kind": "StatefulSet",
         "metadata": {
             "name": name,
@@ -87,8 +87,11 @@ async def states_matching_nodes(kube: KubeClient, name: str, namespace: str, cou
     return dict(states)
 
 
-async def test_statefulset_node_topology(kube: KubeClient, namespace: str, pool: str) -> None:
-    await kube.create(NATIVE_STATEFULSETS, statefulset("web", pool, 3), namespace)
+@pytest.mark.parametrize("workload", [NATIVE_STATEFULSETS, STATEFULSETS], ids=["native", "advanced"])
+async def test_statefulset_node_topology(
+    kube: KubeClient, namespace: str, pool: str, workload: Resource
+) -> None:
+    await kube.create(workload, statefulset("web", pool, 3, workload.api_version), namespace)
     pps = await eventually(lambda: kube.get_or_none(PERSISTENTPODSTATES, "web", namespace), what="generated")
     assert pps["spec"]["requiredPersistentTopology"] == {"nodeTopologyKeys": [ZONE]}
     assert pps["spec"]["preferredPersistentTopology"] == [
@@ -114,12 +117,12 @@ async def test_statefulset_node_topology(kube: KubeClient, namespace: str, pool:
     assert preferred == [{"weight": 100, "preference": {"matchExpressions": [host]}}]
 
     # scale in: the states of the pods gone are dropped
-    await kube.patch(NATIVE_STATEFULSETS, "web", {"spec": {"replicas": 1}}, namespace, patch_type="merge")
+    await kube.patch(workload, "web", {"spec": {"replicas": 1}}, namespace, patch_type="merge")
     await eventually(lambda: states_matching_nodes(kube, "web", namespace, 1), timeout=60, what="scaled in")
 
     # auto-generation turned off: the PersistentPodState goes
     off = {"metadata": {"annotations": {"kruise.io/auto-generate-persistent-pod-state": "false"}}}
-    await kube.patch(NATIVE_STATEFULSETS, "web", off, namespace, patch_type="merge")
+    await kube.patch(workload, "web", off, namespace, patch_type="merge")
 
     async def gone() -> bool:
         return await kube.get_or_none(PERSISTENTPODSTATES, "web", namespace) is None
