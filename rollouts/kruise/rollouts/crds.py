@@ -25,6 +25,7 @@ from kruise.workloads.api.advancedcronjob import ADVANCEDCRONJOB_CRD
 from kruise.workloads.api.broadcastjob import BROADCASTJOB_CRD
 from kruise.workloads.api.cloneset import CLONESET_CRD
 from kruise.workloads.api.daemonset import DAEMONSET_CRD
+from kruise.workloads.api.persistentpodstate import PERSISTENTPODSTATE_CRD
 from kruise.workloads.api.podunavailablebudget import PUB_CRD
 from kruise.workloads.api.resourcedistribution import RESOURCEDISTRIBUTION_CRD
 from kruise.workloads.api.sidecarset import SIDECARSET_CRD
@@ -56,6 +57,7 @@ ALL_CRDS: list[CRDSpec] = [
     NODEPODPROBE_CRD,
     PUB_CRD,
     RESOURCEDISTRIBUTION_CRD,
+    PERSISTENTPODSTATE_CRD,
 ]
 """Every CRD served, in install order.
 

@@ -227,15 +227,17 @@ def code_requests(process: str = "manager") -> tuple[dict[tuple[str, str, str], 
 
 
 def informed_resources() -> list[Resource]:
-    """The kinds the manager's informers list and watch (every feature gate on)."""
+    """The kinds the manager's informers list and watch (every feature gate on): the controllers'
+    and the webhooks' (:func:`~kruise.rollouts.manager.webhooks.webhook_reads_all`)."""
     from kruise.core.kube import KubeClient
     from kruise.core.kube.config import KubeConfig
     from kruise.rollouts.manager.controllers import build_runtime
     from kruise.rollouts.manager.options import FEATURE_GATES, ManagerOptions
+    from kruise.rollouts.manager.webhooks import webhook_reads_all
 
     opts = ManagerOptions(feature_gates={gate: True for gate in FEATURE_GATES})
     runtime = build_runtime(KubeClient(KubeConfig(server="https://127.0.0.1:1", ssl_context=False)), opts)
-    return runtime.informers.resources()
+    return [*runtime.informers.resources(), *(read.resource for read in webhook_reads_all())]
 
 
 def daemon_informed_resources() -> list[Resource]:

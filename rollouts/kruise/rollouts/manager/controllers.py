@@ -48,6 +48,7 @@ from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOpt
 from kruise.workloads.cloneset.sync_update import UpdateGuard
 from kruise.workloads.daemonset.controller import DaemonSetController, DaemonSetOptions
 from kruise.workloads.launchpriority.controller import LaunchPriorityController
+from kruise.workloads.persistentpodstate.controller import PersistentPodStateController
 from kruise.workloads.podreadiness import (
     NotReadyChange,
     NotReadyKey,
@@ -328,6 +329,10 @@ ROWS: tuple[Row, ...] = (
         ResourceDistributionController.name,
         lambda w, view: ResourceDistributionController(w.kube, view),
         _gate("ResourceDistributionGate", False),
+    ),
+    Row(
+        PersistentPodStateController.name,
+        lambda w, view: PersistentPodStateController(w.kube, view),
     ),
     # the manager's side of kruise-daemon's kinds
     Row(

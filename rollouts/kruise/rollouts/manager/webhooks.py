@@ -47,6 +47,14 @@ from kruise.workloads.deletionprotection.webhooks import (
 from kruise.workloads.launchpriority.webhook import POD_TERM as LAUNCH_PRIORITY_POD_TERM
 from kruise.workloads.launchpriority.webhook import LaunchPriorityMutator
 from kruise.workloads.objects import KubeObject
+from kruise.workloads.persistentpodstate.webhooks import POD_TERM as PPS_POD_TERM
+from kruise.workloads.persistentpodstate.webhooks import VALIDATE_PATH as VALIDATE_PPS_PATH
+from kruise.workloads.persistentpodstate.webhooks import (
+    PersistentPodStateWebhooks,
+    PpsPodMutator,
+    pps_reads,
+    pps_webhook_specs,
+)
 from kruise.workloads.podunavailablebudget.webhooks import (
     VALIDATE_PUB_PATH,
     PubPodValidator,
@@ -55,7 +63,13 @@ from kruise.workloads.podunavailablebudget.webhooks import (
     pub_validating_scope,
     pub_webhook_specs,
 )
-from kruise.workloads.podwebhook import MUTATE_POD_PATH, VALIDATE_POD_PATH, PodWebhook, pod_webhook_specs
+from kruise.workloads.podwebhook import (
+    MUTATE_POD_PATH,
+    VALIDATE_POD_PATH,
+    PodMutator,
+    PodWebhook,
+    pod_webhook_specs,
+)
 from kruise.workloads.resourcedistribution.webhooks import GATE as RD_GATE
 from kruise.workloads.resourcedistribution.webhooks import VALIDATE_PATH as VALIDATE_RD_PATH
 from kruise.workloads.resourcedistribution.webhooks import (
@@ -88,7 +102,7 @@ CONVERTED_CRDS = [*ROLLOUT_CONVERTED_CRDS, "statefulsets.apps.kruise.io"]
 """Multi-version CRDs whose conversion stanza the manager points at ``/convert``."""
 
 
-POD_TERMS = (LAUNCH_PRIORITY_POD_TERM,)
+POD_TERMS = (LAUNCH_PRIORITY_POD_TERM, PPS_POD_TERM)
 """The pod webhook's fixed scope terms (features that need no SidecarSet to apply), OR'ed with the
 SidecarSets' in its match condition."""
 
@@ -158,7 +172,12 @@ def _pods(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapp
     namespace = options.leader_election_namespace
     budgets = pub_gates(_gates(options))
     validators = [PubPodValidator(kube, budgets)] if any(budgets.values()) else []
-    pods = PodWebhook([SidecarSetPodMutator(cache, namespace=namespace), LaunchPriorityMutator()], validators)
+    mutators: list[PodMutator] = [
+        SidecarSetPodMutator(cache, namespace=namespace),
+        LaunchPriorityMutator(),
+        PpsPodMutator(cache),
+    ]
+    pods = PodWebhook(mutators, validators)
     return {MUTATE_POD_PATH: pods.mutate, VALIDATE_POD_PATH: pods.validate}
 
 
@@ -296,6 +315,11 @@ WEBHOOK_ROWS: tuple[WebhookRow, ...] = (
         _resourcedistribution,
     ),
     WebhookRow(
+        "persistentpodstate",
+        lambda c: pps_webhook_specs(c.settings),
+        lambda kube, o, cache: {VALIDATE_PPS_PATH: PersistentPodStateWebhooks(cache).validate},
+    ),
+    WebhookRow(
         "deletion-protection",
         lambda c: deletion_protection_webhook_specs(c.settings) if _protection(c) else [],
         _deletion_protection,
@@ -321,7 +345,7 @@ def webhook_specs(
 
 def webhook_reads_all() -> tuple[Read, ...]:
     """Every kind the webhooks read from the informers (wait for them before serving)."""
-    return (*webhook_reads(), *pub_reads())
+    return (*webhook_reads(), *pub_reads(), *pps_reads())
 
 
 def webhook_cache(runtime: Runtime) -> CacheReader:

@@ -42,7 +42,7 @@ from kruise.workloads.api.podunavailablebudget import (
 )
 from kruise.workloads.objects import KubeObject, annotations_of, mapping, name, sequence, spec
 
-__all__ = ["api_group", "selectors_loosely_overlap", "validate_pub"]
+__all__ = ["api_group", "go_target_reference", "selectors_loosely_overlap", "validate_pub"]
 
 _OPERATIONS = ("UPDATE", "DELETE", "EVICT")
 _INT = re.compile(r"^[+-]?[0-9]+$")
@@ -57,7 +57,9 @@ def api_group(api_version: str) -> str | None:
     return api_version.split("/", 1)[0] if "/" in api_version else ""
 
 
-def _go_target(ref: Mapping[str, Any]) -> GoSyntax:
+def go_target_reference(ref: Mapping[str, Any]) -> GoSyntax:
+    """A ``targetRef`` as Go's ``%#v`` prints ``v1alpha1.TargetReference`` (PUB's and
+    PersistentPodState's share the name and fields)."""
     return GoSyntax(
         "v1alpha1.TargetReference{"
         f"APIVersion:{go_quote(str(ref.get('apiVersion') or ''))}, "
@@ -99,14 +101,18 @@ def _spec_errors(pub_spec: Mapping[str, Any]) -> list[FieldError]:
             errs.append(
                 invalid(
                     "spec.TargetReference",
-                    _go_target(ref),
+                    go_target_reference(ref),
                     "empty TargetReference is not valid for PodUnavailableBudget.",
                 )
             )
         version = str(ref.get("apiVersion") or "")
         if api_group(version) is None:
             errs.append(
-                invalid("spec.TargetReference", _go_target(ref), f"unexpected GroupVersion string: {version}")
+                invalid(
+                    "spec.TargetReference",
+                    go_target_reference(ref),
+                    f"unexpected GroupVersion string: {version}",
+                )
             )
     else:
         sel = mapping(selector)
@@ -198,7 +204,7 @@ def _conflict_errors(pub: KubeObject, others: Iterable[KubeObject]) -> list[Fiel
                 message = (
                     f"pub.spec.targetReference is in conflict with other PodUnavailableBudget {name(other)}"
                 )
-                return [invalid("spec.targetReference", _go_target(a), message)]
+                return [invalid("spec.targetReference", go_target_reference(a), message)]
         elif pub_spec.get("selector") is not None and other_spec.get("selector") is not None:
             mine_sel = mapping(pub_spec.get("selector"))
             if selectors_loosely_overlap(mine_sel, mapping(other_spec.get("selector"))):

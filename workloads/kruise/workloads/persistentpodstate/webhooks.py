@@ -1,0 +1,101 @@
+"""PersistentPodState's webhooks: its own validating webhook and its step of the pod webhook.
+
+- ``vpersistentpodstate.kb.io`` (upstream v1.8's path ``/validate-apps-kruise-io-persistentpodstate``,
+  CREATE and UPDATE of ``persistentpodstates``; an UPDATE only when ``spec`` changed):
+  :func:`~.validation.validate_pps` against the namespace's other PersistentPodStates (informer
+  cache); refused with HTTP 400 and the aggregated message, nothing stored.
+- :class:`PpsPodMutator` joins the mutating pod chain (``mpod.kb.io``): a pod created with a
+  controller ownerReference to a StatefulSet (``apps`` or ``apps.kruise.io``) whose
+  PersistentPodState recorded a state under the pod's name gets that state's topology
+  (:func:`~.core.inject`). :data:`POD_TERM` scopes the pod webhook to such pods.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+from kruise.core.runtime import CacheReader, Read, controller_ref
+from kruise.core.webhook import AdmissionRequest, AdmissionResponse
+from kruise.core.webhook.configuration import Rule, WebhookSettings, WebhookSpec, operation_or_changed
+from kruise.workloads.admission.fielderrors import aggregate
+from kruise.workloads.api.persistentpodstate import PERSISTENTPODSTATES, PersistentPodStateView
+from kruise.workloads.objects import namespace
+from kruise.workloads.persistentpodstate.core import inject, is_statefulset, selected
+from kruise.workloads.persistentpodstate.validation import validate_pps
+
+__all__ = [
+    "POD_TERM",
+    "VALIDATE_PATH",
+    "PersistentPodStateWebhooks",
+    "PpsPodMutator",
+    "pps_reads",
+    "pps_webhook_specs",
+]
+
+VALIDATE_PATH = "/validate-apps-kruise-io-persistentpodstate"
+
+POD_TERM = (
+    "(has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, "
+    "has(r.controller) && r.controller && r.kind == 'StatefulSet' && "
+    "(r.apiVersion.startsWith('apps/') || r.apiVersion.startsWith('apps.kruise.io/'))))"
+)
+"""CEL over the pod being created: true when a StatefulSet controls it, so the pod webhook's match
+condition sends it (the PersistentPodState step can only change such pods)."""
+
+
+def pps_reads() -> tuple[Read, ...]:
+    """What the PersistentPodState webhooks read from the informers."""
+    return (Read(PERSISTENTPODSTATES),)
+
+
+def pps_webhook_specs(settings: WebhookSettings) -> list[WebhookSpec]:
+    """``vpersistentpodstate.kb.io`` (CREATE, and UPDATEs changing the spec)."""
+    return [
+        WebhookSpec(
+            name="vpersistentpodstate.kb.io",
+            path=VALIDATE_PATH,
+            mutating=False,
+            rules=(Rule("apps.kruise.io", "v1alpha1", "persistentpodstates", ("CREATE", "UPDATE")),),
+            failure_policy=settings.failure_policy,
+            timeout_seconds=settings.timeout_seconds,
+            match_conditions=(operation_or_changed("spec", name="spec-changed"),),
+        )
+    ]
+
+
+def _in_namespace(cache: CacheReader, ns: str) -> list[PersistentPodStateView]:
+    return [cast(PersistentPodStateView, p) for p in cache.list(PERSISTENTPODSTATES) if namespace(p) == ns]
+
+
+class PersistentPodStateWebhooks:
+    """The PersistentPodState validating webhook's handler."""
+
+    def __init__(self, cache: CacheReader) -> None:
+        self.cache = cache
+
+    async def validate(self, req: AdmissionRequest) -> AdmissionResponse:
+        if req.object is None:
+            return AdmissionResponse.allow()
+        obj = cast(PersistentPodStateView, req.object)
+        old = cast(PersistentPodStateView, req.old_object) if req.operation == "UPDATE" else None
+        others = _in_namespace(self.cache, req.namespace or namespace(req.object))
+        errors = validate_pps(obj, old, others)
+        if not errors:
+            return AdmissionResponse.allow()
+        return AdmissionResponse.deny(aggregate(errors), code=400, reason="BadRequest")
+
+
+class PpsPodMutator:
+    """The PersistentPodState step of the mutating pod webhook (see the module docstring)."""
+
+    name = "persistent-pod-state"
+
+    def __init__(self, cache: CacheReader) -> None:
+        self.cache = cache
+
+    async def mutate(self, pod: dict[str, Any], request: AdmissionRequest) -> bool:
+        ref = controller_ref(pod)
+        if ref is None or not is_statefulset(str(ref.get("apiVersion") or ""), str(ref.get("kind") or "")):
+            return False
+        pps = selected(_in_namespace(self.cache, namespace(pod)), ref)
+        return pps is not None and inject(pod, pps)
