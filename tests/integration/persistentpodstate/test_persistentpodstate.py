@@ -144,6 +144,12 @@ async def test_validating_webhook_refuses_conflicts_and_missing_topology(
 ) -> None:
     required = {"nodeTopologyKeys": [ZONE]}
     await kube.create(PERSISTENTPODSTATES, pps("first", "db", requiredPersistentTopology=required), namespace)
+
+    async def observed() -> bool:  # the manager's informer (the webhook reads the same) holds "first"
+        got = await kube.get(PERSISTENTPODSTATES, "first", namespace)
+        return (got.get("status") or {}).get("observedGeneration") == got["metadata"]["generation"]
+
+    await eventually(observed, what="first observed by the manager")
     with pytest.raises(ApiError, match="targetReference is in conflict with other PersistentPodState first"):
         await kube.create(
             PERSISTENTPODSTATES, pps("second", "db", requiredPersistentTopology=required), namespace

@@ -109,7 +109,7 @@ def test_the_manager_rows_in_order_and_under_upstream_gates() -> None:
         "cloneset-controller", "pod-webhook-scope", "sidecarset-controller", "statefulset-controller",
         "daemonset-controller", "broadcastjob-controller", "advancedcronjob-controller",
         "uniteddeployment-controller", "container-launch-priority", "pub-webhook-scope",
-        "podunavailablebudget-controller",
+        "podunavailablebudget-controller", "persistentpodstate-controller",
         "containerrecreaterequest-controller",
         "podprobemarker-controller", "nodepodprobe-controller", "nodeimage-controller",
         "imagepulljob-controller", "imagelistpulljob-controller", "rollout-controller",
