@@ -37,10 +37,20 @@ def condition(pod: JSON, kind: str) -> str | None:
 
 class ObjectStream:
     """The latest version of every object of ``resource`` (in ``namespace``, or cluster-wide), from
-    one list and watch (a deleted object leaves ``items``); ``wait`` for a predicate over them."""
+    one list and watch (a deleted object leaves ``items``); ``wait`` for a predicate over them.
 
-    def __init__(self, kube: KubeClient, resource: Resource, namespace: str | None = None) -> None:
+    ``observer``, when given, is called with ``(monotonic seconds at arrival, object)`` for every
+    object listed and every watch event but bookmarks and deletions, before waiters wake."""
+
+    def __init__(
+        self,
+        kube: KubeClient,
+        resource: Resource,
+        namespace: str | None = None,
+        observer: Callable[[float, JSON], None] | None = None,
+    ) -> None:
         self.kube, self.resource, self.ns = kube, resource, namespace
+        self.observer = observer
         self.items: dict[str, JSON] = {}
         self.changed = asyncio.Condition()
         self.task: asyncio.Task[None] | None = None
@@ -48,6 +58,10 @@ class ObjectStream:
     async def __aenter__(self) -> Self:
         listing = await self.kube.list(self.resource, self.ns)
         self.items = {o["metadata"]["name"]: o for o in listing["items"]}
+        if self.observer is not None:
+            at = time.monotonic()
+            for obj in listing["items"]:
+                self.observer(at, obj)
         self.task = asyncio.create_task(self._run(listing["metadata"]["resourceVersion"]))
         return self
 
@@ -68,6 +82,8 @@ class ObjectStream:
                     self.items.pop(name, None)
                 else:
                     self.items[name] = event.object
+                    if self.observer is not None:
+                        self.observer(time.monotonic(), event.object)
                 async with self.changed:
                     self.changed.notify_all()
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from steptimes import percentile
 
 from kruise.core.errors import KruiseError
 from kruise.core.kube import KubeClient
@@ -156,12 +157,6 @@ async def measure(kube: KubeClient, steps: int) -> list[float]:
         watcher.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await watcher
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    rank = max(0, min(len(ordered) - 1, round(q / 100 * len(ordered) + 0.5) - 1))  # nearest rank
-    return ordered[rank]
 
 
 async def main(steps: int, kubeconfig: str | None) -> None:
