@@ -16,7 +16,15 @@ import pytest
 
 from kruise.core.errors import ApiError
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import NATIVE_STATEFULSETS, NODES, PODS, STATEFULSETS, Resource
+from kruise.core.kube.resources import (
+    MUTATING_WEBHOOKS,
+    NATIVE_STATEFULSETS,
+    NODES,
+    PODS,
+    STATEFULSETS,
+    Resource,
+)
+from kruise.core.webhook.configuration import MUTATING_NAME
 from kruise.workloads.api.persistentpodstate import INJECTED_ANNOTATION, PERSISTENTPODSTATES
 from tests.support.nodes import NodePool
 from tests.support.wait import eventually
@@ -100,6 +108,14 @@ async def test_statefulset_node_topology(
     states = await eventually(
         lambda: states_matching_nodes(kube, "web", namespace, 3), timeout=60, what="states"
     )
+
+    async def in_scope() -> bool:  # the pod webhook now sees this StatefulSet's pods, no others
+        config = await kube.get(MUTATING_WEBHOOKS, MUTATING_NAME)
+        (hook,) = [h for h in config["webhooks"] if h["name"] == "mpod.kb.io"]
+        expression = " ".join(c["expression"] for c in hook.get("matchConditions") or [])
+        return f"request.namespace == '{namespace}'" in expression and "r.name == 'web'" in expression
+
+    await eventually(in_scope, what="mpod.kb.io's condition names this PersistentPodState's StatefulSet")
 
     # a deleted pod comes back pinned to the zone it had, preferring its node
     old = await kube.get(PODS, "web-1", namespace)

@@ -5,8 +5,8 @@ With the session manager stopped (``failurePolicy: Fail``, nothing listening): a
 SidecarSet selects is refused ("failed calling webhook"), as upstream refuses every pod then;
 every other pod, here and in other namespaces, is created at once. Each selector operator is
 checked on pods whose labels sit on either side of it. Once the SidecarSets are gone the
-condition is only the fixed terms (container launch priority's, PersistentPodState's pods of a
-StatefulSet): a pod that asks for a launch order still waits for the manager, no bare pod does.
+condition is only the fixed term of container launch priority: a pod that asks for a launch
+order still waits for the manager, no other pod does.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import MUTATING_WEBHOOKS, NAMESPACES, PODS, SIDECARSETS
 from kruise.core.webhook.configuration import MUTATING_NAME
 from kruise.rollouts.manager.process import ManagerProcess
-from kruise.rollouts.manager.webhooks import POD_TERMS
+from kruise.workloads.launchpriority.webhook import POD_TERM as LAUNCH_PRIORITY_POD_TERM
 from tests.integration.sidecarset.helpers import base_sidecarset, create_sidecarset
 from tests.support.wait import eventually
 
@@ -119,9 +119,9 @@ async def test_a_stopped_manager_blocks_only_pods_a_sidecarset_selects(
             await kube.delete(SIDECARSETS, item["metadata"]["name"])
 
     async def unscoped() -> bool:
-        return await condition(kube) == " || ".join(sorted(POD_TERMS))
+        return await condition(kube) == LAUNCH_PRIORITY_POD_TERM
 
-    await eventually(unscoped, timeout=60, what="the pod webhook's condition back to the fixed terms alone")
+    await eventually(unscoped, timeout=60, what="the pod webhook's condition back to launch priority's alone")
     await asyncio.to_thread(manager.stop)
     try:
         assert await admitted(kube, ns, {"app": "sidecarset"})

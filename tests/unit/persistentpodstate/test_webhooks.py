@@ -90,3 +90,18 @@ def test_pod_mutator_leaves_other_pods_alone() -> None:
         assert pod == before
     kruise_owned = _pod("web-0", {**STS, "apiVersion": "apps.kruise.io/v1beta1"})
     assert not asyncio.run(mutator.mutate(kruise_owned, _req("CREATE", kruise_owned)))  # other group
+
+
+def test_the_pod_webhook_scope_names_each_persistentpodstates_statefulset() -> None:
+    from kruise.workloads.persistentpodstate.webhooks import ANY_STATEFULSET_POD, pod_terms
+
+    def pps(ns: str, name: str, kind: str = "StatefulSet") -> dict[str, Any]:
+        ref = {"apiVersion": "apps/v1", "kind": kind, "name": name}
+        return {"metadata": {"namespace": ns, "name": name}, "spec": {"targetRef": ref}}
+
+    (term,) = pod_terms([pps("shop", "db")])
+    assert term.startswith("(request.namespace == 'shop' && ")
+    assert "r.kind == 'StatefulSet' && r.name == 'db'" in term
+    assert pod_terms([]) == [] and pod_terms([pps("shop", "db", kind="Deployment")]) == []
+    assert pod_terms([pps("shop", "db"), pps("shop", "db")]) == [term]  # one term per StatefulSet
+    assert pod_terms([pps("shop", "x' || true || '")]) == [ANY_STATEFULSET_POD]  # never injected

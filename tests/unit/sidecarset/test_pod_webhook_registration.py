@@ -18,7 +18,6 @@ from kruise.rollouts.cli.main import app
 from kruise.rollouts.manager.options import FEATURE_GATES, ManagerOptions
 from kruise.rollouts.manager.webhooks import webhook_specs
 from kruise.workloads.launchpriority.webhook import POD_TERM as LAUNCH_PRIORITY_POD_TERM
-from kruise.workloads.persistentpodstate.webhooks import POD_TERM as PPS_POD_TERM
 from kruise.workloads.podwebhook import POD_CONDITION
 from tests.unit.sidecarset.builders import sidecarset
 
@@ -70,8 +69,8 @@ def test_the_pod_webhook_may_have_its_own_failure_policy() -> None:
 
 
 def test_the_condition_follows_the_sidecarsets() -> None:
-    # without SidecarSets only container launch priority's and StatefulSets' pods are sent
-    fixed = " || ".join(sorted((LAUNCH_PRIORITY_POD_TERM, PPS_POD_TERM)))
+    # without SidecarSets (nor PersistentPodStates) only container launch priority's pods are sent
+    fixed = LAUNCH_PRIORITY_POD_TERM
     assert registered()["mpod.kb.io"]["matchConditions"] == [{"name": POD_CONDITION, "expression": fixed}]
     (condition,) = registered([sidecarset("log")])["mpod.kb.io"]["matchConditions"]
     assert condition["name"] == POD_CONDITION

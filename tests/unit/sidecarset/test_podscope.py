@@ -49,3 +49,21 @@ def test_the_condition_is_rebuilt_only_when_a_generation_moves(monkeypatch: Any)
     assert len(calls) == 2
     current = []
     assert scope.wanted() == pod_conditions([])
+
+
+def test_term_sources_add_their_objects_terms_and_are_watched() -> None:
+    from kruise.core.kube.resources import Resource
+    from kruise.workloads.sidecarset.podscope import TermSource
+
+    things = Resource("example.io", "v1", "things", "Thing")
+    current: list[dict[str, Any]] = []
+    source = TermSource(
+        things, lambda: current, lambda objs: [f"(n == '{o['metadata']['name']}')" for o in objs]
+    )
+    scope = PodWebhookScope(None, lambda: [], also=("(fixed)",), sources=(source,))  # type: ignore[arg-type]
+    assert [c.expression for c in scope.wanted()] == ["(fixed)"]
+    current = [{"metadata": {"name": "a", "uid": "u1", "generation": 1}}]
+    assert [c.expression for c in scope.wanted()] == ["(fixed) || (n == 'a')"]  # rebuilt: a new object
+    current = []
+    assert [c.expression for c in scope.wanted()] == ["(fixed)"]
+    assert {w.resource for w in scope.spec().watches} >= {things}

@@ -56,6 +56,7 @@ from kruise.rollouts.manager.webhooks import (
     webhook_specs,
 )
 from kruise.rollouts.rollout.rollout_webhooks import CONVERT_PATH
+from kruise.workloads.api.persistentpodstate import PERSISTENTPODSTATES
 from kruise.workloads.api.podunavailablebudget import PUBS
 
 log = logging.getLogger("kruise.manager")
@@ -147,7 +148,9 @@ class Manager:
             # probe port answers only after registration (/healthz means "registered").
             socks += (probe_sock := _bind(opts.health_probe_addr), metrics_sock := _bind(opts.metrics_addr))
             if opts.manage_webhook_configurations:
-                specs = webhook_specs(opts, cache.list(SIDECARSETS), cache.list(PUBS))
+                specs = webhook_specs(
+                    opts, cache.list(SIDECARSETS), cache.list(PUBS), cache.list(PERSISTENTPODSTATES)
+                )
                 await self._register_configurations(ca, specs)
             runners.append(await self._serve_probes(probe_sock))
             runners.append(await self._serve_metrics(metrics_sock))

@@ -42,6 +42,7 @@ from kruise.rollouts.trafficrouting.controller import TrafficRoutingController
 from kruise.rollouts.trafficrouting.routes import TrafficRoutingRoutes
 from kruise.traffic.configmap_source import ConfigMapLuaSource
 from kruise.workloads.advancedcronjob.controller import AdvancedCronJobController, AdvancedCronJobOptions
+from kruise.workloads.api.persistentpodstate import PERSISTENTPODSTATES
 from kruise.workloads.api.podunavailablebudget import PUBS
 from kruise.workloads.broadcastjob.controller import BroadcastJobController, BroadcastJobOptions
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
@@ -49,6 +50,7 @@ from kruise.workloads.cloneset.sync_update import UpdateGuard
 from kruise.workloads.daemonset.controller import DaemonSetController, DaemonSetOptions
 from kruise.workloads.launchpriority.controller import LaunchPriorityController
 from kruise.workloads.persistentpodstate.controller import PersistentPodStateController
+from kruise.workloads.persistentpodstate.webhooks import pod_terms as pps_pod_terms
 from kruise.workloads.podreadiness import (
     NotReadyChange,
     NotReadyKey,
@@ -63,7 +65,7 @@ from kruise.workloads.podunavailablebudget.scope import EvictionScope
 from kruise.workloads.resourcedistribution.controller import ResourceDistributionController
 from kruise.workloads.sidecarset.controller import SidecarSetController, SidecarSetOptions
 from kruise.workloads.sidecarset.podscope import KEY as SCOPE_KEY
-from kruise.workloads.sidecarset.podscope import PodWebhookScope
+from kruise.workloads.sidecarset.podscope import PodWebhookScope, TermSource
 from kruise.workloads.statefulset.controller import StatefulSetController, StatefulSetOptions
 from kruise.workloads.statefulset.round import Options
 from kruise.workloads.uniteddeployment.controller import UnitedDeploymentController, UnitedDeploymentOptions
@@ -120,7 +122,8 @@ def _pub_update_guard(w: Wiring) -> UpdateGuard | None:
 
 
 def _pod_webhook_scope(w: Wiring, view: ScopedCache) -> Reconciler:
-    return PodWebhookScope(w.kube, lambda: view.list(SIDECARSETS), also=POD_TERMS)
+    pps = TermSource(PERSISTENTPODSTATES, lambda: view.list(PERSISTENTPODSTATES), pps_pod_terms)
+    return PodWebhookScope(w.kube, lambda: view.list(SIDECARSETS), also=POD_TERMS, sources=(pps,))
 
 
 def _sidecarset(w: Wiring, view: ScopedCache) -> Reconciler:

@@ -47,7 +47,6 @@ from kruise.workloads.deletionprotection.webhooks import (
 from kruise.workloads.launchpriority.webhook import POD_TERM as LAUNCH_PRIORITY_POD_TERM
 from kruise.workloads.launchpriority.webhook import LaunchPriorityMutator
 from kruise.workloads.objects import KubeObject
-from kruise.workloads.persistentpodstate.webhooks import POD_TERM as PPS_POD_TERM
 from kruise.workloads.persistentpodstate.webhooks import VALIDATE_PATH as VALIDATE_PPS_PATH
 from kruise.workloads.persistentpodstate.webhooks import (
     PersistentPodStateWebhooks,
@@ -55,6 +54,7 @@ from kruise.workloads.persistentpodstate.webhooks import (
     pps_reads,
     pps_webhook_specs,
 )
+from kruise.workloads.persistentpodstate.webhooks import pod_terms as pps_pod_terms
 from kruise.workloads.podunavailablebudget.webhooks import (
     VALIDATE_PUB_PATH,
     PubPodValidator,
@@ -102,7 +102,7 @@ CONVERTED_CRDS = [*ROLLOUT_CONVERTED_CRDS, "statefulsets.apps.kruise.io"]
 """Multi-version CRDs whose conversion stanza the manager points at ``/convert``."""
 
 
-POD_TERMS = (LAUNCH_PRIORITY_POD_TERM, PPS_POD_TERM)
+POD_TERMS = (LAUNCH_PRIORITY_POD_TERM,)
 """The pod webhook's fixed scope terms (features that need no SidecarSet to apply), OR'ed with the
 SidecarSets' in its match condition."""
 
@@ -135,6 +135,7 @@ class WebhookContext:
     options: ManagerOptions
     sidecarsets: tuple[KubeObject, ...] = ()
     pubs: tuple[KubeObject, ...] = ()
+    ppss: tuple[KubeObject, ...] = ()
 
     def gate(self, name: str, default: bool = False) -> bool:
         return self.options.feature_gates.get(name, default)
@@ -161,7 +162,7 @@ def _pods_specs(ctx: WebhookContext) -> list[WebhookSpec]:
         return []
     return pod_webhook_specs(
         ctx.settings,
-        condition=pod_match_condition(ctx.sidecarsets, POD_TERMS),
+        condition=pod_match_condition(ctx.sidecarsets, (*POD_TERMS, *pps_pod_terms(ctx.ppss))),
         validating=pub_validating_scope(pub_gates(ctx.options.feature_gates), ctx.pubs),
     )
 
@@ -334,12 +335,16 @@ removes it)."""
 
 
 def webhook_specs(
-    options: ManagerOptions, sidecarsets: Iterable[KubeObject] = (), pubs: Iterable[KubeObject] = ()
+    options: ManagerOptions,
+    sidecarsets: Iterable[KubeObject] = (),
+    pubs: Iterable[KubeObject] = (),
+    ppss: Iterable[KubeObject] = (),
 ) -> list[WebhookSpec]:
-    """Every webhook for the configurations (in :data:`WEBHOOK_ROWS` order); ``sidecarsets``
-    scope the mutating pod webhook (:mod:`kruise.workloads.sidecarset.scope`) and ``pubs`` the
-    eviction one (:mod:`kruise.workloads.podunavailablebudget.scope`)."""
-    ctx = WebhookContext(webhook_settings(options), options, tuple(sidecarsets), tuple(pubs))
+    """Every webhook for the configurations (in :data:`WEBHOOK_ROWS` order); ``sidecarsets`` and
+    ``ppss`` (PersistentPodStates) scope the mutating pod webhook
+    (:mod:`kruise.workloads.sidecarset.scope`) and ``pubs`` the eviction one
+    (:mod:`kruise.workloads.podunavailablebudget.scope`)."""
+    ctx = WebhookContext(webhook_settings(options), options, tuple(sidecarsets), tuple(pubs), tuple(ppss))
     return [spec for row in WEBHOOK_ROWS for spec in row.specs(ctx)]
 
 

@@ -7,11 +7,14 @@
 - :class:`PpsPodMutator` joins the mutating pod chain (``mpod.kb.io``): a pod created with a
   controller ownerReference to a StatefulSet (``apps`` or ``apps.kruise.io``) whose
   PersistentPodState recorded a state under the pod's name gets that state's topology
-  (:func:`~.core.inject`). :data:`POD_TERM` scopes the pod webhook to such pods.
+  (:func:`~.core.inject`). :func:`pod_terms` scopes the pod webhook to the pods of the
+  StatefulSets a PersistentPodState names (kept by the ``pod-webhook-scope`` controller).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any, cast
 
 from kruise.core.runtime import CacheReader, Read, controller_ref
@@ -19,28 +22,54 @@ from kruise.core.webhook import AdmissionRequest, AdmissionResponse
 from kruise.core.webhook.configuration import Rule, WebhookSettings, WebhookSpec, operation_or_changed
 from kruise.workloads.admission.fielderrors import aggregate
 from kruise.workloads.api.persistentpodstate import PERSISTENTPODSTATES, PersistentPodStateView
-from kruise.workloads.objects import namespace
+from kruise.workloads.objects import KubeObject, mapping, namespace, spec
 from kruise.workloads.persistentpodstate.core import inject, is_statefulset, selected
 from kruise.workloads.persistentpodstate.validation import validate_pps
 
 __all__ = [
-    "POD_TERM",
+    "ANY_STATEFULSET_POD",
     "VALIDATE_PATH",
     "PersistentPodStateWebhooks",
     "PpsPodMutator",
+    "pod_terms",
     "pps_reads",
     "pps_webhook_specs",
 ]
 
 VALIDATE_PATH = "/validate-apps-kruise-io-persistentpodstate"
 
-POD_TERM = (
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+
+ANY_STATEFULSET_POD = (
     "(has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, "
     "has(r.controller) && r.controller && r.kind == 'StatefulSet' && "
     "(r.apiVersion.startsWith('apps/') || r.apiVersion.startsWith('apps.kruise.io/'))))"
 )
-"""CEL over the pod being created: true when a StatefulSet controls it, so the pod webhook's match
-condition sends it (the PersistentPodState step can only change such pods)."""
+"""CEL over the pod being created: a StatefulSet controls it (the fallback term for a name CEL
+cannot quote safely)."""
+
+
+def pod_terms(ppss: Iterable[KubeObject]) -> list[str]:
+    """The pod webhook's scope terms (CEL over the pod being created), one per PersistentPodState
+    of a StatefulSet: true for a pod of its namespace controlled by the StatefulSet its
+    ``targetRef`` names, so only pods the step can change reach the webhook and a manager outage
+    blocks no other StatefulSet's pods. A name that is not a DNS name widens its term to
+    :data:`ANY_STATEFULSET_POD`."""
+    terms: set[str] = set()
+    for pps in ppss:
+        ref = mapping(spec(pps).get("targetRef"))
+        if ref.get("kind") != "StatefulSet":
+            continue
+        name, where = str(ref.get("name") or ""), namespace(pps)
+        if not (_NAME.match(name) and _NAME.match(where)):
+            terms.add(ANY_STATEFULSET_POD)
+            continue
+        owned = (
+            "has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, "
+            f"has(r.controller) && r.controller && r.kind == 'StatefulSet' && r.name == '{name}')"
+        )
+        terms.add(f"(request.namespace == '{where}' && {owned})")
+    return sorted(terms)
 
 
 def pps_reads() -> tuple[Read, ...]:

@@ -2,7 +2,8 @@
 
 :class:`PodWebhookScope` compares ``mpod.kb.io``'s ``matchConditions`` in the live mutating
 configuration with :func:`~kruise.workloads.sidecarset.scope.pod_match_condition` of the cached
-SidecarSets and rewrites it when they differ. It runs on the leader:
+SidecarSets (and the terms of other :class:`TermSource` kinds, e.g. PersistentPodStates) and
+rewrites it when they differ. It runs on the leader:
 
 - from the SidecarSet controller, before a SidecarSet's status is written, so a SidecarSet whose
   ``status.observedGeneration`` is current is already in the webhook's scope (a pod created from
@@ -21,10 +22,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from kruise.core.informer import Delta, EventType
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import SIDECARSETS
+from kruise.core.kube.resources import SIDECARSETS, Resource
 from kruise.core.runtime import ControllerSpec, Watch
 from kruise.core.webhook.configuration import MatchCondition, set_match_conditions
 from kruise.core.workqueue import Result
@@ -32,7 +34,14 @@ from kruise.workloads.objects import KubeObject, metadata, uid
 from kruise.workloads.podwebhook import MUTATING_NAME, POD_CONDITION
 from kruise.workloads.sidecarset.scope import pod_match_condition
 
-__all__ = ["FRESH_SECONDS", "RECHECK_SECONDS", "PodWebhookScope", "pod_conditions", "spec_changed"]
+__all__ = [
+    "FRESH_SECONDS",
+    "RECHECK_SECONDS",
+    "PodWebhookScope",
+    "TermSource",
+    "pod_conditions",
+    "spec_changed",
+]
 
 RECHECK_SECONDS = 30.0
 FRESH_SECONDS = 10.0
@@ -60,6 +69,16 @@ def _version(sidecarset: KubeObject) -> tuple[str, object]:
     return "", id(sidecarset)  # not from an API server: this object only
 
 
+@dataclass(frozen=True)
+class TermSource:
+    """A kind whose objects add terms to the pod webhook's scope: ``objects`` reads them (the
+    informer cache), ``terms`` makes their CEL terms."""
+
+    resource: Resource
+    objects: Callable[[], Sequence[KubeObject]]
+    terms: Callable[[Sequence[KubeObject]], Sequence[str]]
+
+
 class PodWebhookScope:
     """Writes ``mpod.kb.io``'s match condition (see the module docstring)."""
 
@@ -71,11 +90,15 @@ class PodWebhookScope:
         sidecarsets: Callable[[], Sequence[KubeObject]],
         *,
         also: Sequence[str] = (),
+        sources: Sequence[TermSource] = (),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """``also``: fixed terms; ``sources``: other kinds whose objects add terms (e.g. a
+        PersistentPodState's StatefulSet), watched like the SidecarSets."""
         self.kube = kube
         self.sidecarsets = sidecarsets
         self.also = tuple(also)
+        self.sources = tuple(sources)
         self.clock = clock
         self._lock = asyncio.Lock()
         self._verified: tuple[tuple[MatchCondition, ...], float] | None = None
@@ -84,12 +107,19 @@ class PodWebhookScope:
         ) = None
 
     def wanted(self) -> tuple[MatchCondition, ...]:
-        """:func:`pod_conditions` of the cached SidecarSets, built again only when one moved."""
+        """:func:`pod_conditions` of the cached SidecarSets and sources' objects, built again
+        only when one moved."""
         sidecarsets = self.sidecarsets()
-        versions = tuple(sorted(_version(s) for s in sidecarsets))
+        others = [source.objects() for source in self.sources]
+        objects = [*sidecarsets, *(o for group in others for o in group)]
+        versions = tuple(sorted(_version(s) for s in objects))
         if self._built is None or versions != self._built[0]:
+            also = [
+                *self.also,
+                *(t for source, group in zip(self.sources, others, strict=True) for t in source.terms(group)),
+            ]
             # the objects are kept so that an id() in the versions stays theirs
-            self._built = (versions, sidecarsets, pod_conditions(sidecarsets, self.also))
+            self._built = (versions, objects, pod_conditions(sidecarsets, also))
         return self._built[2]
 
     async def ensure(self, *, reread: bool = False) -> bool:
@@ -105,9 +135,12 @@ class PodWebhookScope:
             return bool(written)
 
     def spec(self) -> ControllerSpec:
-        """One key, woken by SidecarSet spec events (bursts coalesce in the queue)."""
-        watch = Watch(SIDECARSETS, lambda _: (KEY,), accept=spec_changed)
-        return ControllerSpec(name=self.name, watches=(watch,), workers=1)
+        """One key, woken by SidecarSet and sources' spec events (bursts coalesce in the queue)."""
+        watches = tuple(
+            Watch(resource, lambda _: (KEY,), accept=spec_changed)
+            for resource in (SIDECARSETS, *(source.resource for source in self.sources))
+        )
+        return ControllerSpec(name=self.name, watches=watches, workers=1)
 
     async def reconcile(self, key: str) -> Result:
         await self.ensure(reread=True)
