@@ -27,7 +27,7 @@ from kruise.core.kube.resources import (
 from kruise.core.webhook.configuration import MUTATING_NAME
 from kruise.workloads.api.persistentpodstate import INJECTED_ANNOTATION, PERSISTENTPODSTATES
 from tests.support.nodes import NodePool
-from tests.support.wait import eventually
+from tests.support.wait import eventually, wait_observed
 
 pytestmark = pytest.mark.usefixtures("manager")
 JSON = dict[str, Any]
@@ -160,12 +160,8 @@ async def test_validating_webhook_refuses_conflicts_and_missing_topology(
 ) -> None:
     required = {"nodeTopologyKeys": [ZONE]}
     await kube.create(PERSISTENTPODSTATES, pps("first", "db", requiredPersistentTopology=required), namespace)
-
-    async def observed() -> bool:  # the manager's informer (the webhook reads the same) holds "first"
-        got = await kube.get(PERSISTENTPODSTATES, "first", namespace)
-        return (got.get("status") or {}).get("observedGeneration") == got["metadata"]["generation"]
-
-    await eventually(observed, what="first observed by the manager")
+    # the manager's informer (the webhook reads the same) holds "first"
+    await wait_observed(lambda: kube.get(PERSISTENTPODSTATES, "first", namespace), what="first")
     with pytest.raises(ApiError, match="targetReference is in conflict with other PersistentPodState first"):
         await kube.create(
             PERSISTENTPODSTATES, pps("second", "db", requiredPersistentTopology=required), namespace

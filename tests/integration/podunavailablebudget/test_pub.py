@@ -18,7 +18,7 @@ from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, EVENTS, PODS
 from kruise.workloads.api.podunavailablebudget import PUBS
 from tests.integration.cloneset.helpers import new_cloneset
-from tests.support.wait import eventually
+from tests.support.wait import eventually, wait_observed
 
 pytestmark = pytest.mark.usefixtures("manager")
 JSON = dict[str, Any]
@@ -210,12 +210,8 @@ async def test_validation_refuses_with_upstreams_messages(kube: KubeClient, name
         assert await kube.get_or_none(PUBS, body["metadata"]["name"], namespace) is None
 
     await kube.create(PUBS, budget("first", selector=selector, maxUnavailable=1), namespace)
-
-    async def observed() -> bool:  # the manager's informer (the webhook reads the same) holds "first"
-        got = await kube.get(PUBS, "first", namespace)
-        return (got.get("status") or {}).get("observedGeneration") == got["metadata"]["generation"]
-
-    await eventually(observed, what="first observed by the manager")
+    # the manager's informer (the webhook reads the same) holds "first"
+    await wait_observed(lambda: kube.get(PUBS, "first", namespace), what="first")
     with pytest.raises(KruiseError) as err:
         await kube.create(PUBS, budget("second", selector=selector, maxUnavailable=2), namespace)
     assert "pub.spec.selector is in conflict with other PodUnavailableBudget first" in str(err.value)

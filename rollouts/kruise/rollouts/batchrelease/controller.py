@@ -28,6 +28,7 @@ from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.rollouts.workloads.ops import Op
 from kruise.rollouts.workloads.port import Gates
 from kruise.rollouts.workloads.registry import observe, release_style
+from kruise.workloads.requeue import soonest
 
 log = logging.getLogger(__name__)
 JSON = dict[str, Any]
@@ -95,9 +96,7 @@ class BatchReleaseController:
         decision = await self.fights.guard(key, kind_name, self.cache.rollout(key), workload, decision)
         paced = self.pacer.pace(key, br, decision.status, fingerprint(obs), time.monotonic())
         if paced.requeue_after is not None:  # a newly Ready batch verifies first, as upstream's
-            wait = paced.requeue_after
-            if decision.requeue_after is not None:
-                wait = min(wait, decision.requeue_after)
+            wait = soonest(paced.requeue_after, decision.requeue_after)
             decision = dataclasses.replace(decision, status=paced.status, requeue_after=wait)
         applied: list[Op] = []
         result = await self.executor.apply(key, br, decision, applied)

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any, cast
 
@@ -25,6 +24,7 @@ from kruise.workloads.api.persistentpodstate import PERSISTENTPODSTATES, Persist
 from kruise.workloads.objects import KubeObject, mapping, namespace, spec
 from kruise.workloads.persistentpodstate.core import inject, is_statefulset, selected
 from kruise.workloads.persistentpodstate.validation import validate_pps
+from kruise.workloads.sidecarset.scope import cel_literal
 
 __all__ = [
     "ANY_STATEFULSET_POD",
@@ -37,8 +37,6 @@ __all__ = [
 ]
 
 VALIDATE_PATH = "/validate-apps-kruise-io-persistentpodstate"
-
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 
 ANY_STATEFULSET_POD = (
     "(has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, "
@@ -53,22 +51,23 @@ def pod_terms(ppss: Iterable[KubeObject]) -> list[str]:
     """The pod webhook's scope terms (CEL over the pod being created), one per PersistentPodState
     of a StatefulSet: true for a pod of its namespace controlled by the StatefulSet its
     ``targetRef`` names, so only pods the step can change reach the webhook and a manager outage
-    blocks no other StatefulSet's pods. A name that is not a DNS name widens its term to
+    blocks no other StatefulSet's pods. A name CEL cannot quote safely
+    (:func:`~kruise.workloads.sidecarset.scope.cel_literal`) widens its term to
     :data:`ANY_STATEFULSET_POD`."""
     terms: set[str] = set()
     for pps in ppss:
         ref = mapping(spec(pps).get("targetRef"))
         if ref.get("kind") != "StatefulSet":
             continue
-        name, where = str(ref.get("name") or ""), namespace(pps)
-        if not (_NAME.match(name) and _NAME.match(where)):
+        name, where = cel_literal(ref.get("name") or ""), cel_literal(namespace(pps))
+        if name in (None, "''") or where in (None, "''"):
             terms.add(ANY_STATEFULSET_POD)
             continue
         owned = (
             "has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, "
-            f"has(r.controller) && r.controller && r.kind == 'StatefulSet' && r.name == '{name}')"
+            f"has(r.controller) && r.controller && r.kind == 'StatefulSet' && r.name == {name})"
         )
-        terms.add(f"(request.namespace == '{where}' && {owned})")
+        terms.add(f"(request.namespace == {where} && {owned})")
     return sorted(terms)
 
 

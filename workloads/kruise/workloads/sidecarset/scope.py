@@ -31,7 +31,13 @@ from typing import Any
 
 from kruise.workloads.objects import KubeObject, mapping, sequence, spec
 
-__all__ = ["MAX_EXPRESSION_LENGTH", "POD_CONDITION_NAME", "pod_match_condition", "selector_expression"]
+__all__ = [
+    "MAX_EXPRESSION_LENGTH",
+    "POD_CONDITION_NAME",
+    "cel_literal",
+    "pod_match_condition",
+    "selector_expression",
+]
 
 POD_CONDITION_NAME = "sidecarset-selected"
 MAX_EXPRESSION_LENGTH = 32_768
@@ -46,11 +52,18 @@ class _Unscopable(ValueError):
     """A selector CEL cannot express safely: the term is widened to ``true``."""
 
 
-def _quote(text: Any) -> str:
+def cel_literal(text: Any) -> str | None:
+    """``text`` as a CEL string literal, or ``None`` when it is not a label key/value or object
+    name (only ``[A-Za-z0-9._/-]``: nothing that could close the quotes)."""
     value = str(text)
-    if not _LABEL.match(value):
-        raise _Unscopable(value)
-    return f"'{value}'"
+    return f"'{value}'" if _LABEL.match(value) else None
+
+
+def _quote(text: Any) -> str:
+    literal = cel_literal(text)
+    if literal is None:
+        raise _Unscopable(str(text))
+    return literal
 
 
 def _present(key: str) -> str:
