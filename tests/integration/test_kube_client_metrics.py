@@ -11,8 +11,9 @@ from prometheus_client import REGISTRY
 
 from kruise.core.errors import NotFoundError, TransientError
 from kruise.core.kube import KubeClient
+from kruise.core.kube.client import recorded_writes
 from kruise.core.kube.config import KubeConfig
-from kruise.core.kube.resources import CONFIGMAPS
+from kruise.core.kube.resources import CONFIGMAPS, object_key
 from kruise.core.localcluster.cluster import free_port
 from tests.support.cluster import TestCluster
 
@@ -68,3 +69,30 @@ async def test_a_request_without_an_answer_counts_as_error() -> None:
                 pass
     assert requests(host, "GET", "<error>") == 2
     assert durations(host, "GET") == 1
+
+
+async def test_recorded_writes_hold_the_answers_to_this_tasks_stores_only(
+    cluster: TestCluster, namespace: str
+) -> None:
+    """recorded_writes: the object as our write stored it, whatever happens to it afterwards."""
+    async with await KubeClient.from_kubeconfig(cluster.kubeconfig) as kube:
+        body = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "r"}, "data": {"a": "1"}}
+        outside = asyncio.Event()
+
+        async def other_task_writes() -> None:  # started before the block: not recorded
+            await outside.wait()
+            await kube.patch(CONFIGMAPS, "r", {"data": {"a": "3"}}, namespace)
+
+        other = asyncio.create_task(other_task_writes())
+        with recorded_writes() as stored:
+            await kube.create(CONFIGMAPS, body, namespace)
+            patched = await kube.patch(CONFIGMAPS, "r", {"data": {"a": "2"}}, namespace)
+            await kube.patch(CONFIGMAPS, "r", {"data": {"a": "9"}}, namespace, dry_run=True)
+            outside.set()
+            await other
+            await kube.get(CONFIGMAPS, "r", namespace)
+        after = await kube.patch(CONFIGMAPS, "r", {"data": {"a": "4"}}, namespace)
+        key = object_key("ConfigMap", namespace, "r")
+        assert list(stored) == [key]
+        assert stored[key]["data"] == {"a": "2"} and stored[key] == patched
+        assert after["data"] == {"a": "4"} and stored[key]["data"] == {"a": "2"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -191,7 +192,8 @@ async def test_the_client_counts_answers_refusals_and_no_endpoint() -> None:
     task = asyncio.create_task(client.run())
 
     async def until(done: Callable[[], bool]) -> None:
-        for _ in range(1000):
+        deadline = time.monotonic() + 75  # longer than the client's timeout: a cut request may wait it out
+        while time.monotonic() < deadline:
             if done():
                 return
             await asyncio.sleep(0.01)
@@ -204,7 +206,10 @@ async def test_the_client_counts_answers_refusals_and_no_endpoint() -> None:
         await until(lambda: client.reasons.get("ConnectError", 0) >= 3)
         endpoints.clear()
         await until(lambda: client.reasons.get("no ready endpoint", 0) >= 3)
-        assert set(client.reasons) == {"ConnectError", "no ready endpoint"}
+        # the one request in flight when the server went may end another way (it was accepted
+        # and never answered): at most one such failure, and only a transport error
+        cut = {r: n for r, n in client.reasons.items() if r not in ("ConnectError", "no ready endpoint")}
+        assert set(cut) <= {"ReadTimeout", "ReadError", "RemoteProtocolError"} and sum(cut.values()) <= 1, cut
         assert client.failed == sum(client.reasons.values())
     finally:
         task.cancel()

@@ -11,7 +11,7 @@ from prometheus_client import REGISTRY
 
 from kruise.core.errors import NotFoundError, TransientError
 from kruise.core.events import EventRecorder
-from kruise.core.kube.client import KubeClient
+from kruise.core.kube.client import KubeClient, record_answer
 from kruise.rollouts.rollout.trafficfight import Target
 from kruise.rollouts.rollout.trafficfights import TrafficFights
 from kruise.rollouts.workloads.fight import HOLD_SECONDS
@@ -39,7 +39,8 @@ def route(canary: int, manager: JSON) -> JSON:
     if canary:
         refs.append({"name": "web-canary", "weight": canary})
     return {
-        "metadata": {"name": "web", "managedFields": [manager]},
+        "kind": "HTTPRoute",
+        "metadata": {"name": "web", "namespace": "shop", "managedFields": [manager]},
         "spec": {"rules": [{"backendRefs": refs}]},
     }
 
@@ -53,6 +54,7 @@ class FakeKube:
     def __init__(self) -> None:
         self.live: JSON | None = route(0, ARGO)
         self.writes = 0
+        self.reverted_at_once = False
 
     async def get(self, res: Any, name: str, namespace: str | None = None) -> JSON:
         if self.live is None:
@@ -65,6 +67,9 @@ class FakeKube:
             return False
         self.writes += 1
         self.live = route(20, OURS)
+        record_answer("PATCH", None, copy.deepcopy(self.live))  # the API server's answer
+        if self.reverted_at_once:
+            self.live = route(0, ARGO)  # the syncer's apply lands before anyone reads the route
         return True
 
 
@@ -105,6 +110,23 @@ async def test_a_revert_holds_our_write_is_announced_once_and_counted_per_revert
     assert await fights.guarded([TARGET], kube.ensure) is True and kube.writes == 2  # 2 s to wait now
     await fights.conflict(ROLLOUT)
     assert len(recorder.events) == 1 and conflicts() == before + 2
+
+
+async def test_a_revert_landing_right_after_our_write_is_still_seen_and_answered() -> None:
+    # what we wrote is taken from the API server's answer to our write: a read after the write
+    # would already show the syncer's values, we would remember them as ours and never re-assert
+    fights, kube, recorder, now = guard()
+    kube.reverted_at_once = True
+    assert await fights.guarded([TARGET], kube.ensure) is True and kube.writes == 1
+    assert kube.live == route(0, ARGO)
+    now[0] = 1.0
+    shown = await fights.conflict(ROLLOUT)
+    assert shown is not None and shown.revert.writer == "argocd-controller"
+    kube.reverted_at_once = False
+    now[0] = 2.0
+    await fights.conflict(ROLLOUT)  # the backoff's second passed: re-asserted
+    assert kube.writes == 2 and kube.live == route(20, OURS)
+    assert [e[:2] for e in recorder.events] == [("Warning", "TrafficFieldReverted")]
 
 
 async def test_a_revert_during_a_pause_is_reasserted_by_the_backoff_alone() -> None:

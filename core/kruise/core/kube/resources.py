@@ -101,3 +101,9 @@ IMAGEPULLJOBS = Resource("apps.kruise.io", "v1alpha1", "imagepulljobs", "ImagePu
 """ImagePullJobs: pull an image on the nodes of selected pods or nodes (kruise-daemon). Defined
 here so the workload controllers (image pre-download) and Rollouts can create them; the daemon's
 API module re-exports it."""
+
+
+def object_key(kind: str, namespace: str | None, name: str) -> str:
+    """``<Kind>/<namespace>/<name>`` (namespace empty for a cluster-scoped object): one object's
+    key, e.g. in :func:`kruise.core.kube.client.recorded_writes`."""
+    return f"{kind}/{namespace or ''}/{name}"

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.core.kube.resources import Resource
+from kruise.core.kube.resources import Resource, object_key
 from kruise.core.ownership import Path, dotted, leaves, value_at, writer
 from kruise.rollouts.rollout.requests import canary_service_name
 from kruise.rollouts.rollout.steps import strategy_of
@@ -57,7 +57,7 @@ class Target:
     @property
     def key(self) -> str:
         """``<Kind>/<namespace>/<name>``: one memory per object, whichever action wrote it."""
-        return f"{self.resource.kind}/{self.namespace}/{self.name}"
+        return object_key(self.resource.kind, self.namespace, self.name)
 
 
 def route_targets(routing: Mapping[str, Any], namespace: str) -> list[Target]:

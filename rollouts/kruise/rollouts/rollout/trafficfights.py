@@ -28,7 +28,7 @@ from typing import Any
 
 from kruise.core.errors import KruiseError, NotFoundError
 from kruise.core.events import EventRecorder
-from kruise.core.kube.client import FIELD_MANAGER, KubeClient
+from kruise.core.kube.client import FIELD_MANAGER, KubeClient, recorded_writes
 from kruise.core.metrics import ROLLOUT_CONFLICTS
 from kruise.rollouts.rollout.trafficfight import (
     EVENT_REASON,
@@ -137,15 +137,21 @@ class TrafficFights:
         return await self._run(action, before)
 
     async def _run(self, action: _Action, before: dict[str, JSON | None]) -> bool:
-        """Run the action; what it changed on each target (read ``before`` unless given) is kept."""
+        """Run the action; what it changed on each target (read ``before`` unless given) is kept.
+
+        "After" is the API server's answer to our own write of the target, never a read once the
+        action is done: a syncer reverting us in between would make a read show its values, and we
+        would remember them as ours and stop answering the fight. A target the action did not
+        write keeps what was remembered."""
         for target in action.targets:
             if target.key not in before:
                 before[target.key] = await self._read(target)
-        changed = await action.write()
+        with recorded_writes() as stored:
+            changed = await action.write()
         if changed:
             for target in action.targets:
-                after = await self._read(target)
                 memory = self._memory.setdefault(target.key, _Memory(action=action))
+                after = stored.get(target.key)
                 if after is not None:
                     memory.written = written_after(target, before[target.key], after, memory.written)
         return changed
