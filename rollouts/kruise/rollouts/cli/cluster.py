@@ -29,13 +29,14 @@ DirOption = Annotated[
 
 @app.command()
 def up(
-    nodes: Annotated[int, typer.Option(help="Number of KWOK nodes.")] = 3,
+    nodes: Annotated[int, typer.Option(min=0, help="Number of KWOK nodes.")] = 3,
     real_nodes: Annotated[
         int,
         typer.Option(
+            min=0,
             help="Number of real nodes (kubelet + containerd, label type=real, taint "
             "kruise.io/real-node=true:NoSchedule). Needs root and hack/install-system-deps.sh; "
-            "one cluster per machine may have them."
+            "one cluster per machine may have them.",
         ),
     ] = 0,
     directory: DirOption = None,
@@ -48,8 +49,12 @@ def up(
             "until it is Ready and its webhooks are served. Needs a source checkout.",
         ),
     ] = False,
-    pod_start_delay_ms: Annotated[int, typer.Option(help="Simulated image pull + start of a new pod.")] = 0,
-    inplace_restart_delay_ms: Annotated[int, typer.Option(help="Simulated in-place container restart.")] = 0,
+    pod_start_delay_ms: Annotated[
+        int, typer.Option(min=0, help="Simulated image pull + start of a new pod.")
+    ] = 0,
+    inplace_restart_delay_ms: Annotated[
+        int, typer.Option(min=0, help="Simulated in-place container restart.")
+    ] = 0,
 ) -> None:
     """Start the control plane in the background and print export KUBECONFIG=..."""
     if install and real_nodes < 1:
@@ -67,7 +72,12 @@ def up(
     try:
         state = cluster.start()
     except ClusterError as err:
+        where = cluster.directory
         typer.echo(f"error: {err}", err=True)
+        typer.echo(
+            f"# what started was stopped; logs kept in {where}/logs (`kruise cluster down --dir {where}`)",
+            err=True,
+        )
         raise typer.Exit(1) from err
     typer.echo(
         f"# control plane up in {state.startup_seconds:.1f}s: {state.server}, {nodes} KWOK nodes", err=True
