@@ -62,9 +62,10 @@ image: venv sysdeps
 demo: venv tools sysdeps
 	$(BIN)/kruise demo
 
-## test: the whole suite (unit, lint, import layers, integration against the real control plane).
+## test: the whole suite (unit, lint, import layers, integration against the real control plane);
+## the 25 slowest steps are listed at the end (the suite's time budget is kept by them).
 test: venv tools sysdeps
-	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
 
 test-unit: venv
 	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)
