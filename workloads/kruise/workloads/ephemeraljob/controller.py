@@ -173,12 +173,18 @@ class EphemeralJobController(WorkloadController[EphemeralJobOptions]):
         return Result(requeue_after=decided.requeue_after)
 
     def _waiting(self, key: str, job: KubeObject, pods: Sequence[KubeObject]) -> float | None:
-        """Seconds to wait while the cache does not show containers this controller injected."""
+        """Seconds to wait while the cache does not show containers this controller injected (a
+        pod gone meanwhile no longer holds the round back)."""
         if not spec(job).get("template"):
             return None
         settings = Settings.of(job)
-        present = {name(p) for p in pods if has_job_containers(settings, p)}
-        satisfaction = self.expectations.check(key, present.__contains__)
+        by_name = {name(p): p for p in pods}
+
+        def observed(pod_name: str) -> bool:
+            pod = by_name.get(pod_name)
+            return pod is None or has_job_containers(settings, pod)
+
+        satisfaction = self.expectations.check(key, observed)
         if satisfaction.satisfied or self.expectations.timed_out(satisfaction):
             return None
         return min(5.0, self.expectations.timeout - satisfaction.waited)

@@ -390,11 +390,10 @@ def plan(job: KubeObject, pods: Sequence[KubeObject], now: datetime.datetime) ->
     settings = Settings.of(job)
     old = EphemeralJobStatus.model_validate(dict(status(job)))
     if old.completion_time is not None:
-        left = _seconds_left(old.completion_time, settings.ttl_seconds_after_finished, now)
-        assert left is not None
-        return Plan(
-            None, add_finalizer=add_finalizer, delete_job=left <= 0, requeue_after=max(left, 0) or None
-        )
+        left = settings.ttl_seconds_after_finished - (now - old.completion_time).total_seconds()
+        if left <= 0:
+            return Plan(None, add_finalizer=add_finalizer, delete_job=True)
+        return Plan(None, add_finalizer=add_finalizer, requeue_after=left)
     st = old.model_copy(deep=True)
     st.start_time = st.start_time or now
     if st.conditions is None:
@@ -413,7 +412,7 @@ def plan(job: KubeObject, pods: Sequence[KubeObject], now: datetime.datetime) ->
     if deadline_left is not None and deadline_left > 0:
         requeue = deadline_left
     if st.completion_time is not None:
-        requeue = float(settings.ttl_seconds_after_finished) or None
+        requeue = float(max(settings.ttl_seconds_after_finished, 1))  # then the TTL branch decides
         return Plan(st, add_finalizer=add_finalizer, requeue_after=requeue, targets=tuple(map(name, targets)))
     inject: tuple[str, ...] = ()
     if st.phase not in (EphemeralJobPhase.PAUSED, EphemeralJobPhase.ERROR):
