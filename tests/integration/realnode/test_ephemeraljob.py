@@ -61,14 +61,21 @@ def ephemeral_job(name: str, code: int, command: tuple[str, ...] | None = None) 
     }
 
 
-async def _run(kube: KubeClient, namespace: str, node: RealNode, code: int, phase: str) -> tuple[JSON, JSON]:
-    """A Ready pod on the real node, a job running ``exit <code>`` in it; the job once ``phase``
-    and the pod then."""
+async def _run(
+    kube: KubeClient,
+    namespace: str,
+    node: RealNode,
+    code: int,
+    phase: str,
+    command: tuple[str, ...] | None = None,
+) -> tuple[JSON, JSON]:
+    """A Ready pod on the real node, a job running ``exit <code>`` (or ``command``) in it; the job
+    once ``phase`` and the pod then."""
     body = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "labels": {"run": "web"}}}
     await kube.create(PODS, {**body, "spec": real_pod_spec(web_container())}, namespace)
     pod = await wait_pod(kube, namespace, "web", timeout=120)
     assert pod["spec"]["nodeName"] == node.name
-    created = await kube.create(EPHEMERALJOBS, ephemeral_job("job", code), namespace)
+    created = await kube.create(EPHEMERALJOBS, ephemeral_job("job", code, command), namespace)
     job = await wait_job(kube, namespace, "job", phase=phase, timeout=120)
     pod = await kube.get(PODS, "web", namespace)
     (injected,) = pod["spec"]["ephemeralContainers"]
@@ -112,6 +119,19 @@ async def test_exit_1_in_the_ephemeral_container_fails_the_job(
     assert failed is not None and failed["reason"] == "CreateFailed" and st["completionTime"]
     terminated = _kubelet_report(real_node, pod)
     assert (terminated["exitCode"], terminated["reason"]) == (1, "Error")
+
+
+async def test_create_ephemeral_running_err_command_job(
+    kube: KubeClient, namespace: str, real_node: RealNode
+) -> None:
+    """e2e "create ephemeral running err command job": a command the image does not have never
+    starts; the kubelet reports the container waiting with ``RunContainerError`` (runc: executable
+    file not found), which counts as failed, and the job ends Failed."""
+    job, pod = await _run(kube, namespace, real_node, 0, "Failed", ("sdkfjk",))
+    assert (job["status"]["failed"], job["status"]["succeeded"]) == (1, 0)
+    (status,) = pod["status"]["ephemeralContainerStatuses"]
+    waiting = status["state"]["waiting"]
+    assert waiting["reason"] == "RunContainerError" and "executable file not found" in waiting["message"]
 
 
 def _cloneset() -> JSON:
