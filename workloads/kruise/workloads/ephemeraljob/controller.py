@@ -151,11 +151,12 @@ class EphemeralJobController(WorkloadController[EphemeralJobOptions]):
         if decided.remove_finalizer:
             await self._set_finalizers(job, [f for f in finalizers(job) if f != FINALIZER])
             return Result()
+        version = metadata(job).get("resourceVersion")  # the status write's precondition
         if decided.add_finalizer:
             written = await self._set_finalizers(job, [*finalizers(job), FINALIZER])
             if written is None:
                 return Result()  # gone meanwhile
-            job = written
+            version = metadata(written).get("resourceVersion")
         if decided.delete_job:
             log.info("%s: deleting EphemeralJob past its ttlSecondsAfterFinished", key)
             with contextlib.suppress(NotFoundError):
@@ -167,7 +168,7 @@ class EphemeralJobController(WorkloadController[EphemeralJobOptions]):
             log.info("%s: injecting ephemeral containers into %s", key, decided.inject)
             by_name = {name(p): p for p in pods}
             await self._inject(job, key, [by_name[n] for n in decided.inject], errors)
-        await self._write_status(job, decided)
+        await self._write_status(job, decided, version)
         if errors:
             raise EphemeralJobSyncError(f"{key}: {'; '.join(errors)}")
         return Result(requeue_after=decided.requeue_after)
@@ -232,13 +233,14 @@ class EphemeralJobController(WorkloadController[EphemeralJobOptions]):
         self._expect_written(written)
         return written
 
-    async def _write_status(self, job: KubeObject, decided: Plan) -> None:
+    async def _write_status(self, job: KubeObject, decided: Plan, version: str | None) -> None:
+        """The plan's status, when it differs from the job's, with ``version`` as precondition."""
         if decided.status is None:
             return
         wanted = decided.status.to_dict()
         if wanted == dict(mapping(job.get("status"))):
             return
-        body = {"metadata": {"resourceVersion": metadata(job).get("resourceVersion")}, "status": wanted}
+        body = {"metadata": {"resourceVersion": version}, "status": wanted}
         with contextlib.suppress(NotFoundError):
             written = await self.kube.patch(
                 EPHEMERALJOBS, name(job), body, namespace_of(job), patch_type="merge", subresource="status"
