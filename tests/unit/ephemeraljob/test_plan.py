@@ -11,16 +11,15 @@ import pytest
 
 from kruise.core.api.base import format_time
 from kruise.workloads.api.ephemeraljob import EJOB_ENV_KEY, EphemeralJobPhase
-from kruise.workloads.ephemeraljob.plan import (
+from kruise.workloads.ephemeraljob.containers import (
     ContainerState,
-    Plan,
     Settings,
     container_state,
     injection_patch,
-    plan,
     pod_state,
     target_pods,
 )
+from kruise.workloads.ephemeraljob.plan import Plan, plan
 from tests.unit.ephemeraljob.builders import (
     EXIT_0,
     EXIT_1,

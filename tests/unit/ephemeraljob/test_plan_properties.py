@@ -9,7 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kruise.workloads.ephemeraljob.plan import ContainerState, Settings, has_job_containers, plan, pod_state
+from kruise.workloads.ephemeraljob.containers import ContainerState, Settings, has_job_containers, pod_state
+from kruise.workloads.ephemeraljob.plan import plan
 from tests.unit.ephemeraljob.builders import (
     EXIT_0,
     EXIT_1,

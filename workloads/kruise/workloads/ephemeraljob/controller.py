@@ -40,14 +40,8 @@ from kruise.core.kube.resources import EPHEMERALJOBS, PODS
 from kruise.core.runtime import ControllerSpec, Watch, primary
 from kruise.core.workqueue import Result
 from kruise.workloads.controllerbase import WorkloadController
-from kruise.workloads.ephemeraljob.plan import (
-    FINALIZER,
-    Plan,
-    Settings,
-    has_job_containers,
-    injection_patch,
-    plan,
-)
+from kruise.workloads.ephemeraljob.containers import Settings, has_job_containers, injection_patch
+from kruise.workloads.ephemeraljob.plan import FINALIZER, Plan, plan
 from kruise.workloads.inplace.writer import slow_start_batches
 from kruise.workloads.objects import (
     KubeObject,

@@ -11,10 +11,10 @@ controller executes it (finalizer, injections, one status write, the TTL delete)
 3. ``startTime`` is set on the first round.
 4. Targets (``filterPods``): the job's namespace's pods matching ``selector``, oldest first (then
    by name), active (not Succeeded/Failed, not being deleted), and holding no ephemeral container
-   of a template name that is not this job's (:func:`conflicts`); at most ``replicas`` of them.
+   of a template name that is not this job's (:func:`~.containers.conflicts`); at most ``replicas`` of them.
    ``status.match`` counts them.
 5. Each target's state is read from its ``ephemeralContainerStatuses`` of the template's names
-   (:func:`pod_state`): any container failed (non-zero exit, or waiting with
+   (:func:`~.containers.pod_state`): any container failed (non-zero exit, or waiting with
    ``RunContainerError``) -> Failed; all terminated with exit 0 -> Succeeded; any running ->
    Running; any waiting -> Waiting; else not counted.
 6. The phase (``calculateStatus``), with ``replicas`` = ``spec.replicas`` or the match count:
@@ -24,8 +24,9 @@ controller executes it (finalizer, injections, one status write, the TTL delete)
    Paused. Any failed pod sets ``JobFailed``/``CreateFailed``. Waiting, Unknown or Running past
    ``activeDeadlineSeconds`` after ``startTime`` -> Failed (``DeadlineExceeded``, completionTime).
    A template without containers -> Error (``JobError``). The first round adds ``Initialized``.
-7. Unless paused, the targets without this job's containers get them (:func:`injection_patch`),
-   the first ``parallelism - in_flight`` of them (``parallelism`` default 1).
+7. Unless paused (or in Error), the targets without this job's containers get them
+   (:func:`~.containers.injection_patch`), the first ``parallelism - in_flight`` of them
+   (``parallelism`` default 1).
 
 Two deliberate differences, both about not deciding on timing:
 
@@ -44,141 +45,24 @@ Two deliberate differences, both about not deciding on timing:
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, TypedDict, cast
 
 from kruise.core.api import JobCondition
-from kruise.workloads.api.ephemeraljob import (
-    EJOB_ENV_KEY,
-    EphemeralJobConditionType,
-    EphemeralJobPhase,
-    EphemeralJobSpec,
-    EphemeralJobStatus,
+from kruise.workloads.api.ephemeraljob import EphemeralJobConditionType, EphemeralJobPhase, EphemeralJobStatus
+from kruise.workloads.ephemeraljob.containers import (
+    ContainerState,
+    Settings,
+    has_job_containers,
+    pod_state,
+    target_pods,
 )
-from kruise.workloads.objects import (
-    KubeObject,
-    creation_time,
-    finalizers,
-    is_being_deleted,
-    labels,
-    name,
-    namespace,
-    spec,
-    status,
-    uid,
-)
-from kruise.workloads.pods import is_active
-from kruise.workloads.selector import selector_matches
+from kruise.workloads.objects import KubeObject, finalizers, is_being_deleted, name, namespace, status
 
-__all__ = [
-    "DEFAULT_PARALLELISM",
-    "DEFAULT_TTL_SECONDS",
-    "FINALIZER",
-    "ContainerState",
-    "Plan",
-    "Settings",
-    "conflicts",
-    "container_state",
-    "has_job_containers",
-    "injection_patch",
-    "plan",
-    "pod_state",
-    "target_pods",
-]
+__all__ = ["FINALIZER", "Plan", "plan"]
 
 FINALIZER = "apps.kruise.io/ephemeralcontainers-cleanup"
 """Upstream's ``EphemeralContainerFinalizer``, added to every live job."""
-DEFAULT_PARALLELISM = 1
-"""``defaultParallelism``: pods injected at once when ``parallelism`` is unset."""
-DEFAULT_TTL_SECONDS = 1800
-"""``ttlSecondsAfterFinished`` when unset."""
-
-
-class EnvVarView(TypedDict, total=False):
-    """One ``env`` entry of a container."""
-
-    name: str
-    value: str
-
-
-class EphemeralContainerView(TypedDict, total=False):
-    """The part of a ``core/v1`` EphemeralContainer read here (the rest is carried verbatim)."""
-
-    name: str
-    env: list[EnvVarView]
-
-
-class ContainerStatusView(TypedDict, total=False):
-    """One ``status.ephemeralContainerStatuses`` entry: ``state`` holds one of ``waiting``
-    (``reason``), ``running`` or ``terminated`` (``exitCode``, ``finishedAt``)."""
-
-    name: str
-    state: dict[str, dict[str, Any]]
-
-
-class ContainerState(StrEnum):
-    """One ephemeral container's state (``parseEphemeralContainerStatus``) and, for a pod, the
-    combined state of the job's containers in it (``parseEphemeralPodStatus``)."""
-
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
-    WAITING = "Waiting"
-    RUNNING = "Running"
-    UNKNOWN = "Unknown"
-
-
-@dataclass(frozen=True)
-class Settings:
-    """The job's spec with the controller's defaults.
-
-    Attributes:
-        uid: the job's UID (the value of ``KRUISE_EJOB_ID`` in its containers).
-        selector: ``spec.selector`` (``None`` matches nothing).
-        replicas: ``spec.replicas`` (``None``: every matching pod).
-        parallelism: ``spec.parallelism`` or 1.
-        active_deadline_seconds: seconds after ``startTime`` the job may stay unfinished.
-        ttl_seconds_after_finished: seconds after ``completionTime`` the job is kept (1800).
-        paused: ``spec.paused``.
-        containers: ``spec.template.ephemeralContainers`` as written.
-    """
-
-    uid: str
-    selector: Mapping[str, Any] | None
-    replicas: int | None
-    parallelism: int
-    active_deadline_seconds: int | None
-    ttl_seconds_after_finished: int
-    paused: bool
-    containers: tuple[EphemeralContainerView, ...]
-
-    @classmethod
-    def of(cls, job: KubeObject) -> Settings:
-        """Read from an EphemeralJob dict; raises ``pydantic.ValidationError`` on a spec the CRD
-        schema would not admit."""
-        raw = spec(job)
-        parsed = EphemeralJobSpec.model_validate(dict(raw))
-        selector = raw.get("selector")
-        return cls(
-            uid=uid(job),
-            selector=selector if isinstance(selector, Mapping) else None,
-            replicas=parsed.replicas,
-            parallelism=DEFAULT_PARALLELISM if parsed.parallelism is None else parsed.parallelism,
-            active_deadline_seconds=parsed.active_deadline_seconds,
-            ttl_seconds_after_finished=(
-                DEFAULT_TTL_SECONDS
-                if parsed.ttl_seconds_after_finished is None
-                else parsed.ttl_seconds_after_finished
-            ),
-            paused=bool(parsed.paused),
-            containers=tuple(cast(EphemeralContainerView, c) for c in parsed.template.ephemeral_containers),
-        )
-
-    @property
-    def names(self) -> frozenset[str]:
-        """The template's container names."""
-        return frozenset(str(c.get("name") or "") for c in self.containers)
 
 
 @dataclass(frozen=True)
@@ -202,109 +86,6 @@ class Plan:
     delete_job: bool = False
     requeue_after: float | None = None
     targets: tuple[str, ...] = field(default_factory=tuple)
-
-
-def _pod_ephemeral_containers(pod: KubeObject) -> list[EphemeralContainerView]:
-    return [cast(EphemeralContainerView, c) for c in spec(pod).get("ephemeralContainers") or ()]
-
-
-def _owned(container: EphemeralContainerView, job_uid: str) -> bool:
-    """``isCreatedByEJob``: the container carries ``KRUISE_EJOB_ID`` = the job's UID."""
-    return any(
-        e.get("name") == EJOB_ENV_KEY and e.get("value") == job_uid for e in container.get("env") or ()
-    )
-
-
-def conflicts(settings: Settings, pod: KubeObject) -> bool:
-    """``existDuplicatedEphemeralContainer``: the pod holds an ephemeral container named like one
-    of the template's that is not this job's (another job's, or ``kubectl debug``'s)."""
-    names = settings.names
-    return any(c.get("name") in names and not _owned(c, settings.uid) for c in _pod_ephemeral_containers(pod))
-
-
-def has_job_containers(settings: Settings, pod: KubeObject) -> bool:
-    """The pod already holds one of the template's containers injected by this job (then it is
-    not injected again, ``getSyncPods``)."""
-    names = settings.names
-    return any(c.get("name") in names and _owned(c, settings.uid) for c in _pod_ephemeral_containers(pod))
-
-
-def _sort_key(pod: KubeObject) -> tuple[datetime.datetime, str]:
-    created = creation_time(pod) or datetime.datetime.min.replace(tzinfo=datetime.UTC)
-    return created, name(pod)
-
-
-def target_pods(job: KubeObject, settings: Settings, pods: Iterable[KubeObject]) -> list[KubeObject]:
-    """``filterPods``: of ``pods`` (any namespace), the job's namespace's pods its selector
-    matches, oldest first then by name, active and without a conflicting container
-    (:func:`conflicts`), at most ``replicas``."""
-    ns = namespace(job)
-    chosen: list[KubeObject] = []
-    for pod in sorted((p for p in pods if namespace(p) == ns), key=_sort_key):
-        if not selector_matches(settings.selector, labels(pod)) or not is_active(pod):
-            continue
-        if conflicts(settings, pod):
-            continue
-        if settings.replicas is not None and len(chosen) >= settings.replicas:
-            break
-        chosen.append(pod)
-    return chosen
-
-
-def container_state(entry: ContainerStatusView) -> ContainerState:
-    """``parseEphemeralContainerStatus``: terminated with exit 0 and a ``finishedAt`` ->
-    Succeeded, with a non-zero exit -> Failed; running -> Running; waiting -> Waiting, or Failed
-    for reason ``RunContainerError`` (the command could not start); else Unknown."""
-    state = entry.get("state") or {}
-    terminated = state.get("terminated")
-    if isinstance(terminated, Mapping):
-        code = terminated.get("exitCode") or 0
-        if terminated.get("finishedAt") and code == 0:
-            return ContainerState.SUCCEEDED
-        if code != 0:
-            return ContainerState.FAILED
-    if isinstance(state.get("running"), Mapping):
-        return ContainerState.RUNNING
-    waiting = state.get("waiting")
-    if isinstance(waiting, Mapping):
-        return (
-            ContainerState.FAILED if waiting.get("reason") == "RunContainerError" else ContainerState.WAITING
-        )
-    return ContainerState.UNKNOWN
-
-
-def pod_state(settings: Settings, pod: KubeObject) -> ContainerState:
-    """``parseEphemeralPodStatus`` over the pod's ``ephemeralContainerStatuses`` of the
-    template's names: any Failed -> Failed; every template container Succeeded -> Succeeded; any
-    Running -> Running; any Waiting -> Waiting; else Unknown (not reported yet)."""
-    names = settings.names
-    counts = dict.fromkeys(ContainerState, 0)
-    for raw in status(pod).get("ephemeralContainerStatuses") or ():
-        entry = cast(ContainerStatusView, raw)
-        if entry.get("name") not in names:
-            continue
-        state = container_state(entry)
-        if state is ContainerState.FAILED:
-            return ContainerState.FAILED
-        counts[state] += 1
-    if counts[ContainerState.SUCCEEDED] and counts[ContainerState.SUCCEEDED] == len(names):
-        return ContainerState.SUCCEEDED
-    for state in (ContainerState.RUNNING, ContainerState.WAITING):
-        if counts[state]:
-            return state
-    return ContainerState.UNKNOWN
-
-
-def injection_patch(settings: Settings) -> dict[str, Any]:
-    """The strategic merge patch of a pod's ``ephemeralcontainers`` subresource that adds the
-    template's containers, each with ``KRUISE_EJOB_ID`` = the job's UID appended to its ``env``
-    (``CreateEphemeralContainer``); containers merge by name, so the pod's others stay."""
-    containers: list[dict[str, Any]] = []
-    for template in settings.containers:
-        container: dict[str, Any] = dict(template)
-        container["env"] = [*(template.get("env") or ()), {"name": EJOB_ENV_KEY, "value": settings.uid}]
-        containers.append(container)
-    return {"spec": {"ephemeralContainers": containers}}
 
 
 def _seconds_left(
