@@ -92,6 +92,35 @@ async def test_broadcastjob_crd_is_established_with_upstreams_names_and_columns(
     ]
 
 
+async def test_ephemeraljob_crd_is_established_with_upstreams_names_and_columns(kube: KubeClient) -> None:
+    crd = await kube.get(CRDS, "ephemeraljobs.apps.kruise.io")
+    conds = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
+    assert conds["Established"] == "True" and conds.get("NonStructuralSchema") is None
+    assert (crd["spec"]["scope"], crd["spec"]["names"]["shortNames"]) == ("Namespaced", ["ejob"])
+    (version,) = crd["spec"]["versions"]
+    assert (version["name"], version["storage"], version["subresources"]) == (
+        "v1alpha1",
+        True,
+        {"status": {}},
+    )
+    spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert spec["required"] == ["selector", "template"]
+    assert spec["properties"]["template"]["properties"]["ephemeralContainers"] == {
+        "description": "EphemeralContainers defines ephemeral container list in match pods.",
+        "x-kubernetes-preserve-unknown-fields": True,
+    }
+    columns = [(c["name"], c["jsonPath"]) for c in version["additionalPrinterColumns"]]
+    assert columns == [
+        ("STATUS", ".status.phase"),
+        ("MATCH", ".status.match"),
+        ("SUCCEED", ".status.succeeded"),
+        ("FAILED", ".status.failed"),
+        ("RUNNING", ".status.running"),
+        ("WAITING", ".status.waiting"),
+        ("AGE", ".metadata.creationTimestamp"),
+    ]
+
+
 UD_EXAMPLE = CORPUS / "kruise" / "UnitedDeployment" / "002-uniteddeployment-sample.yaml"
 
 

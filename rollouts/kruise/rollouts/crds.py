@@ -25,6 +25,7 @@ from kruise.workloads.api.advancedcronjob import ADVANCEDCRONJOB_CRD
 from kruise.workloads.api.broadcastjob import BROADCASTJOB_CRD
 from kruise.workloads.api.cloneset import CLONESET_CRD
 from kruise.workloads.api.daemonset import DAEMONSET_CRD
+from kruise.workloads.api.ephemeraljob import EPHEMERALJOB_CRD
 from kruise.workloads.api.persistentpodstate import PERSISTENTPODSTATE_CRD
 from kruise.workloads.api.podunavailablebudget import PUB_CRD
 from kruise.workloads.api.resourcedistribution import RESOURCEDISTRIBUTION_CRD
@@ -58,6 +59,7 @@ ALL_CRDS: list[CRDSpec] = [
     PUB_CRD,
     RESOURCEDISTRIBUTION_CRD,
     PERSISTENTPODSTATE_CRD,
+    EPHEMERALJOB_CRD,
 ]
 """Every CRD served, in install order.
 

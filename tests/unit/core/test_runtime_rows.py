@@ -108,7 +108,8 @@ def test_the_manager_rows_in_order_and_under_upstream_gates() -> None:
     assert names(ManagerOptions()) == [
         "cloneset-controller", "pod-webhook-scope", "sidecarset-controller", "statefulset-controller",
         "daemonset-controller", "broadcastjob-controller", "advancedcronjob-controller",
-        "uniteddeployment-controller", "container-launch-priority", "pub-webhook-scope",
+        "ephemeraljob-controller", "uniteddeployment-controller", "container-launch-priority",
+        "pub-webhook-scope",
         "podunavailablebudget-controller", "persistentpodstate-controller",
         "containerrecreaterequest-controller",
         "podprobemarker-controller", "nodepodprobe-controller", "nodeimage-controller",

@@ -85,6 +85,8 @@ BROADCASTJOBS = Resource("apps.kruise.io", "v1alpha1", "broadcastjobs", "Broadca
 """BroadcastJobs (``bcj``): one pod per eligible node, run to completion."""
 ADVANCEDCRONJOBS = Resource("apps.kruise.io", "v1alpha1", "advancedcronjobs", "AdvancedCronJob")
 """AdvancedCronJobs (``acj``): Jobs or BroadcastJobs created on a cron schedule."""
+EPHEMERALJOBS = Resource("apps.kruise.io", "v1alpha1", "ephemeraljobs", "EphemeralJob")
+"""EphemeralJobs (``ejob``): ephemeral containers injected into the pods a selector picks."""
 JOBS = Resource("batch", "v1", "jobs", "Job")
 """batch/v1 Jobs (run by kube-controller-manager's job-controller), made by AdvancedCronJobs."""
 IMAGELISTPULLJOBS = Resource("apps.kruise.io", "v1alpha1", "imagelistpulljobs", "ImageListPullJob")

@@ -48,6 +48,7 @@ from kruise.workloads.broadcastjob.controller import BroadcastJobController, Bro
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
 from kruise.workloads.cloneset.sync_update import UpdateGuard
 from kruise.workloads.daemonset.controller import DaemonSetController, DaemonSetOptions
+from kruise.workloads.ephemeraljob.controller import EphemeralJobController, EphemeralJobOptions
 from kruise.workloads.launchpriority.controller import LaunchPriorityController
 from kruise.workloads.persistentpodstate.controller import PersistentPodStateController
 from kruise.workloads.persistentpodstate.webhooks import pod_terms as pps_pod_terms
@@ -208,6 +209,15 @@ def _broadcastjob(w: Wiring, view: ScopedCache) -> Reconciler:
     )
 
 
+def _ephemeraljob(w: Wiring, view: ScopedCache) -> Reconciler:
+    return EphemeralJobController(
+        w.kube,
+        w.recorder(EphemeralJobController.name),
+        view,
+        EphemeralJobOptions(expectation_timeout=w.opts.expectation_timeout),
+    )
+
+
 def _advancedcronjob(w: Wiring, view: ScopedCache) -> Reconciler:
     return AdvancedCronJobController(
         w.kube, view, AdvancedCronJobOptions(workers=w.opts.advancedcronjob_workers)
@@ -319,6 +329,7 @@ ROWS: tuple[Row, ...] = (
     Row(DaemonSetController.name, _daemonset),
     Row(BroadcastJobController.name, _broadcastjob),
     Row(AdvancedCronJobController.name, _advancedcronjob),
+    Row(EphemeralJobController.name, _ephemeraljob),
     Row(UnitedDeploymentController.name, _uniteddeployment),
     Row(LaunchPriorityController.name, lambda w, view: LaunchPriorityController(w.kube, view)),
     Row(

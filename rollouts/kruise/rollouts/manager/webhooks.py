@@ -44,6 +44,7 @@ from kruise.workloads.deletionprotection.webhooks import (
     DeletionProtectionWebhooks,
     deletion_protection_webhook_specs,
 )
+from kruise.workloads.ephemeraljob.webhooks import EphemeralJobWebhooks, ephemeraljob_webhook_specs
 from kruise.workloads.launchpriority.webhook import POD_TERM as LAUNCH_PRIORITY_POD_TERM
 from kruise.workloads.launchpriority.webhook import LaunchPriorityMutator
 from kruise.workloads.objects import KubeObject
@@ -291,6 +292,11 @@ WEBHOOK_ROWS: tuple[WebhookRow, ...] = (
         "advancedcronjob",
         lambda c: advancedcronjob_webhook_specs(c.settings),
         lambda kube, o, cache: AdvancedCronJobWebhooks().handlers(),
+    ),
+    WebhookRow(
+        "ephemeraljob",
+        lambda c: ephemeraljob_webhook_specs(c.settings),
+        lambda kube, o, cache: EphemeralJobWebhooks().handlers(),
     ),
     WebhookRow(
         "uniteddeployment",
