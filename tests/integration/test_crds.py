@@ -141,6 +141,7 @@ async def test_uniteddeployment_example_is_stored_unchanged_and_scales(
     assert scale["kind"] == "Scale"
     assert scale["spec"]["replicas"] == 6
     scale["spec"]["replicas"] = 9
+    scale["metadata"].pop("resourceVersion")  # unconditional, as `kubectl scale` (status writes go on)
     await kube.replace(UNITEDDEPLOYMENTS, scale, subresource="scale")
     stored = await kube.get(UNITEDDEPLOYMENTS, body["metadata"]["name"], namespace)
     assert stored["spec"]["replicas"] == 9

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.usefixtures("manager")
 STEPS = [
     {"replicas": 1, "pause": {"duration": 3}},
     {"replicas": "40%", "pause": {}},
-    {"replicas": 8, "pause": {"duration": 2}},
+    {"replicas": 8, "pause": {"duration": 5}},  # long enough to be seen by polling on a busy machine
     {"replicas": "100%"},
 ]
 
@@ -65,7 +65,7 @@ async def test_absolute_and_percent_steps_timed_pause_and_approval(
     approved = h.kruise("rollout", "approve", "rollout/web", "-n", namespace, cluster=cluster)
     assert approved.returncode == 0, approved.stdout + approved.stderr
 
-    # step 3: 8 pods, 1 s, then the last 100% step continues by itself and the release ends
+    # step 3: 8 pods, 5 s, then the last 100% step continues by itself and the release ends
     await h.wait_paused_at(kube, namespace, 3)
     assert await h.pods_by_image(kube, namespace) == {h.V1: 2, h.V2: 8}
     assert await partition(kube, namespace) == 2
