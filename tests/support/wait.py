@@ -7,6 +7,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import Resource
+
 T = TypeVar("T")
 
 
@@ -48,3 +51,17 @@ async def wait_observed(
         return obj if all(status.get(k) == v for k, v in want.items()) else None
 
     return await eventually(probe, timeout=timeout, what=f"{what} status {want}")
+
+
+async def wait_status(
+    kube: KubeClient, resource: Resource, name: str, namespace: str, *, timeout: float = 60, **want: Any
+) -> dict[str, Any]:
+    """Await the object until its ``status`` has every ``want`` field (``status.<field> ==
+    value``, generation not checked); returns the object."""
+
+    async def probe() -> dict[str, Any] | None:
+        obj = await kube.get(resource, name, namespace)
+        status = obj.get("status") or {}
+        return obj if all(status.get(k) == v for k, v in want.items()) else None
+
+    return await eventually(probe, timeout=timeout, what=f"{resource.kind} {name} status {want}")

@@ -13,7 +13,7 @@ from typing import Any
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import BROADCASTJOBS, PODS
 from tests.support.nodes import NodePool
-from tests.support.wait import eventually
+from tests.support.wait import wait_status
 
 JSON = dict[str, Any]
 EXIT_CODE = "kwok.kruise.local/exit-code"
@@ -60,14 +60,7 @@ async def job_pods(kube: KubeClient, namespace: str, name: str) -> list[JSON]:
 
 async def wait_job(kube: KubeClient, namespace: str, name: str, *, timeout: float = 60, **want: Any) -> JSON:
     """Wait until the job's status has every ``want`` field."""
-
-    async def probe() -> JSON | None:
-        job = await kube.get(BROADCASTJOBS, name, namespace)
-        st = job.get("status") or {}
-        return job if all(st.get(k) == v for k, v in want.items()) else None
-
-    result: JSON = await eventually(probe, timeout=timeout, what=f"BroadcastJob {name} status {want}")
-    return result
+    return await wait_status(kube, BROADCASTJOBS, name, namespace, timeout=timeout, **want)
 
 
 def condition(job: JSON, kind: str) -> JSON | None:

@@ -21,7 +21,7 @@ from typing import Any
 from kruise.core.errors import KruiseError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import EPHEMERALJOBS, PODS
-from tests.support.wait import eventually
+from tests.support.wait import eventually, wait_status
 
 JSON = dict[str, Any]
 
@@ -94,14 +94,7 @@ async def pod(kube: KubeClient, namespace: str, name: str) -> JSON:
 
 async def wait_job(kube: KubeClient, namespace: str, name: str, *, timeout: float = 60, **want: Any) -> JSON:
     """Wait until the job's status has every ``want`` field."""
-
-    async def probe() -> JSON | None:
-        job = await kube.get(EPHEMERALJOBS, name, namespace)
-        st = job.get("status") or {}
-        return job if all(st.get(k) == v for k, v in want.items()) else None
-
-    result: JSON = await eventually(probe, timeout=timeout, what=f"EphemeralJob {name} status {want}")
-    return result
+    return await wait_status(kube, EPHEMERALJOBS, name, namespace, timeout=timeout, **want)
 
 
 def condition(job: JSON, kind: str) -> JSON | None:

@@ -52,6 +52,7 @@ from kruise.workloads.broadcastjob.nodes import node_misfit
 from kruise.workloads.intorpercent import MAX_INT32, legacy_scaled_value
 from kruise.workloads.objects import KubeObject, is_being_deleted, mapping, name, namespace, spec, status
 from kruise.workloads.pods import is_active
+from kruise.workloads.requeue import seconds_left
 
 __all__ = ["Event", "Plan", "Settings", "plan"]
 
@@ -137,14 +138,6 @@ def is_finished(job: KubeObject) -> bool:
     )
 
 
-def _seconds_left(
-    since: datetime.datetime | None, seconds: int | None, now: datetime.datetime
-) -> float | None:
-    if since is None or seconds is None:
-        return None
-    return seconds - (now - since).total_seconds()
-
-
 def _finish(st: BroadcastJobStatus, kind: JobConditionType, message: str, now: datetime.datetime) -> None:
     st.conditions = [
         *(st.conditions or ()),
@@ -175,7 +168,7 @@ def plan(
     settings = Settings.of(job)
     old = BroadcastJobStatus.model_validate(dict(status(job)))
     if is_finished(job):
-        left = _seconds_left(old.completion_time, settings.ttl_seconds_after_finished, now)
+        left = seconds_left(old.completion_time, settings.ttl_seconds_after_finished, now)
         if left is None:
             return Plan(None)
         return Plan(None, delete_job=left <= 0, requeue_after=left if left > 0 else None)
@@ -183,7 +176,7 @@ def plan(
     events: list[Event] = []
     st.start_time = st.start_time or now
     deadline_left = (
-        None if settings.never else _seconds_left(st.start_time, settings.active_deadline_seconds, now)
+        None if settings.never else seconds_left(st.start_time, settings.active_deadline_seconds, now)
     )
     requeue = deadline_left if deadline_left is not None and deadline_left > 0 else None
     st.phase = st.phase or BroadcastJobPhase.RUNNING

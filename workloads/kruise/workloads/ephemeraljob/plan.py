@@ -58,6 +58,7 @@ from kruise.workloads.ephemeraljob.containers import (
     target_pods,
 )
 from kruise.workloads.objects import KubeObject, finalizers, is_being_deleted, name, namespace, status
+from kruise.workloads.requeue import seconds_left
 
 __all__ = ["FINALIZER", "Plan", "plan"]
 
@@ -86,14 +87,6 @@ class Plan:
     delete_job: bool = False
     requeue_after: float | None = None
     targets: tuple[str, ...] = field(default_factory=tuple)
-
-
-def _seconds_left(
-    since: datetime.datetime | None, seconds: int | None, now: datetime.datetime
-) -> float | None:
-    if since is None or seconds is None:
-        return None
-    return seconds - (now - since).total_seconds()
 
 
 def _set_condition(
@@ -152,7 +145,7 @@ def _phase(job: KubeObject, settings: Settings, st: EphemeralJobStatus, now: dat
         message = f"EphemeralJob {ref} failed to create ephemeral container"
         _set_condition(st, EphemeralJobConditionType.FAILED, "CreateFailed", message, now)
     unfinished = (EphemeralJobPhase.WAITING, EphemeralJobPhase.UNKNOWN, EphemeralJobPhase.RUNNING)
-    left = _seconds_left(st.start_time, settings.active_deadline_seconds, now)
+    left = seconds_left(st.start_time, settings.active_deadline_seconds, now)
     if st.phase in unfinished and left is not None and left <= 0:
         st.completion_time, st.phase = now, EphemeralJobPhase.FAILED
         message = f"EphemeralJob {ref} was active longer than specified deadline"
@@ -189,7 +182,7 @@ def plan(job: KubeObject, pods: Sequence[KubeObject], now: datetime.datetime) ->
     _phase(job, settings, st, now)
 
     requeue: float | None = None
-    deadline_left = _seconds_left(st.start_time, settings.active_deadline_seconds, now)
+    deadline_left = seconds_left(st.start_time, settings.active_deadline_seconds, now)
     if deadline_left is not None and deadline_left > 0:
         requeue = deadline_left
     if st.completion_time is not None:
