@@ -30,7 +30,7 @@ from tests.integration.cloneset.helpers import new_cloneset
 from tests.integration.faults.conftest import assert_no_traceback
 from tests.integration.podunavailablebudget.test_pub import EXHAUSTED, budget, evict, ready, status_is
 from tests.support.cluster import TestCluster
-from tests.support.managers import kill_and_restart, own_replica
+from tests.support.managers import expire_lease, own_replica
 from tests.support.nodes import NodePool
 from tests.support.wait import eventually
 
@@ -74,7 +74,8 @@ async def guarded_cloneset(kube: KubeClient, namespace: str) -> AsyncIterator[No
     finally:
         await kube.delete(PUBS, "guard", namespace, missing_ok=True)  # else it guards the pods below
         await eventually(
-            lambda: pub_gone(kube, namespace), what="the PUB deleted (the webhook reads it from the API server)"
+            lambda: pub_gone(kube, namespace),
+            what="the PUB deleted (the webhook reads it from the API server)",
         )
         await pool.close()
 
@@ -88,7 +89,9 @@ async def live_pods(kube: KubeClient, namespace: str) -> list[JSON]:
     return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
 
 
-async def fire(kube: KubeClient, namespace: str, pods: list[str], delay: float = 0.0) -> dict[str, ApiError | None]:
+async def fire(
+    kube: KubeClient, namespace: str, pods: list[str], delay: float = 0.0
+) -> dict[str, ApiError | None]:
     """Evict every pod at once (after ``delay`` seconds); pod -> None (201) or the refusal."""
 
     async def one(pod: str) -> ApiError | None:
@@ -147,7 +150,9 @@ async def settle(kube: KubeClient, namespace: str, pool: NodePool) -> None:
     await status_is(kube, namespace, "guard", currentAvailable=REPLICAS, unavailableAllowed=BUDGET)
 
 
-async def test_fifty_concurrent_evictions_spend_a_budget_of_three(kube: KubeClient, namespace: str, manager: ManagerProcess) -> None:
+async def test_fifty_concurrent_evictions_spend_a_budget_of_three(
+    kube: KubeClient, namespace: str, manager: ManagerProcess
+) -> None:
     async with guarded_cloneset(kube, namespace) as pool:
         victims = sorted(p["metadata"]["name"] for p in await live_pods(kube, namespace))
         assert len(victims) == REPLICAS
@@ -169,45 +174,65 @@ async def test_fifty_concurrent_evictions_spend_a_budget_of_three(kube: KubeClie
         assert await terminating_or_gone(kube, namespace, victims) == set(admitted)
 
         await settle(kube, namespace, pool)
-        survivor = next(p["metadata"]["name"] for p in await live_pods(kube, namespace) if p["metadata"]["name"] not in admitted)
+        survivor = next(
+            p["metadata"]["name"]
+            for p in await live_pods(kube, namespace)
+            if p["metadata"]["name"] not in admitted
+        )
         await evict(kube, namespace, survivor)  # the budget is back
         assert survivor in await terminating_or_gone(kube, namespace, [survivor])
+
+
+async def restart(kube: KubeClient, proc: ManagerProcess) -> None:
+    """Start the killed manager again, its Lease expired first (as ``kill_and_restart``)."""
+    await expire_lease(kube)
+    await asyncio.to_thread(proc.start)
 
 
 async def test_the_budget_holds_across_a_manager_killed_mid_storm(
     kube: KubeClient, cluster: TestCluster, namespace: str, manager: ManagerProcess, tmp_path: Path
 ) -> None:
-    async with own_replica(manager, cluster, tmp_path / "replica") as replica:
-        async with guarded_cloneset(kube, namespace) as pool:
-            victims = sorted(p["metadata"]["name"] for p in await live_pods(kube, namespace))
-            first, second = victims[:25], victims[25:]
-            async with disrupted_seen(kube, namespace) as (seen, peak):
-                # a first wave of 25 evictions one at a time, with the manager SIGKILLed after the 2nd
-                outcomes: dict[str, ApiError | None] = {}
-                for i, pod in enumerate(first):
-                    if i == 2:
-                        killed = asyncio.create_task(kill_and_restart(kube, replica))
-                        await asyncio.sleep(0.2)
-                    outcomes.update(await fire(kube, namespace, [pod]))
-                await killed
-                outcomes.update(await fire(kube, namespace, second))  # the rest at once, manager back
-            admitted = sorted(p for p, err in outcomes.items() if err is None)
-            down = sorted(p for p, err in outcomes.items() if err is not None and WEBHOOK_DOWN in err.message)
-            exhausted = sorted(p for p, err in outcomes.items() if err is not None and EXHAUSTED in err.message)
-            assert len(admitted) + len(down) + len(exhausted) == REPLICAS, outcomes
-            assert down, "some evictions met the killed manager (failurePolicy: Fail refuses them)"
-            assert len(admitted) <= BUDGET, admitted
-            # a unit spent by a manager killed before it answered stays spent (as upstream: the
-            # entry lasts until the pod goes or its deletion timeout): admitted + leaked == budget
-            assert set(admitted) <= seen
-            assert len(seen) == BUDGET, seen
-            assert peak[0] <= BUDGET
-            assert await terminating_or_gone(kube, namespace, victims) == set(admitted)
-            pub = await status_is(kube, namespace, "guard", unavailableAllowed=0)
-            assert pub["status"]["currentAvailable"] == REPLICAS - BUDGET
+    async with (
+        own_replica(manager, cluster, tmp_path / "replica") as replica,
+        guarded_cloneset(kube, namespace) as pool,
+    ):
+        victims = sorted(p["metadata"]["name"] for p in await live_pods(kube, namespace))
+        waves = [victims[:10], victims[10:20], victims[20:35], victims[35:]]
+        async with disrupted_seen(kube, namespace) as (seen, peak):
+            # 10 at once with the SIGKILL; 10 while no manager runs; 15 one by one through its
+            # restart; the last 15 at once once it is back
+            killed = asyncio.create_task(asyncio.to_thread(replica.kill))
+            outcomes = await fire(kube, namespace, waves[0])
+            await killed
+            while_down = await fire(kube, namespace, waves[1])
+            assert all(err is not None and WEBHOOK_DOWN in err.message for err in while_down.values()), (
+                "failurePolicy: Fail refuses every eviction of a guarded pod while no manager answers"
+            )
+            outcomes.update(while_down)
+            restarted = asyncio.create_task(restart(kube, replica))
+            for pod in waves[2]:
+                outcomes.update(await fire(kube, namespace, [pod], delay=0.2))
+            await restarted
+            outcomes.update(await fire(kube, namespace, waves[3]))
+        admitted = sorted(p for p, err in outcomes.items() if err is None)
+        down = sorted(p for p, err in outcomes.items() if err is not None and WEBHOOK_DOWN in err.message)
+        exhausted = sorted(p for p, err in outcomes.items() if err is not None and EXHAUSTED in err.message)
+        assert len(admitted) + len(down) + len(exhausted) == REPLICAS, outcomes
+        print(
+            f"\n[kruise] storm over a SIGKILL: {len(admitted)} admitted, {len(down)} met no manager, "
+            f"{len(exhausted)} refused by the budget"
+        )
+        assert len(admitted) <= BUDGET, admitted
+        # a unit spent by a manager killed before it answered stays spent (as upstream: the
+        # entry lasts until the pod goes or its deletion timeout): admitted + leaked == budget
+        assert set(admitted) <= seen
+        assert len(seen) == BUDGET, seen
+        assert peak[0] <= BUDGET
+        assert await terminating_or_gone(kube, namespace, victims) == set(admitted)
+        pub = await status_is(kube, namespace, "guard", unavailableAllowed=0)
+        assert pub["status"]["currentAvailable"] == REPLICAS - BUDGET
 
-            await settle(kube, namespace, pool)
-            pods = (await kube.list(PODS, namespace, label_selector="app=web"))["items"]
-            names = [p["metadata"]["name"] for p in pods]
-            assert len(names) == len(set(names))
+        await settle(kube, namespace, pool)
+        live = {p["metadata"]["name"] for p in await live_pods(kube, namespace)}
+        assert live & set(victims) == set(victims) - set(admitted), "refused pods all kept, evicted gone"
     assert_no_traceback(replica)
