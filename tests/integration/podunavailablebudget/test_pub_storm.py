@@ -76,6 +76,7 @@ async def guarded_cloneset(kube: KubeClient, namespace: str) -> AsyncIterator[No
             await pool.cordon(node)
         yield pool
     finally:
+        await kube.delete(CLONESETS, "web", namespace, missing_ok=True)  # no replacements meanwhile
         await kube.delete(PUBS, "guard", namespace, missing_ok=True)  # else it guards the pods below
         await eventually(
             lambda: pub_gone(kube, namespace),
