@@ -48,11 +48,11 @@ async def pod_peak(kube: KubeClient, namespace: str) -> AsyncIterator[list[int]]
     async def watch() -> None:
         start = (await kube.list(PODS, namespace))["metadata"]["resourceVersion"]
         async for event in kube.watch(PODS, namespace, resource_version=start):
-            if event["type"] == "BOOKMARK":
+            if event.type == "BOOKMARK":
                 continue
-            pod = event["object"]
+            pod = event.object
             name = pod["metadata"]["name"]
-            if event["type"] == "DELETED" or pod["metadata"].get("deletionTimestamp"):
+            if event.type == "DELETED" or pod["metadata"].get("deletionTimestamp"):
                 live.discard(name)
             else:
                 live.add(name)
@@ -66,8 +66,10 @@ async def pod_peak(kube: KubeClient, namespace: str) -> AsyncIterator[list[int]]
     try:
         yield peak
     finally:
+        if task.done():
+            task.result()  # a dead watch would leave the peak at its first value
         task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
+        with contextlib.suppress(asyncio.CancelledError):
             await task
 
 
