@@ -56,6 +56,8 @@ from kruise.workloads.persistentpodstate.webhooks import (
     pps_webhook_specs,
 )
 from kruise.workloads.persistentpodstate.webhooks import pod_terms as pps_pod_terms
+from kruise.workloads.workloadspread.webhooks import VALIDATE_PATH as VALIDATE_WS_PATH
+from kruise.workloads.workloadspread.webhooks import WorkloadSpreadWebhooks, ws_reads, ws_webhook_specs
 from kruise.workloads.podunavailablebudget.webhooks import (
     VALIDATE_PUB_PATH,
     PubPodValidator,
@@ -327,6 +329,11 @@ WEBHOOK_ROWS: tuple[WebhookRow, ...] = (
         lambda kube, o, cache: {VALIDATE_PPS_PATH: PersistentPodStateWebhooks(cache).validate},
     ),
     WebhookRow(
+        "workloadspread",
+        lambda c: ws_webhook_specs(c.settings),
+        lambda kube, o, cache: {VALIDATE_WS_PATH: WorkloadSpreadWebhooks(cache).validate},
+    ),
+    WebhookRow(
         "deletion-protection",
         lambda c: deletion_protection_webhook_specs(c.settings) if _protection(c) else [],
         _deletion_protection,
@@ -356,7 +363,7 @@ def webhook_specs(
 
 def webhook_reads_all() -> tuple[Read, ...]:
     """Every kind the webhooks read from the informers (wait for them before serving)."""
-    return (*webhook_reads(), *pub_reads(), *pps_reads())
+    return (*webhook_reads(), *pub_reads(), *pps_reads(), *ws_reads())
 
 
 def webhook_cache(runtime: Runtime) -> CacheReader:
