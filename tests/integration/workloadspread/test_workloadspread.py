@@ -4,6 +4,7 @@ messages) change nothing."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 import pytest
 
@@ -38,7 +39,9 @@ def workloadspread(name: str, target: str, *, cap_a: object = 2, cap_b: object =
 async def test_validating_webhook_refusals_change_nothing(kube: KubeClient, namespace: str) -> None:
     await kube.create(WORKLOADSPREADS, workloadspread("first", "web"), namespace)
     await asyncio.sleep(3)  # the webhook reads the manager's informer (no controller writes a status yet)
-    with pytest.raises(ApiError, match="ws.spec.targetRef is in conflict with other WorkloadSpread first"):
+    with pytest.raises(
+        ApiError, match=re.escape("ws.spec.targetRef is in conflict with other WorkloadSpread first")
+    ):
         await kube.create(WORKLOADSPREADS, workloadspread("second", "web"), namespace)
     with pytest.raises(ApiError, match="the maxReplicas type of all subsets must be the same"):
         await kube.create(WORKLOADSPREADS, workloadspread("third", "other", cap_b="50%"), namespace)

@@ -56,8 +56,6 @@ from kruise.workloads.persistentpodstate.webhooks import (
     pps_webhook_specs,
 )
 from kruise.workloads.persistentpodstate.webhooks import pod_terms as pps_pod_terms
-from kruise.workloads.workloadspread.webhooks import VALIDATE_PATH as VALIDATE_WS_PATH
-from kruise.workloads.workloadspread.webhooks import WorkloadSpreadWebhooks, ws_reads, ws_webhook_specs
 from kruise.workloads.podunavailablebudget.webhooks import (
     VALIDATE_PUB_PATH,
     PubPodValidator,
@@ -97,6 +95,8 @@ from kruise.workloads.uniteddeployment.webhooks import (
     UnitedDeploymentWebhooks,
     uniteddeployment_webhook_specs,
 )
+from kruise.workloads.workloadspread.webhooks import VALIDATE_PATH as VALIDATE_WS_PATH
+from kruise.workloads.workloadspread.webhooks import WorkloadSpreadWebhooks, ws_reads, ws_webhook_specs
 
 WEBHOOK_CACHE = "webhooks"
 """The read view the webhooks answer from (the shared informers; every replica keeps them warm)."""
