@@ -13,6 +13,7 @@ from kruise.workloads.workloadspread.subsets import (
     inject_into_pod,
     matched_of,
     max_replicas,
+    next_statuses,
     record_creation,
     record_deletion,
     subset_status,
@@ -164,3 +165,30 @@ def test_deletion_costs_prefer_later_subsets_and_pods_over_cap() -> None:
     }
     costs = deletion_costs(subsets, pods, 5)
     assert costs == {"a1": 200, "a2": 200, "a3": -200, "b1": 100, "b2": 100}
+
+
+def test_next_statuses_groups_pods_by_their_matched_subset() -> None:
+    subsets: Any = [{"name": "a", "maxReplicas": 2}, {"name": "b"}]
+
+    def placed(name: str, ws: str, subset: str) -> dict[str, Any]:
+        pod = _pod(name)
+        pod["metadata"]["annotations"] = {MATCHED_ANNOTATION: Matched(ws, subset).encode()}
+        return pod
+
+    pods = [
+        placed("a1", "ws", "a"),
+        placed("b1", "ws", "b"),
+        placed("b2", "ws", "b"),
+        placed("x", "other", "a"),
+    ]
+    old: Any = [
+        {
+            "name": "b",
+            "replicas": 0,
+            "missingReplicas": -1,
+            "creatingPods": {"b3": NOW.strftime("%Y-%m-%dT%H:%M:%SZ")},
+        }
+    ]
+    out = next_statuses("ws", subsets, old, pods, frozenset(), 6, NOW)
+    assert [(s["name"], s["replicas"], s["missingReplicas"]) for s in out] == [("a", 1, 1), ("b", 2, -1)]
+    assert out[1]["creatingPods"] == {"b3": "2026-01-01T12:00:00Z"}

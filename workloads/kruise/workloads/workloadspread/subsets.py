@@ -56,6 +56,8 @@ __all__ = [
     "inject_into_pod",
     "matched_of",
     "max_replicas",
+    "next_statuses",
+    "pods_by_subset",
     "record_creation",
     "record_deletion",
     "subset_status",
@@ -279,3 +281,43 @@ def deletion_costs(
         for pod in over:
             costs[str(pod["metadata"]["name"])] = DELETION_COST_NEGATIVE * weight
     return costs
+
+
+def pods_by_subset(
+    ws_name: str, subsets: Sequence[SubsetView], pods: Sequence[KubeObject]
+) -> dict[str, list[KubeObject]]:
+    """Subset name -> the active pods whose ``matched-workloadspread`` annotation names this
+    WorkloadSpread and that subset (pods of unknown subsets or other WorkloadSpreads are left out).
+    ``pods`` are the target workload's pods; the caller filters active ones."""
+    out: dict[str, list[KubeObject]] = {str(s.get("name", "")): [] for s in subsets}
+    for pod in pods:
+        matched = matched_of(pod)
+        if matched is not None and matched.name == ws_name and matched.subset in out:
+            out[matched.subset].append(pod)
+    return out
+
+
+def next_statuses(
+    ws_name: str,
+    subsets: Sequence[SubsetView],
+    old: Sequence[SubsetStatusView],
+    pods: Sequence[KubeObject],
+    present: frozenset[str],
+    workload_replicas: int,
+    now: datetime,
+) -> list[SubsetStatusView]:
+    """The controller's whole ``status.subsetStatuses``, in spec order: :func:`subset_status` of
+    each subset over its pods (:func:`pods_by_subset`), its previous entry matched by name."""
+    by_name = {s.get("name"): s for s in old}
+    grouped = pods_by_subset(ws_name, subsets, pods)
+    return [
+        subset_status(
+            subset,
+            by_name.get(subset.get("name")),
+            grouped[str(subset.get("name", ""))],
+            present,
+            workload_replicas,
+            now,
+        )
+        for subset in subsets
+    ]
