@@ -192,3 +192,12 @@ def test_next_statuses_groups_pods_by_their_matched_subset() -> None:
     out = next_statuses("ws", subsets, old, pods, frozenset(), 6, NOW)
     assert [(s["name"], s["replicas"], s["missingReplicas"]) for s in out] == [("a", 1, 1), ("b", 2, -1)]
     assert out[1]["creatingPods"] == {"b3": "2026-01-01T12:00:00Z"}
+
+
+def test_a_creation_recorded_by_uid_is_dropped_when_its_pod_is_seen() -> None:
+    stamp = NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
+    pod = _pod("web-x1")
+    pod["metadata"]["annotations"] = {MATCHED_ANNOTATION: Matched("ws", "a", "u-1").encode()}
+    old: Any = {"name": "a", "replicas": 0, "missingReplicas": 1, "creatingPods": {"u-1": stamp}}
+    out = subset_status({"name": "a", "maxReplicas": 2}, old, [pod], frozenset({"web-x1"}), 6, NOW)
+    assert "creatingPods" not in out and out["missingReplicas"] == 1

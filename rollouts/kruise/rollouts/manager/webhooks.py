@@ -95,6 +95,7 @@ from kruise.workloads.uniteddeployment.webhooks import (
     UnitedDeploymentWebhooks,
     uniteddeployment_webhook_specs,
 )
+from kruise.workloads.workloadspread.podstep import WsPodMutator
 from kruise.workloads.workloadspread.webhooks import VALIDATE_PATH as VALIDATE_WS_PATH
 from kruise.workloads.workloadspread.webhooks import WorkloadSpreadWebhooks, ws_reads, ws_webhook_specs
 
@@ -181,6 +182,8 @@ def _pods(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapp
         LaunchPriorityMutator(),
         PpsPodMutator(cache),
     ]
+    if _gates(options).get("WorkloadSpread", True):
+        mutators.insert(0, WsPodMutator(kube, cache))
     pods = PodWebhook(mutators, validators)
     return {MUTATE_POD_PATH: pods.mutate, VALIDATE_POD_PATH: pods.validate}
 

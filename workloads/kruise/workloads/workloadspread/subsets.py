@@ -15,7 +15,8 @@
 - **Accounting** (:func:`subset_status`): ``replicas`` counts the subset's active pods,
   ``missingReplicas`` is ``maxReplicas`` (percent of the workload's replicas, rounded up) minus
   those pods and the not-yet-seen creations, plus the not-yet-gone deletions (``-1`` when
-  uncapped); ``creatingPods`` entries are dropped once the pod is seen or after
+  uncapped); ``creatingPods`` entries are dropped once the pod is seen (by name, or by the
+  ``uid`` its annotation carries when it had no name at admission) or after
   :data:`CREATE_POD_TIMEOUT`, ``deletingPods`` entries once the pod is gone or after
   :data:`DELETE_POD_TIMEOUT`.
 - **Deletion cost** (:func:`deletion_costs`): subset ``i`` of ``n`` gives its pods
@@ -236,6 +237,7 @@ def subset_status(
     current status entry (its conditions are kept). See the module doc for the rules."""
     cap = max_replicas(subset, workload_replicas)
     names = {str((p.get("metadata") or {}).get("name", "")) for p in pods}
+    names |= {m.uid for p in pods if (m := matched_of(p)) is not None and m.uid}  # nameless at admission
     creating: dict[str, str] = {}
     for name, stamp in ((old or {}).get("creatingPods") or {}).items():
         when = _parse(stamp)
