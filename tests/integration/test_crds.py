@@ -173,3 +173,22 @@ async def test_uniteddeployment_wrong_value_is_rejected_by_the_schema(
     with pytest.raises(InvalidError) as err:
         await kube.create(UNITEDDEPLOYMENTS, body, namespace)
     assert needle in str(err.value)
+
+
+async def test_workloadspread_crd_is_established_with_upstreams_names(kube: KubeClient) -> None:
+    crd = await kube.get(CRDS, "workloadspreads.apps.kruise.io")
+    conds = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
+    assert conds["Established"] == "True" and conds.get("NonStructuralSchema") is None
+    assert (crd["spec"]["scope"], crd["spec"]["names"]["shortNames"]) == ("Namespaced", ["ws"])
+    (version,) = crd["spec"]["versions"]
+    assert (version["name"], version["subresources"]) == ("v1alpha1", {"status": {}})
+    spec = version["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert spec["required"] == ["subsets", "targetRef"]
+    subset = spec["properties"]["subsets"]["items"]
+    assert subset["required"] == ["name"]
+    assert subset["properties"]["maxReplicas"]["x-kubernetes-int-or-string"] is True
+    assert spec["properties"]["scheduleStrategy"]["properties"]["type"]["enum"] == ["Adaptive", "Fixed", ""]
+    status = version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"]["subsetStatuses"][
+        "items"
+    ]
+    assert status["required"] == ["missingReplicas", "name", "replicas"]

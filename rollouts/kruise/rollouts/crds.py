@@ -32,6 +32,7 @@ from kruise.workloads.api.resourcedistribution import RESOURCEDISTRIBUTION_CRD
 from kruise.workloads.api.sidecarset import SIDECARSET_CRD
 from kruise.workloads.api.statefulset import STATEFULSET_CRD
 from kruise.workloads.api.uniteddeployment import UNITEDDEPLOYMENT_CRD
+from kruise.workloads.api.workloadspread import WORKLOADSPREAD_CRD
 
 __all__ = ["ALL_CRDS", "generated_crds", "write_crds"]
 
@@ -60,6 +61,7 @@ ALL_CRDS: list[CRDSpec] = [
     RESOURCEDISTRIBUTION_CRD,
     PERSISTENTPODSTATE_CRD,
     EPHEMERALJOB_CRD,
+    WORKLOADSPREAD_CRD,
 ]
 """Every CRD served, in install order.
 

@@ -111,7 +111,7 @@ def test_the_manager_rows_in_order_and_under_upstream_gates() -> None:
         "ephemeraljob-controller", "uniteddeployment-controller", "container-launch-priority",
         "pub-webhook-scope",
         "podunavailablebudget-controller", "persistentpodstate-controller",
-        "containerrecreaterequest-controller",
+        "workloadspread-controller", "containerrecreaterequest-controller",
         "podprobemarker-controller", "nodepodprobe-controller", "nodeimage-controller",
         "imagepulljob-controller", "imagelistpulljob-controller", "rollout-controller",
         "batchrelease-controller", "advanced-deployment-controller", "native-daemonset-controller",
@@ -122,7 +122,7 @@ def test_the_manager_rows_in_order_and_under_upstream_gates() -> None:
     assert not gated & {
         "containerrecreaterequest-controller", "podprobemarker-controller", "nodepodprobe-controller",
         "pod-webhook-scope", "imagepulljob-controller", "imagelistpulljob-controller",
-        "pub-webhook-scope", "podunavailablebudget-controller",
+        "pub-webhook-scope", "podunavailablebudget-controller", "workloadspread-controller",
     }  # fmt: skip
     assert {"rollouthistory-controller", "nodeimage-controller", "sidecarset-controller"} <= gated
 

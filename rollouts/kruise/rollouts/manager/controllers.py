@@ -44,6 +44,7 @@ from kruise.traffic.configmap_source import ConfigMapLuaSource
 from kruise.workloads.advancedcronjob.controller import AdvancedCronJobController, AdvancedCronJobOptions
 from kruise.workloads.api.persistentpodstate import PERSISTENTPODSTATES
 from kruise.workloads.api.podunavailablebudget import PUBS
+from kruise.workloads.api.workloadspread import WORKLOADSPREADS
 from kruise.workloads.broadcastjob.controller import BroadcastJobController, BroadcastJobOptions
 from kruise.workloads.cloneset.controller import CloneSetController, CloneSetOptions
 from kruise.workloads.cloneset.sync_update import UpdateGuard
@@ -70,6 +71,8 @@ from kruise.workloads.sidecarset.podscope import PodWebhookScope, TermSource
 from kruise.workloads.statefulset.controller import StatefulSetController, StatefulSetOptions
 from kruise.workloads.statefulset.round import Options
 from kruise.workloads.uniteddeployment.controller import UnitedDeploymentController, UnitedDeploymentOptions
+from kruise.workloads.workloadspread.controller import WorkloadSpreadController
+from kruise.workloads.workloadspread.podstep import pod_terms as ws_pod_terms
 
 
 @dataclass
@@ -124,7 +127,8 @@ def _pub_update_guard(w: Wiring) -> UpdateGuard | None:
 
 def _pod_webhook_scope(w: Wiring, view: ScopedCache) -> Reconciler:
     pps = TermSource(PERSISTENTPODSTATES, lambda: view.list(PERSISTENTPODSTATES), pps_pod_terms)
-    return PodWebhookScope(w.kube, lambda: view.list(SIDECARSETS), also=POD_TERMS, sources=(pps,))
+    ws = TermSource(WORKLOADSPREADS, lambda: view.list(WORKLOADSPREADS), ws_pod_terms)
+    return PodWebhookScope(w.kube, lambda: view.list(SIDECARSETS), also=POD_TERMS, sources=(pps, ws))
 
 
 def _sidecarset(w: Wiring, view: ScopedCache) -> Reconciler:
@@ -347,6 +351,11 @@ ROWS: tuple[Row, ...] = (
     Row(
         PersistentPodStateController.name,
         lambda w, view: PersistentPodStateController(w.kube, view),
+    ),
+    Row(
+        WorkloadSpreadController.name,
+        lambda w, view: WorkloadSpreadController(w.kube, view),
+        lambda w: w.gates.get("PodWebhook", True) and w.gates.get("WorkloadSpread", True),
     ),
     # the manager's side of kruise-daemon's kinds
     Row(

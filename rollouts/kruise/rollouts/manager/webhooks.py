@@ -95,6 +95,9 @@ from kruise.workloads.uniteddeployment.webhooks import (
     UnitedDeploymentWebhooks,
     uniteddeployment_webhook_specs,
 )
+from kruise.workloads.workloadspread.podstep import WsPodMutator
+from kruise.workloads.workloadspread.webhooks import VALIDATE_PATH as VALIDATE_WS_PATH
+from kruise.workloads.workloadspread.webhooks import WorkloadSpreadWebhooks, ws_reads, ws_webhook_specs
 
 WEBHOOK_CACHE = "webhooks"
 """The read view the webhooks answer from (the shared informers; every replica keeps them warm)."""
@@ -179,6 +182,8 @@ def _pods(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapp
         LaunchPriorityMutator(),
         PpsPodMutator(cache),
     ]
+    if _gates(options).get("WorkloadSpread", True):
+        mutators.insert(0, WsPodMutator(kube, cache))
     pods = PodWebhook(mutators, validators)
     return {MUTATE_POD_PATH: pods.mutate, VALIDATE_POD_PATH: pods.validate}
 
@@ -327,6 +332,11 @@ WEBHOOK_ROWS: tuple[WebhookRow, ...] = (
         lambda kube, o, cache: {VALIDATE_PPS_PATH: PersistentPodStateWebhooks(cache).validate},
     ),
     WebhookRow(
+        "workloadspread",
+        lambda c: ws_webhook_specs(c.settings),
+        lambda kube, o, cache: {VALIDATE_WS_PATH: WorkloadSpreadWebhooks(cache).validate},
+    ),
+    WebhookRow(
         "deletion-protection",
         lambda c: deletion_protection_webhook_specs(c.settings) if _protection(c) else [],
         _deletion_protection,
@@ -356,7 +366,7 @@ def webhook_specs(
 
 def webhook_reads_all() -> tuple[Read, ...]:
     """Every kind the webhooks read from the informers (wait for them before serving)."""
-    return (*webhook_reads(), *pub_reads(), *pps_reads())
+    return (*webhook_reads(), *pub_reads(), *pps_reads(), *ws_reads())
 
 
 def webhook_cache(runtime: Runtime) -> CacheReader:

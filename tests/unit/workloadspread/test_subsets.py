@@ -1,0 +1,203 @@
+"""WorkloadSpread pure core: subset choice, status records, injection, accounting, deletion costs."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from kruise.workloads.api.workloadspread import MATCHED_ANNOTATION
+from kruise.workloads.workloadspread.subsets import (
+    Matched,
+    deletion_costs,
+    inject_into_pod,
+    matched_of,
+    max_replicas,
+    next_statuses,
+    record_creation,
+    record_deletion,
+    subset_status,
+)
+
+NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=UTC)
+ZONE_A = {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}]}
+
+
+def _pod(name: str, *, ready: bool = True, node: str = "n1", created: int = 0) -> dict[str, Any]:
+    stamp = (NOW + timedelta(seconds=created)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    conditions = [{"type": "Ready", "status": "True" if ready else "False"}]
+    return {
+        "metadata": {"name": name, "creationTimestamp": stamp},
+        "spec": {"nodeName": node},
+        "status": {"phase": "Running", "conditions": conditions},
+    }
+
+
+def test_first_subset_with_room_takes_the_pod() -> None:
+    statuses: list[Any] = [
+        {"name": "a", "replicas": 2, "missingReplicas": 0},
+        {"name": "b", "replicas": 0, "missingReplicas": -1},
+    ]
+    out = record_creation(statuses, "p1", NOW)
+    assert out.subset == "b" and out.statuses is not None
+    assert out.statuses[1]["creatingPods"] == {"p1": "2026-01-01T12:00:00Z"}
+    assert out.statuses[1]["missingReplicas"] == -1
+    assert "creatingPods" not in statuses[1]  # input untouched
+    statuses[0]["missingReplicas"] = 2
+    out = record_creation(statuses, "p2", NOW)
+    assert out.subset == "a" and out.statuses is not None and out.statuses[0]["missingReplicas"] == 1
+
+
+def test_unschedulable_subset_skipped_and_nameless_pod_gets_uid() -> None:
+    statuses: list[Any] = [
+        {
+            "name": "a",
+            "replicas": 0,
+            "missingReplicas": 3,
+            "conditions": [{"type": "Schedulable", "status": "False"}],
+        },
+        {"name": "b", "replicas": 0, "missingReplicas": 1},
+    ]
+    out = record_creation(statuses, "", NOW, new_uid="u-1")
+    assert out.subset == "b" and out.uid == "u-1"
+    assert out.statuses is not None and out.statuses[1]["creatingPods"] == {"u-1": "2026-01-01T12:00:00Z"}
+
+
+def test_no_room_and_already_recorded_write_nothing() -> None:
+    full: list[Any] = [{"name": "a", "replicas": 2, "missingReplicas": 0}]
+    assert record_creation(full, "p", NOW).statuses is None
+    seen: list[Any] = [{"name": "a", "replicas": 1, "missingReplicas": 1, "creatingPods": {"p": "x"}}]
+    again = record_creation(seen, "p", NOW)
+    assert again.statuses is None and again.subset == "a"
+
+
+def test_record_deletion() -> None:
+    statuses: list[Any] = [
+        {"name": "a", "replicas": 2, "missingReplicas": 0},
+        {"name": "b", "missingReplicas": -1},
+    ]
+    out = record_deletion(statuses, "p", "a", NOW)
+    assert out.statuses is not None
+    assert (
+        out.statuses[0]["deletingPods"] == {"p": "2026-01-01T12:00:00Z"}
+        and out.statuses[0]["missingReplicas"] == 1
+    )
+    assert record_deletion(out.statuses, "p", "a", NOW).statuses is None
+    uncapped = record_deletion(statuses, "q", "b", NOW).statuses
+    assert uncapped is not None and uncapped[1]["missingReplicas"] == -1
+    assert record_deletion(statuses, "p", "zz", NOW).statuses is None
+
+
+def test_injection() -> None:
+    pod = {
+        "metadata": {"name": "p", "labels": {"app": "x"}},
+        "spec": {
+            "tolerations": [{"key": "t", "operator": "Exists"}],
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": "Exists"}]}]
+                    }
+                }
+            },
+            "containers": [{"name": "c", "image": "i"}],
+        },
+    }
+    subset: Any = {
+        "name": "a",
+        "requiredNodeSelectorTerm": ZONE_A,
+        "preferredNodeSelectorTerms": [{"weight": 5, "preference": ZONE_A}],
+        "tolerations": [{"key": "zone", "operator": "Exists"}],
+        "patch": {"metadata": {"labels": {"subset": "a"}}},
+    }
+    out = inject_into_pod(pod, subset, "ws")
+    affinity = out["spec"]["affinity"]["nodeAffinity"]
+    terms = affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert terms == [{"matchExpressions": [{"key": "k", "operator": "Exists"}, *ZONE_A["matchExpressions"]]}]
+    assert affinity["preferredDuringSchedulingIgnoredDuringExecution"] == [
+        {"weight": 5, "preference": ZONE_A}
+    ]
+    assert [t["key"] for t in out["spec"]["tolerations"]] == ["t", "zone"]
+    assert out["metadata"]["labels"] == {"app": "x", "subset": "a"}
+    assert json.loads(out["metadata"]["annotations"][MATCHED_ANNOTATION]) == {"name": "ws", "subset": "a"}
+    assert "annotations" not in pod["metadata"]  # input untouched
+    fresh = inject_into_pod({"metadata": {}, "spec": {}}, subset, "ws", uid="u")
+    assert fresh["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == {
+        "nodeSelectorTerms": [ZONE_A]
+    }
+    assert matched_of(fresh) == Matched("ws", "a", "u")
+    assert matched_of({"metadata": {"annotations": {MATCHED_ANNOTATION: "{bad"}}}) is None
+
+
+def test_max_replicas_percent_rounds_up() -> None:
+    assert max_replicas({"name": "a", "maxReplicas": "50%"}, 5) == 3
+    assert max_replicas({"name": "a", "maxReplicas": 2}, 5) == 2
+    assert max_replicas({"name": "a"}, 5) is None
+
+
+def test_subset_status_accounting_and_expiry() -> None:
+    recent = (NOW - timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    old_stamp = (NOW - timedelta(seconds=60)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    old: Any = {
+        "name": "a",
+        "replicas": 0,
+        "missingReplicas": 0,
+        "creatingPods": {"p1": recent, "p9": recent, "stale": old_stamp},
+        "deletingPods": {"p2": recent, "gone": recent},
+        "conditions": [{"type": "Schedulable", "status": "True"}],
+    }
+    pods = [_pod("p1"), _pod("p2")]
+    out = subset_status({"name": "a", "maxReplicas": 4}, old, pods, frozenset({"p1", "p2"}), 6, NOW)
+    assert out["replicas"] == 2
+    assert out["creatingPods"] == {"p9": recent}  # p1 seen, stale expired
+    assert out["deletingPods"] == {"p2": recent}  # "gone" is gone
+    assert out["missingReplicas"] == 4 - 2 - 1 + 1
+    assert out["conditions"] == old["conditions"]
+    uncapped = subset_status({"name": "b"}, None, pods, frozenset(), 6, NOW)
+    assert uncapped == {"name": "b", "replicas": 2, "missingReplicas": -1}
+
+
+def test_deletion_costs_prefer_later_subsets_and_pods_over_cap() -> None:
+    subsets: Any = [{"name": "a", "maxReplicas": 2}, {"name": "b"}]
+    pods = {
+        "a": [_pod("a1", created=0), _pod("a2", created=1), _pod("a3", ready=False, created=2)],
+        "b": [_pod("b1"), _pod("b2")],
+    }
+    costs = deletion_costs(subsets, pods, 5)
+    assert costs == {"a1": 200, "a2": 200, "a3": -200, "b1": 100, "b2": 100}
+
+
+def test_next_statuses_groups_pods_by_their_matched_subset() -> None:
+    subsets: Any = [{"name": "a", "maxReplicas": 2}, {"name": "b"}]
+
+    def placed(name: str, ws: str, subset: str) -> dict[str, Any]:
+        pod = _pod(name)
+        pod["metadata"]["annotations"] = {MATCHED_ANNOTATION: Matched(ws, subset).encode()}
+        return pod
+
+    pods = [
+        placed("a1", "ws", "a"),
+        placed("b1", "ws", "b"),
+        placed("b2", "ws", "b"),
+        placed("x", "other", "a"),
+    ]
+    old: Any = [
+        {
+            "name": "b",
+            "replicas": 0,
+            "missingReplicas": -1,
+            "creatingPods": {"b3": NOW.strftime("%Y-%m-%dT%H:%M:%SZ")},
+        }
+    ]
+    out = next_statuses("ws", subsets, old, pods, frozenset(), 6, NOW)
+    assert [(s["name"], s["replicas"], s["missingReplicas"]) for s in out] == [("a", 1, 1), ("b", 2, -1)]
+    assert out[1]["creatingPods"] == {"b3": "2026-01-01T12:00:00Z"}
+
+
+def test_a_creation_recorded_by_uid_is_dropped_when_its_pod_is_seen() -> None:
+    stamp = NOW.strftime("%Y-%m-%dT%H:%M:%SZ")
+    pod = _pod("web-x1")
+    pod["metadata"]["annotations"] = {MATCHED_ANNOTATION: Matched("ws", "a", "u-1").encode()}
+    old: Any = {"name": "a", "replicas": 0, "missingReplicas": 1, "creatingPods": {"u-1": stamp}}
+    out = subset_status({"name": "a", "maxReplicas": 2}, old, [pod], frozenset({"web-x1"}), 6, NOW)
+    assert "creatingPods" not in out and out["missingReplicas"] == 1

@@ -1,0 +1,160 @@
+"""The WorkloadSpread controller shell: upstream's ``workloadspread-controller`` (v1.8), in part.
+
+A round for ``<ns>/<name>``: the target workload's replicas come from the cache
+(``spec.replicas``, a Job's ``spec.parallelism``; 1 when unset), the pods are the namespace's
+pods whose ``apps.kruise.io/matched-workloadspread`` names this WorkloadSpread;
+:func:`~.subsets.next_statuses` gives ``status.subsetStatuses`` (written whole to the status
+subresource with the cached resourceVersion; a conflict retries the round) and
+:func:`~.subsets.deletion_costs` the ``controller.kubernetes.io/pod-deletion-cost`` each active
+pod should carry (merge-patched where it differs). While ``creatingPods``/``deletingPods``
+entries wait, the round comes back after :data:`RECHECK_SECONDS` to expire them.
+
+Wake-ups: every WorkloadSpread event; every event of a pod annotated for a WorkloadSpread; a
+target workload's events. Not done yet: Adaptive rescheduling (the ``Schedulable`` condition and
+deleting long-pending pods) and adopting pods created before the WorkloadSpread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from kruise.core.errors import ConflictError, NotFoundError
+from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import (
+    CLONESETS,
+    DEPLOYMENTS,
+    JOBS,
+    NATIVE_STATEFULSETS,
+    PODS,
+    REPLICASETS,
+    STATEFULSETS,
+    Resource,
+)
+from kruise.core.runtime import CacheReader, ControllerSpec, Watch
+from kruise.core.workqueue import Result
+from kruise.workloads.api.workloadspread import WORKLOADSPREADS, TargetView, WorkloadSpreadView
+from kruise.workloads.objects import KubeObject, annotations_of, mapping, name, namespace, spec
+from kruise.workloads.pods import is_active
+from kruise.workloads.workloadspread.subsets import (
+    DELETION_COST_ANNOTATION,
+    deletion_costs,
+    matched_of,
+    next_statuses,
+    pods_by_subset,
+)
+from kruise.workloads.workloadspread.validation import same_target
+
+__all__ = ["RECHECK_SECONDS", "WorkloadSpreadController", "workload_resource"]
+
+RECHECK_SECONDS = 5.0
+_WORKLOADS: tuple[Resource, ...] = (
+    DEPLOYMENTS,
+    CLONESETS,
+    REPLICASETS,
+    JOBS,
+    NATIVE_STATEFULSETS,
+    STATEFULSETS,
+)
+
+
+def workload_resource(target: TargetView) -> Resource | None:
+    """The informer resource of a ``targetRef`` (group and kind), or ``None``."""
+    group = str(target.get("apiVersion") or "").rpartition("/")[0]
+    for res in _WORKLOADS:
+        if res.kind == target.get("kind") and res.group == group:
+            return res
+    return None
+
+
+def _replicas(res: Resource, workload: KubeObject) -> int:
+    value = spec(workload).get("parallelism" if res is JOBS else "replicas")
+    return 1 if value is None else int(value)
+
+
+class WorkloadSpreadController:
+    """Reconciles WorkloadSpreads' subset accounting and their pods' deletion costs."""
+
+    name = "workloadspread-controller"
+
+    def __init__(self, kube: KubeClient, cache: CacheReader, *, workers: int = 3) -> None:
+        self.kube = kube
+        self.cache = cache
+        self.workers = workers
+
+    def spec(self) -> ControllerSpec:
+        """Woken by WorkloadSpreads, their pods and their target workloads."""
+        return ControllerSpec(
+            name=self.name,
+            watches=(
+                Watch(WORKLOADSPREADS, lambda obj: (f"{namespace(obj)}/{name(obj)}",)),
+                Watch(PODS, self.pod_keys),
+                *(Watch(res, self.workload_keys) for res in _WORKLOADS),
+            ),
+            workers=self.workers,
+        )
+
+    def pod_keys(self, pod: KubeObject) -> Iterable[str]:
+        matched = matched_of(pod)
+        return (f"{namespace(pod)}/{matched.name}",) if matched is not None and matched.name else ()
+
+    def workload_keys(self, workload: KubeObject) -> Iterable[str]:
+        api_version = str(workload.get("apiVersion") or "")
+        ref: TargetView = {
+            "apiVersion": api_version,
+            "kind": str(workload.get("kind") or ""),
+            "name": name(workload),
+        }
+        ns = namespace(workload)
+        return [
+            f"{ns}/{name(w)}"
+            for w in self.cache.list(WORKLOADSPREADS)
+            if namespace(w) == ns and same_target(cast(TargetView, mapping(spec(w).get("targetRef"))), ref)
+        ]
+
+    async def reconcile(self, key: str) -> Result:
+        obj = self.cache.get(WORKLOADSPREADS, key)
+        if obj is None:
+            return Result()
+        ws = cast(WorkloadSpreadView, obj)
+        ns, ws_name = namespace(obj), name(obj)
+        target = cast(TargetView, mapping(spec(obj).get("targetRef")))
+        res = workload_resource(target)
+        workload = self.cache.get(res, f"{ns}/{target.get('name')}") if res is not None else None
+        replicas = _replicas(res, workload) if res is not None and workload is not None else 0
+        mine = [
+            p
+            for p in self.cache.list(PODS)
+            if namespace(p) == ns and (m := matched_of(p)) is not None and m.name == ws_name
+        ]
+        present = frozenset(name(p) for p in mine)
+        active = [p for p in mine if is_active(p)]
+        subsets = (ws.get("spec") or {}).get("subsets") or []
+        status = ws.get("status") or {}
+        now = datetime.now(UTC)
+        statuses = next_statuses(
+            ws_name, subsets, status.get("subsetStatuses") or [], active, present, replicas, now
+        )
+        wanted: dict[str, Any] = {
+            **status,
+            "observedGeneration": (obj.get("metadata") or {}).get("generation"),
+            "subsetStatuses": statuses,
+        }
+        if wanted != dict(status):
+            try:
+                await self.kube.replace(WORKLOADSPREADS, {**obj, "status": wanted}, subresource="status")
+            except NotFoundError:
+                return Result()
+            except ConflictError:
+                return Result(requeue_after=0.5)
+        grouped = pods_by_subset(ws_name, subsets, active) if workload is not None else {}
+        for pod_name, cost in deletion_costs(subsets, grouped, replicas).items():
+            pod = next(p for p in active if name(p) == pod_name)
+            if annotations_of(pod).get(DELETION_COST_ANNOTATION) != str(cost):
+                patch = {"metadata": {"annotations": {DELETION_COST_ANNOTATION: str(cost)}}}
+                with contextlib.suppress(NotFoundError):
+                    await self.kube.patch(PODS, pod_name, patch, ns)
+        waiting = any(s.get("creatingPods") or s.get("deletingPods") for s in statuses)
+        return Result(requeue_after=RECHECK_SECONDS if waiting else None)

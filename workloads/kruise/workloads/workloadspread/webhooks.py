@@ -1,0 +1,62 @@
+"""WorkloadSpread's validating webhook.
+
+``vworkloadspread.kb.io`` (upstream v1.8's path ``/validate-apps-kruise-io-v1alpha1-workloadspread``,
+CREATE and UPDATE of ``workloadspreads``; an UPDATE only when ``spec`` changed):
+:func:`~.validation.validate_ws` against the namespace's other WorkloadSpreads (informer cache);
+refused with HTTP 400 and the aggregated message, nothing stored.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from kruise.core.runtime import CacheReader, Read
+from kruise.core.webhook import AdmissionRequest, AdmissionResponse
+from kruise.core.webhook.configuration import Rule, WebhookSettings, WebhookSpec, operation_or_changed
+from kruise.workloads.admission.fielderrors import aggregate
+from kruise.workloads.api.workloadspread import WORKLOADSPREADS, WorkloadSpreadView
+from kruise.workloads.objects import namespace
+from kruise.workloads.workloadspread.validation import validate_ws
+
+__all__ = ["VALIDATE_PATH", "WorkloadSpreadWebhooks", "ws_reads", "ws_webhook_specs"]
+
+VALIDATE_PATH = "/validate-apps-kruise-io-v1alpha1-workloadspread"
+
+
+def ws_reads() -> tuple[Read, ...]:
+    """What the WorkloadSpread webhooks read from the informers."""
+    return (Read(WORKLOADSPREADS),)
+
+
+def ws_webhook_specs(settings: WebhookSettings) -> list[WebhookSpec]:
+    """``vworkloadspread.kb.io`` (CREATE, and UPDATEs changing the spec)."""
+    return [
+        WebhookSpec(
+            name="vworkloadspread.kb.io",
+            path=VALIDATE_PATH,
+            mutating=False,
+            rules=(Rule("apps.kruise.io", "v1alpha1", "workloadspreads", ("CREATE", "UPDATE")),),
+            failure_policy=settings.failure_policy,
+            timeout_seconds=settings.timeout_seconds,
+            match_conditions=(operation_or_changed("spec", name="spec-changed"),),
+        )
+    ]
+
+
+class WorkloadSpreadWebhooks:
+    """The WorkloadSpread validating webhook's handler."""
+
+    def __init__(self, cache: CacheReader) -> None:
+        self.cache = cache
+
+    async def validate(self, req: AdmissionRequest) -> AdmissionResponse:
+        if req.object is None:
+            return AdmissionResponse.allow()
+        obj = cast(WorkloadSpreadView, req.object)
+        old = cast(WorkloadSpreadView, req.old_object) if req.operation == "UPDATE" else None
+        ns = req.namespace or namespace(req.object)
+        others = [cast(WorkloadSpreadView, w) for w in self.cache.list(WORKLOADSPREADS) if namespace(w) == ns]
+        errors = validate_ws(obj, old, others)
+        if not errors:
+            return AdmissionResponse.allow()
+        return AdmissionResponse.deny(aggregate(errors), code=400, reason="BadRequest")
