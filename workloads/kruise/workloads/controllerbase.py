@@ -19,7 +19,7 @@ from kruise.core.expectations import ResourceVersionExpectations, ScaleExpectati
 from kruise.core.kube.client import KubeClient
 from kruise.core.runtime import CacheReader
 
-__all__ = ["ControllerOptions", "WorkloadController"]
+__all__ = ["CacheController", "ControllerOptions", "WorkloadController"]
 
 
 class ControllerOptions(Protocol):
@@ -47,3 +47,14 @@ class WorkloadController(Generic[OptionsT]):
         self.options = options
         self.expectations = ScaleExpectations(timeout=options.expectation_timeout)
         self.rv_expectations = ResourceVersionExpectations(timeout=options.expectation_timeout)
+
+
+class CacheController:
+    """The shell's state for a controller that needs only its client and the cache (no events,
+    no expectations: it derives everything from what the cache shows); ``workers`` as the
+    ``--<name>-workers`` flags, 3 by default."""
+
+    def __init__(self, kube: KubeClient, cache: CacheReader, *, workers: int = 3) -> None:
+        self.kube = kube
+        self.cache = cache
+        self.workers = workers

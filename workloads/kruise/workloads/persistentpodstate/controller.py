@@ -29,9 +29,8 @@ from typing import Any, cast
 
 from kruise.core.errors import AlreadyExistsError, NotFoundError
 from kruise.core.informer.store import Delta, EventType
-from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import NATIVE_STATEFULSETS, NODES, PODS, STATEFULSETS, Resource
-from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Read, Watch, controller_ref
+from kruise.core.runtime import OWNER_UID, ControllerSpec, Read, Watch, controller_ref
 from kruise.core.runtime.spec import index_by_owner_uid
 from kruise.core.workqueue import Result
 from kruise.workloads.api.persistentpodstate import (
@@ -42,6 +41,7 @@ from kruise.workloads.api.persistentpodstate import (
     REQUIRED_TOPOLOGY_ANNOTATION,
     PersistentPodStateView,
 )
+from kruise.workloads.controllerbase import CacheController
 from kruise.workloads.objects import (
     KubeObject,
     annotations_of,
@@ -83,15 +83,10 @@ def _generate_key(sts: KubeObject, api_version: str) -> str:
     return f"{namespace(sts)}/{GENERATE_PREFIX}{api_version}#StatefulSet#{name(sts)}"
 
 
-class PersistentPodStateController:
+class PersistentPodStateController(CacheController):
     """Reconciles PersistentPodStates and the StatefulSets that ask for one."""
 
     name = "persistentpodstate-controller"
-
-    def __init__(self, kube: KubeClient, cache: CacheReader, *, workers: int = 3) -> None:
-        self.kube = kube
-        self.cache = cache
-        self.workers = workers
 
     def spec(self) -> ControllerSpec:
         """Woken by PersistentPodStates, pods (:meth:`pod_keys`) and StatefulSets."""

@@ -28,11 +28,11 @@ from typing import Any
 
 from kruise.core.errors import AlreadyExistsError, KruiseError, NotFoundError
 from kruise.core.informer import Delta, EventType
-from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CONFIGMAPS, NAMESPACES, SECRETS, Resource
-from kruise.core.runtime import CacheReader, ControllerSpec, Watch
+from kruise.core.runtime import ControllerSpec, Watch
 from kruise.core.workqueue import Result
 from kruise.workloads.api.resourcedistribution import RESOURCEDISTRIBUTIONS
+from kruise.workloads.controllerbase import CacheController
 from kruise.workloads.objects import KubeObject, labels, mapping, metadata, name, sequence, spec, status
 from kruise.workloads.objects import namespace as namespace_of
 from kruise.workloads.resourcedistribution.plan import (
@@ -126,15 +126,10 @@ async def _attempt(ns: str, condition: int, call: Awaitable[Any]) -> Failure | N
     return None
 
 
-class ResourceDistributionController:
+class ResourceDistributionController(CacheController):
     """Reconciles ResourceDistributions (cluster-scoped: the key is the name)."""
 
     name = "resourcedistribution-controller"
-
-    def __init__(self, kube: KubeClient, cache: CacheReader, *, workers: int = 3) -> None:
-        self.kube = kube
-        self.cache = cache
-        self.workers = workers
 
     def spec(self) -> ControllerSpec:
         """Woken by distributors (spec changes), namespaces (:meth:`namespace_keys`) and copies."""

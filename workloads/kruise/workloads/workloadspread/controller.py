@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from kruise.core.errors import ConflictError, NotFoundError
-from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import (
     CLONESETS,
     DEPLOYMENTS,
@@ -33,9 +32,10 @@ from kruise.core.kube.resources import (
     STATEFULSETS,
     Resource,
 )
-from kruise.core.runtime import CacheReader, ControllerSpec, Watch
+from kruise.core.runtime import ControllerSpec, Watch
 from kruise.core.workqueue import Result
 from kruise.workloads.api.workloadspread import WORKLOADSPREADS, TargetView, WorkloadSpreadView
+from kruise.workloads.controllerbase import CacheController
 from kruise.workloads.objects import KubeObject, annotations_of, mapping, name, namespace, spec
 from kruise.workloads.pods import is_active
 from kruise.workloads.workloadspread.subsets import (
@@ -74,15 +74,10 @@ def _replicas(res: Resource, workload: KubeObject) -> int:
     return 1 if value is None else int(value)
 
 
-class WorkloadSpreadController:
+class WorkloadSpreadController(CacheController):
     """Reconciles WorkloadSpreads' subset accounting and their pods' deletion costs."""
 
     name = "workloadspread-controller"
-
-    def __init__(self, kube: KubeClient, cache: CacheReader, *, workers: int = 3) -> None:
-        self.kube = kube
-        self.cache = cache
-        self.workers = workers
 
     def spec(self) -> ControllerSpec:
         """Woken by WorkloadSpreads, their pods and their target workloads."""
