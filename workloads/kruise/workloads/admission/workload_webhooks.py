@@ -29,9 +29,6 @@ def workload_webhook_specs(
 
     ``kind`` is the lower-case singular (``"cloneset"``); ``deletion_protection`` is the gate
     ``ResourcesDeletionProtection`` (adds DELETE to the validating webhook's operations)."""
-    operations: tuple[str, ...] = ("CREATE", "UPDATE")
-    if deletion_protection:
-        operations = (*operations, "DELETE")
     spec_changed = operation_or_changed("spec", name="spec-changed")
     plural = f"{kind}s"
     return [
@@ -44,13 +41,34 @@ def workload_webhook_specs(
             timeout_seconds=settings.timeout_seconds,
             match_conditions=(spec_changed,),
         ),
-        WebhookSpec(
-            name=f"v{kind}.kb.io",
-            path=validate_path,
-            mutating=False,
-            rules=tuple(Rule("apps.kruise.io", v, plural, operations) for v in versions),
-            failure_policy=settings.failure_policy,
-            timeout_seconds=settings.timeout_seconds,
-            match_conditions=(spec_changed, PROTECTED_DELETE) if deletion_protection else (spec_changed,),
+        validating_webhook_spec(
+            kind, validate_path, settings, deletion_protection=deletion_protection, versions=versions
         ),
     ]
+
+
+def validating_webhook_spec(
+    kind: str,
+    validate_path: str,
+    settings: WebhookSettings = WebhookSettings(),
+    *,
+    name: str | None = None,
+    deletion_protection: bool = False,
+    versions: Sequence[str] = ("v1alpha1",),
+) -> WebhookSpec:
+    """``v<kind>.kb.io`` (or ``name``) alone, as in :func:`workload_webhook_specs`: the whole
+    registration of a kind upstream only validates (PersistentPodState, WorkloadSpread,
+    EphemeralJob)."""
+    operations: tuple[str, ...] = ("CREATE", "UPDATE")
+    if deletion_protection:
+        operations = (*operations, "DELETE")
+    spec_changed = operation_or_changed("spec", name="spec-changed")
+    return WebhookSpec(
+        name=name or f"v{kind}.kb.io",
+        path=validate_path,
+        mutating=False,
+        rules=tuple(Rule("apps.kruise.io", v, f"{kind}s", operations) for v in versions),
+        failure_policy=settings.failure_policy,
+        timeout_seconds=settings.timeout_seconds,
+        match_conditions=(spec_changed, PROTECTED_DELETE) if deletion_protection else (spec_changed,),
+    )

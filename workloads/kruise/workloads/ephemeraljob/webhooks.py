@@ -10,14 +10,12 @@ with the aggregated field errors.
 
 from __future__ import annotations
 
-import dataclasses
-
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
 from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
 from kruise.core.webhook.review import Handler
 from kruise.workloads.admission.ephemeraljob import validate_ephemeraljob
 from kruise.workloads.admission.fielderrors import aggregate
-from kruise.workloads.admission.workload_webhooks import workload_webhook_specs
+from kruise.workloads.admission.workload_webhooks import validating_webhook_spec
 
 __all__ = ["VALIDATE_PATH", "EphemeralJobWebhooks", "ephemeraljob_webhook_specs"]
 
@@ -26,12 +24,9 @@ WEBHOOK_NAME = "vephemeraljobs.kb.io"
 
 
 def ephemeraljob_webhook_specs(settings: WebhookSettings = WebhookSettings()) -> list[WebhookSpec]:
-    """``[vephemeraljobs.kb.io]``: the shared workload registration's validating half, renamed
-    as upstream names it (there is no mutating one)."""
-    validating = next(
-        s for s in workload_webhook_specs("ephemeraljob", "", VALIDATE_PATH, settings) if not s.mutating
-    )
-    return [dataclasses.replace(validating, name=WEBHOOK_NAME)]
+    """``[vephemeraljobs.kb.io]``: the shared validating registration, named as upstream names it
+    (there is no mutating one)."""
+    return [validating_webhook_spec("ephemeraljob", VALIDATE_PATH, settings, name=WEBHOOK_NAME)]
 
 
 class EphemeralJobWebhooks:

@@ -18,8 +18,9 @@ from typing import Any, cast
 
 from kruise.core.runtime import CacheReader, Read, controller_ref
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
-from kruise.core.webhook.configuration import Rule, WebhookSettings, WebhookSpec, operation_or_changed
+from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
 from kruise.workloads.admission.fielderrors import aggregate
+from kruise.workloads.admission.workload_webhooks import validating_webhook_spec
 from kruise.workloads.api.persistentpodstate import PERSISTENTPODSTATES, PersistentPodStateView
 from kruise.workloads.objects import KubeObject, mapping, namespace, spec
 from kruise.workloads.persistentpodstate.core import inject, is_statefulset, selected
@@ -78,17 +79,7 @@ def pps_reads() -> tuple[Read, ...]:
 
 def pps_webhook_specs(settings: WebhookSettings) -> list[WebhookSpec]:
     """``vpersistentpodstate.kb.io`` (CREATE, and UPDATEs changing the spec)."""
-    return [
-        WebhookSpec(
-            name="vpersistentpodstate.kb.io",
-            path=VALIDATE_PATH,
-            mutating=False,
-            rules=(Rule("apps.kruise.io", "v1alpha1", "persistentpodstates", ("CREATE", "UPDATE")),),
-            failure_policy=settings.failure_policy,
-            timeout_seconds=settings.timeout_seconds,
-            match_conditions=(operation_or_changed("spec", name="spec-changed"),),
-        )
-    ]
+    return [validating_webhook_spec("persistentpodstate", VALIDATE_PATH, settings)]
 
 
 def _in_namespace(cache: CacheReader, ns: str) -> list[PersistentPodStateView]:

@@ -12,8 +12,9 @@ from typing import cast
 
 from kruise.core.runtime import CacheReader, Read
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
-from kruise.core.webhook.configuration import Rule, WebhookSettings, WebhookSpec, operation_or_changed
+from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
 from kruise.workloads.admission.fielderrors import aggregate
+from kruise.workloads.admission.workload_webhooks import validating_webhook_spec
 from kruise.workloads.api.workloadspread import WORKLOADSPREADS, WorkloadSpreadView
 from kruise.workloads.objects import namespace
 from kruise.workloads.workloadspread.validation import validate_ws
@@ -30,17 +31,7 @@ def ws_reads() -> tuple[Read, ...]:
 
 def ws_webhook_specs(settings: WebhookSettings) -> list[WebhookSpec]:
     """``vworkloadspread.kb.io`` (CREATE, and UPDATEs changing the spec)."""
-    return [
-        WebhookSpec(
-            name="vworkloadspread.kb.io",
-            path=VALIDATE_PATH,
-            mutating=False,
-            rules=(Rule("apps.kruise.io", "v1alpha1", "workloadspreads", ("CREATE", "UPDATE")),),
-            failure_policy=settings.failure_policy,
-            timeout_seconds=settings.timeout_seconds,
-            match_conditions=(operation_or_changed("spec", name="spec-changed"),),
-        )
-    ]
+    return [validating_webhook_spec("workloadspread", VALIDATE_PATH, settings)]
 
 
 class WorkloadSpreadWebhooks:
