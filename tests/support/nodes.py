@@ -15,7 +15,9 @@ deletes the pods of the nodes it removes at once, so nothing outlives the test.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 from kruise.core.errors import KruiseError
@@ -24,6 +26,7 @@ from kruise.core.kube.resources import NODES, PODS
 from kruise.core.localcluster.components import FAKE_NODE_ANNOTATION, fake_node
 
 JSON = dict[str, Any]
+ZONE_LABEL = "topology.kubernetes.io/zone"
 
 
 class NodePool:
@@ -101,3 +104,17 @@ class NodePool:
                     PODS, meta["name"], meta["namespace"], grace_period_seconds=0, missing_ok=True
                 )
         await self.remove_nodes(*self.names)
+
+
+@contextlib.asynccontextmanager
+async def zoned_pool(kube: KubeClient, label: str, zones: dict[str, int]) -> AsyncIterator[str]:
+    """``zones[z]`` KWOK nodes in each zone ``z`` (``topology.kubernetes.io/zone``), all labelled
+    ``label: <prefix>``; yields the prefix (the value a test selects its own nodes by) and
+    deletes the nodes and their pods afterwards."""
+    nodes = NodePool(kube)
+    try:
+        for zone, count in zones.items():
+            await nodes.add_nodes(count, {ZONE_LABEL: zone, label: nodes.prefix})
+        yield nodes.prefix
+    finally:
+        await nodes.close()

@@ -26,12 +26,12 @@ from kruise.core.kube.resources import (
 )
 from kruise.core.webhook.configuration import MUTATING_NAME
 from kruise.workloads.api.persistentpodstate import INJECTED_ANNOTATION, PERSISTENTPODSTATES
-from tests.support.nodes import NodePool
+from tests.support.nodes import ZONE_LABEL, zoned_pool
 from tests.support.wait import eventually, wait_observed
 
 pytestmark = pytest.mark.usefixtures("manager")
 JSON = dict[str, Any]
-ZONE = "topology.kubernetes.io/zone"
+ZONE = ZONE_LABEL
 HOST = "kubernetes.io/hostname"
 POOL = "pps-pool"
 
@@ -39,13 +39,8 @@ POOL = "pps-pool"
 @pytest.fixture
 async def pool(kube: KubeClient) -> AsyncIterator[str]:
     """Two KWOK nodes, one per zone, labelled with the pool's own label: the pool's prefix."""
-    nodes = NodePool(kube)
-    try:
-        for zone in ("zone-a", "zone-b"):
-            await nodes.add_nodes(1, {ZONE: zone, POOL: nodes.prefix})
-        yield nodes.prefix
-    finally:
-        await nodes.close()
+    async with zoned_pool(kube, POOL, {"zone-a": 1, "zone-b": 1}) as prefix:
+        yield prefix
 
 
 def statefulset(name: str, pool: str, replicas: int, api_version: str) -> JSON:

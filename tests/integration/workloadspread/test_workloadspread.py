@@ -17,19 +17,33 @@ from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, MUTATING_WEBHOOKS
 from kruise.core.webhook.configuration import MUTATING_NAME
 from kruise.workloads.api.workloadspread import MATCHED_ANNOTATION, WORKLOADSPREADS
 from kruise.workloads.workloadspread.subsets import DELETION_COST_ANNOTATION
-from tests.support.nodes import NodePool
+from tests.support.nodes import ZONE_LABEL, zoned_pool
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
 JSON = dict[str, object]
-ZONE = "topology.kubernetes.io/zone"
+ZONE = ZONE_LABEL
 POOL = "ws-pool"
 
 
-def workloadspread(name: str, target: str, *, cap_a: object = 2, cap_b: object = None) -> JSON:
+def workloadspread(
+    name: str,
+    target: str,
+    *,
+    api_version: str = "apps/v1",
+    kind: str = "Deployment",
+    cap_a: object = 2,
+    cap_b: object = None,
+    pool: str | None = None,
+) -> JSON:
+    """Subsets ``subset-a`` (``cap_a``) and ``subset-b`` (``cap_b``; None: unlimited) by zone, and
+    by the pool's own label when ``pool`` is given."""
+
     def subset(zone: str, cap: object) -> JSON:
-        term = {"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}
-        out: JSON = {"name": f"subset-{zone}", "requiredNodeSelectorTerm": term}
+        expressions = [{"key": ZONE, "operator": "In", "values": [zone]}]
+        if pool is not None:
+            expressions.append({"key": POOL, "operator": "In", "values": [pool]})
+        out: JSON = {"name": f"subset-{zone}", "requiredNodeSelectorTerm": {"matchExpressions": expressions}}
         if cap is not None:
             out["maxReplicas"] = cap
         return out
@@ -39,7 +53,7 @@ def workloadspread(name: str, target: str, *, cap_a: object = 2, cap_b: object =
         "kind": "WorkloadSpread",
         "metadata": {"name": name},
         "spec": {
-            "targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+            "targetRef": {"apiVersion": api_version, "kind": kind, "name": target},
             "subsets": [subset("a", cap_a), subset("b", cap_b)],
         },
     }
@@ -66,37 +80,8 @@ async def test_validating_webhook_refusals_change_nothing(kube: KubeClient, name
 @pytest.fixture
 async def pool(kube: KubeClient) -> AsyncIterator[str]:
     """Two KWOK nodes per zone (a, b), labelled with the pool's own label: the pool's prefix."""
-    nodes = NodePool(kube)
-    try:
-        for zone in ("a", "b"):
-            await nodes.add_nodes(2, {ZONE: zone, POOL: nodes.prefix})
-        yield nodes.prefix
-    finally:
-        await nodes.close()
-
-
-def zone_spread(name: str, api_version: str, kind: str, target: str, pool: str) -> JSON:
-    def subset(zone: str, cap: int | None) -> JSON:
-        term = {
-            "matchExpressions": [
-                {"key": ZONE, "operator": "In", "values": [zone]},
-                {"key": POOL, "operator": "In", "values": [pool]},
-            ]
-        }
-        out: JSON = {"name": f"subset-{zone}", "requiredNodeSelectorTerm": term}
-        if cap is not None:
-            out["maxReplicas"] = cap
-        return out
-
-    return {
-        "apiVersion": "apps.kruise.io/v1alpha1",
-        "kind": "WorkloadSpread",
-        "metadata": {"name": name},
-        "spec": {
-            "targetRef": {"apiVersion": api_version, "kind": kind, "name": target},
-            "subsets": [subset("a", 2), subset("b", None)],
-        },
-    }
+    async with zoned_pool(kube, POOL, {"a": 2, "b": 2}) as prefix:
+        yield prefix
 
 
 def workload(api_version: str, kind: str, name: str, pool: str, replicas: int) -> JSON:
@@ -152,7 +137,11 @@ async def test_elastic_deployment_zone_a_2_zone_b_nil(
 ) -> None:
     """Upstream's "elastic deployment, zone-a=2, zone-b=nil": 6 replicas place 2 pods in zone a
     and 4 in zone b (bound by kube-scheduler); scaling to 3 removes zone b's pods first."""
-    await kube.create(WORKLOADSPREADS, zone_spread("spread", api_version, kind, "web", pool), namespace)
+    await kube.create(
+        WORKLOADSPREADS,
+        workloadspread("spread", "web", api_version=api_version, kind=kind, pool=pool),
+        namespace,
+    )
 
     async def initialised() -> bool:
         ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
