@@ -11,8 +11,8 @@ from prometheus_client import REGISTRY
 
 from kruise.core.errors import NotFoundError, TransientError
 from kruise.core.kube import KubeClient
-from kruise.core.kube.client import recorded_writes
 from kruise.core.kube.config import KubeConfig
+from kruise.core.kube.recorded import recorded_writes
 from kruise.core.kube.resources import CONFIGMAPS, object_key
 from kruise.core.localcluster.cluster import free_port
 from tests.support.cluster import TestCluster

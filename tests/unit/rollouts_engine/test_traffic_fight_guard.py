@@ -11,7 +11,8 @@ from prometheus_client import REGISTRY
 
 from kruise.core.errors import NotFoundError, TransientError
 from kruise.core.events import EventRecorder
-from kruise.core.kube.client import KubeClient, record_answer
+from kruise.core.kube.client import KubeClient
+from kruise.core.kube.recorded import record_answer
 from kruise.rollouts.rollout.trafficfight import Target
 from kruise.rollouts.rollout.trafficfights import TrafficFights
 from kruise.rollouts.workloads.fight import HOLD_SECONDS

@@ -17,8 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -28,7 +27,8 @@ import orjson
 
 from kruise.core.errors import ApiError, NotFoundError, TransientError, api_error
 from kruise.core.kube.config import KubeConfig, load_kube_config
-from kruise.core.kube.resources import Resource, object_key
+from kruise.core.kube.recorded import record_answer
+from kruise.core.kube.resources import Resource
 from kruise.core.metrics import REST_ERROR_CODE, RestClientMetrics
 
 JSON = dict[str, Any]
@@ -81,38 +81,6 @@ WriteGuard = Callable[[], None]
 """Called right before a write (POST/PUT/PATCH/DELETE, not a dry run) is sent; raising
 (e.g. :class:`~kruise.core.errors.FencedError`) stops the write."""
 _READS = frozenset({"GET", "HEAD", "OPTIONS"})
-_STORES = frozenset({"POST", "PUT", "PATCH"})
-_recorded: ContextVar[dict[str, JSON] | None] = ContextVar("kruise_recorded_writes", default=None)
-
-
-@contextlib.contextmanager
-def recorded_writes() -> Iterator[dict[str, JSON]]:
-    """Collect the objects the API server answered to this task's writes inside the block.
-
-    Yields a dict filled as answers arrive, keyed by :func:`object_key`: for each object created,
-    replaced or patched (not a dry run, not a delete), the last answer, i.e. the object exactly
-    as *our* write stored it. A read after the write can already show another writer's change
-    (a GitOps syncer reverting ours a millisecond later); the answer cannot. Tasks started inside
-    the block share it (context variables are copied into them); blocks nest, each collecting
-    its own."""
-    seen: dict[str, JSON] = {}
-    token = _recorded.set(seen)
-    try:
-        yield seen
-    finally:
-        _recorded.reset(token)
-
-
-def record_answer(method: str, params: Mapping[str, str] | None, answer: JSON) -> None:
-    """Note the API server's ``answer`` to a request for the enclosing :func:`recorded_writes`
-    block, if any (:meth:`KubeClient.request` calls it for every answer; a fake client calls it
-    for the objects it "stores")."""
-    seen = _recorded.get()
-    if seen is None or method not in _STORES or (params and "dryRun" in params):
-        return
-    meta = answer.get("metadata")
-    if isinstance(meta, dict) and meta.get("name") and answer.get("kind"):
-        seen[object_key(str(answer["kind"]), meta.get("namespace"), str(meta["name"]))] = answer
 
 
 class KubeClient:

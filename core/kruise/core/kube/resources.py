@@ -107,5 +107,5 @@ API module re-exports it."""
 
 def object_key(kind: str, namespace: str | None, name: str) -> str:
     """``<Kind>/<namespace>/<name>`` (namespace empty for a cluster-scoped object): one object's
-    key, e.g. in :func:`kruise.core.kube.client.recorded_writes`."""
+    key, e.g. in :func:`kruise.core.kube.recorded.recorded_writes`."""
     return f"{kind}/{namespace or ''}/{name}"

@@ -28,7 +28,8 @@ from typing import Any
 
 from kruise.core.errors import KruiseError, NotFoundError
 from kruise.core.events import EventRecorder
-from kruise.core.kube.client import FIELD_MANAGER, KubeClient, recorded_writes
+from kruise.core.kube.client import FIELD_MANAGER, KubeClient
+from kruise.core.kube.recorded import recorded_writes
 from kruise.core.metrics import ROLLOUT_CONFLICTS
 from kruise.rollouts.rollout.trafficfight import (
     EVENT_REASON,
