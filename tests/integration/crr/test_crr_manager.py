@@ -67,17 +67,23 @@ async def test_unready_grace_takes_the_pods_readiness_and_gives_it_back(
     pod = await running_pod(kube, namespace, "web-0", gate=True)
     assert ready(pod)
     body = crr_body("r", "web-0", strategy={"unreadyGracePeriodSeconds": 1})
-    await kube.create(CONTAINERRECREATEREQUESTS, body, namespace)
+    created = await kube.create(CONTAINERRECREATEREQUESTS, body, namespace)
     await set_crr_status(kube, namespace, "r", {"phase": "Recreating"})  # the daemon starts
+    # the daemon's restart: a new "app" container, started no earlier than the CRR (upstream syncs
+    # only those; the pod's first container, started before the CRR, is history)
+    await restarted(kube, namespace, pod, "app", since=created["metadata"]["creationTimestamp"])
 
     async def acquired() -> Any:
         crr = await kube.get(CONTAINERRECREATEREQUESTS, "r", namespace)
-        return crr if crr["metadata"].get("annotations", {}).get(UNREADY) else None
+        annotations = crr["metadata"].get("annotations", {})
+        return crr if annotations.get(UNREADY) and json.loads(annotations.get(SYNCED) or "[]") else None
 
-    crr = await eventually(acquired, timeout=20, what="unready-acquired")
+    crr = await eventually(acquired, timeout=20, what="unready-acquired and the new container synced")
     assert UNREADY in crr["metadata"]["finalizers"]
     synced = json.loads(crr["metadata"]["annotations"][SYNCED])
-    assert [s["name"] for s in synced] == ["app"] and synced[0]["containerID"] == "containerd://web-0-app-1"
+    assert synced == [
+        {"name": "app", "ready": True, "restartCount": 1, "containerID": "containerd://web-0-app-2"}
+    ]
     pod = await kube.get(PODS, "web-0", namespace)
     gate = condition(pod, KRUISE_POD_READY)
     assert gate["status"] == "False"
@@ -102,6 +108,30 @@ async def test_unready_grace_takes_the_pods_readiness_and_gives_it_back(
     pod = await eventually(released, timeout=20, what="readiness given back")
     assert json.loads(condition(pod, KRUISE_POD_READY)["message"]) == []
     await eventually(lambda: _ready(kube, namespace), timeout=20, what="the pod Ready again")
+
+
+async def restarted(kube: KubeClient, namespace: str, pod: JSON, name: str, *, since: str) -> None:
+    """Write the pod status a kubelet reports after restarting container ``name``: a second
+    container ID, ``restartCount`` 1, running since ``since`` (an RFC 3339 time, seconds)."""
+    statuses = [
+        {
+            **s,
+            "containerID": f"containerd://{pod['metadata']['name']}-{name}-2",
+            "restartCount": 1,
+            "ready": True,
+            "state": {"running": {"startedAt": since}},
+        }
+        for s in pod["status"]["containerStatuses"]
+        if s["name"] == name
+    ]
+    await kube.patch(
+        PODS,
+        pod["metadata"]["name"],
+        {"status": {"containerStatuses": statuses}},
+        namespace,
+        patch_type="strategic",
+        subresource="status",
+    )
 
 
 async def _ready(kube: KubeClient, namespace: str) -> bool:
