@@ -63,6 +63,7 @@ from typing import Any
 
 from baselines import ObjectStream
 from procstat import cpu_seconds, rss_mib
+from profiling import profiled
 from prometheus_client.parser import text_string_to_metric_families
 from rich.console import Console
 from steptimes import Mark, Timeline, argo_mark, kruise_mark, percentile
@@ -229,7 +230,7 @@ def name_of(i: int) -> str:
 
 
 async def run_side(
-    side: Side, n: int, cluster: LocalCluster, pid: int, rest: float, timeout: float
+    side: Side, n: int, cluster: LocalCluster, pid: int, rest: float, timeout: float, probe: Probe
 ) -> Result:
     assert cluster.state is not None
     kube = await KubeClient.from_kubeconfig(cluster.state.kubeconfig, qps=2000, burst=4000)
@@ -269,16 +270,16 @@ async def run_side(
             async def release(i: int) -> None:
                 await kube.patch(side.workload, name_of(i), patch, NS, patch_type="merge")
 
-            await bounded(n, release)
-            spread = time.monotonic() - t0
-
             def all_done(_: dict[str, JSON]) -> bool:
                 return all(line.complete(2) for line in timelines.values())
 
-            try:
-                await stream.wait(all_done, timeout=timeout)
-            except TimeoutError:
-                console.print(f"[red]{side.name} N={n}: not all completed after {timeout:.0f}s")
+            with profiled(probe.out, pid, metrics_url=probe.metrics_url, apiserver=probe.apiserver):
+                await bounded(n, release)
+                spread = time.monotonic() - t0
+                try:
+                    await stream.wait(all_done, timeout=timeout)
+                except TimeoutError:
+                    console.print(f"[red]{side.name} N={n}: not all completed after {timeout:.0f}s")
             done_times = [line.done_at for line in timelines.values() if line.done_at is not None]
             completion = (max(done_times) - t0) if done_times else float("nan")
             cpu = cpu_seconds(pid) - cpu0
@@ -341,7 +342,19 @@ def wait_healthz(url: str, proc: subprocess.Popen[bytes], log: Path, timeout: fl
     raise RuntimeError(f"{url} not answering after {timeout}s: {log.read_text()[-3000:]}")
 
 
-async def measure(side_name: str, n: int, workdir: Path, rest: float, timeout: float) -> Result:
+@dataclass
+class Probe:
+    """``--profile``: where the release phase's profile and metric snapshots go (None: not taken),
+    the controller's metrics URL and a reader of the API server's ``/metrics``."""
+
+    out: Path | None
+    metrics_url: str | None
+    apiserver: Callable[[], str]
+
+
+async def measure(
+    side_name: str, n: int, workdir: Path, rest: float, timeout: float, profile: Path | None = None
+) -> Result:
     """One side at one size on a fresh control plane; stops everything it started."""
     cluster = LocalCluster(workdir / "cluster", nodes=3, attached=True)
     if side_name == "ours":
@@ -360,7 +373,12 @@ async def measure(side_name: str, n: int, workdir: Path, rest: float, timeout: f
             assert manager.proc is not None
             try:
                 side = Side("ours", ROLLOUTS, kruise_mark, CLONESETS)
-                return await run_side(side, n, cluster, manager.proc.pid, rest, timeout)
+                probe = Probe(
+                    profile and profile / f"ours-{n}",
+                    f"http://127.0.0.1:{manager.metrics_port}/metrics",
+                    lambda: cluster.kubectl("get", "--raw", "/metrics"),
+                )
+                return await run_side(side, n, cluster, manager.proc.pid, rest, timeout, probe)
             finally:
                 manager.stop()
         cluster.kubectl("create", "namespace", ARGO_NAMESPACE)
@@ -378,7 +396,12 @@ async def measure(side_name: str, n: int, workdir: Path, rest: float, timeout: f
         try:
             wait_healthz(f"http://127.0.0.1:{healthz}/healthz", proc, log)
             side = Side("argo", ARGO_ROLLOUTS, argo_mark, ARGO_ROLLOUTS)
-            return await run_side(side, n, cluster, proc.pid, rest, timeout)
+            probe = Probe(
+                profile and profile / f"argo-{n}",
+                f"http://127.0.0.1:{metrics}/metrics",
+                lambda: cluster.kubectl("get", "--raw", "/metrics"),
+            )
+            return await run_side(side, n, cluster, proc.pid, rest, timeout, probe)
         finally:
             terminate(proc.pid, proc, 10)
     finally:
@@ -478,7 +501,8 @@ async def main(args: argparse.Namespace) -> None:
         )
         for n in sizes:
             for side in sides:
-                result = await measure(side, n, Path(tmp) / f"{side}-{n}", args.rest, args.timeout)
+                profile = args.profile and Path(args.profile)
+                result = await measure(side, n, Path(tmp) / f"{side}-{n}", args.rest, args.timeout, profile)
                 results.append(result)
                 console.print(f"{side} N={n}: load average {' '.join(f'{x:.2f}' for x in result.load)}")
     for line in [*summary_table(results), "", *rest_table(results, args.rest)]:
@@ -502,6 +526,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for set-up or release")
     parser.add_argument("--workdir", default=None, help="keep clusters' and controllers' logs here")
     parser.add_argument("--no-doc", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    parser.add_argument(
+        "--profile", default=None, help="py-spy profile and metric snapshots of the release phase here"
+    )
     return parser.parse_args(argv)
 
 

@@ -54,6 +54,14 @@ def test_workload_hold_webhooks_see_only_labelled_workloads_outside_system_names
     assert cloneset["objectSelector"] == {"matchExpressions": [HELD]}
     assert cloneset["namespaceSelector"] == NOT_SYSTEM
     assert deployment["failurePolicy"] == cloneset["failurePolicy"] == "Fail"
+    # a partition kind's hold is called only when the template or the rollout-id changes (the
+    # CEL is run by the real API server in tests/integration/rollouts/test_hold_scope.py);
+    # the Deployment's looks at annotations too, so it is called for every UPDATE
+    (condition,) = cloneset["matchConditions"]
+    assert condition["name"] == "template-or-rollout-id-changed"
+    for part in ("object.spec.template", "metadata.labels['rollouts.kruise.io/rollout-id']"):
+        assert part in condition["expression"]
+    assert "matchConditions" not in deployment
 
 
 def test_every_webhook_carries_the_configured_timeout() -> None:

@@ -111,11 +111,26 @@ def excluded_namespaces_selector(namespaces: tuple[str, ...]) -> JSON:
     }
 
 
-def _field_changed(path: str) -> str:
+def field_changed(path: str) -> str:
     """CEL: ``object.<path>`` differs from ``oldObject.<path>`` (presence included)."""
     parent, _, leaf = path.rpartition(".")
     new, old = f"object.{parent}" if parent else "object", f"oldObject.{parent}" if parent else "oldObject"
     return f"has({new}.{leaf}) != has({old}.{leaf}) || (has({new}.{leaf}) && {new}.{leaf} != {old}.{leaf})"
+
+
+def _entry(side: str, path: str, key: str) -> str:
+    """CEL: the ``key`` entry of the string map ``<side>.<path>``, ``''`` when the map or the
+    entry is absent."""
+    parent, _, leaf = path.rpartition(".")
+    owner = f"{side}.{parent}" if parent else side
+    return f"(has({owner}.{leaf}) && '{key}' in {owner}.{leaf} ? {owner}.{leaf}['{key}'] : '')"
+
+
+def entry_changed(path: str, key: str) -> str:
+    """CEL: the ``key`` entry of the string map at ``path`` (``metadata.labels``) differs between
+    ``object`` and ``oldObject``, an absent entry counting as ``''``; for a key a dotted path
+    cannot name (``rollouts.kruise.io/rollout-id``). Read ``oldObject``: UPDATE only."""
+    return f"{_entry('object', path, key)} != {_entry('oldObject', path, key)}"
 
 
 def operation_or_changed(*paths: str, name: str = "relevant-change") -> MatchCondition:
@@ -124,7 +139,13 @@ def operation_or_changed(*paths: str, name: str = "relevant-change") -> MatchCon
     ``paths`` are dotted fields under the object (``spec``, ``metadata.annotations``). CEL's
     ``||`` short-circuits, so ``oldObject`` is only read on UPDATE (it is null on CREATE).
     """
-    changed = " || ".join(f"({_field_changed(p)})" for p in paths)
+    return operation_or(*(field_changed(p) for p in paths), name=name)
+
+
+def operation_or(*changes: str, name: str = "relevant-change") -> MatchCondition:
+    """Call the webhook for anything but an UPDATE, and for an UPDATE where one of the CEL
+    ``changes`` (:func:`entry_changed`, or any expression over ``object``/``oldObject``) holds."""
+    changed = " || ".join(f"({c})" for c in changes)
     return MatchCondition(name, f"request.operation != 'UPDATE' || {changed}")
 
 

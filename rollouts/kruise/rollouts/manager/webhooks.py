@@ -25,7 +25,7 @@ from kruise.rollouts.rollout.rollout_webhooks import (
     rollout_webhook_specs,
 )
 from kruise.rollouts.rollout.rollout_webhooks import CONVERTED_CRDS as ROLLOUT_CONVERTED_CRDS
-from kruise.rollouts.workloads.holdwebhook import hold_webhook_specs, hold_webhooks
+from kruise.rollouts.workloads.holdwebhook import HOLD_READS, hold_webhook_specs, hold_webhooks
 from kruise.workloads.advancedcronjob.webhooks import AdvancedCronJobWebhooks, advancedcronjob_webhook_specs
 from kruise.workloads.api.statefulset_conversion import convert_statefulset
 from kruise.workloads.broadcastjob.webhooks import MUTATE_PATH as MUTATE_BROADCASTJOB_PATH
@@ -342,7 +342,9 @@ WEBHOOK_ROWS: tuple[WebhookRow, ...] = (
         _deletion_protection,
     ),
     WebhookRow(
-        "workload-hold", lambda c: hold_webhook_specs(c.settings), lambda kube, o, cache: hold_webhooks(kube)
+        "workload-hold",
+        lambda c: hold_webhook_specs(c.settings),
+        lambda kube, o, cache: hold_webhooks(kube, cache),
     ),
     WebhookRow("rollout", lambda c: rollout_webhook_specs(c.settings), _rollout),
 )
@@ -366,7 +368,7 @@ def webhook_specs(
 
 def webhook_reads_all() -> tuple[Read, ...]:
     """Every kind the webhooks read from the informers (wait for them before serving)."""
-    return (*webhook_reads(), *pub_reads(), *pps_reads(), *ws_reads())
+    return (*webhook_reads(), *pub_reads(), *pps_reads(), *ws_reads(), *HOLD_READS)
 
 
 def webhook_cache(runtime: Runtime) -> CacheReader:

@@ -5,8 +5,12 @@ as a mutating webhook for UPDATEs of the kind, as Kruise Rollouts' workload webh
 (``pkg/webhook/workload/mutating``): the decision is the kind's pure ``decide``; this adapter only
 filters, reads and turns the held object into a JSON patch. Updates that cannot matter (the
 kind's ``worth_a_look`` says no: template and rollout-id unchanged, no release in progress) and
-subresource writes are admitted without reading anything; then the namespace's Rollouts are listed
-(no Rollout CRD: admitted), and what the kind asks for beside them (a Deployment's ReplicaSets).
+subresource writes are admitted without reading anything (the kind's ``matchConditions`` keep
+most of them from calling at all); then the Rollout referencing the workload is read from the
+informer cache, as upstream's cached client does. When the cache has none (no Rollout, or one
+created a moment ago that the watch has not brought yet) the namespace's Rollouts are listed from
+the API server (no Rollout CRD: admitted). Last, what the kind asks for beside them (a
+Deployment's ReplicaSets) is listed.
 
 Every hold is registered with ``objectSelector`` ``rollouts.kruise.io/workload-type`` exists (plus
 the kind's own exclusions), outside ``kube-system`` and the manager's namespace, as upstream's
@@ -24,6 +28,7 @@ import jsonpatch
 from kruise.core.errors import NotFoundError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import REPLICASETS
+from kruise.core.runtime import CacheReader
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
 from kruise.core.webhook.configuration import (
     Rule,
@@ -31,12 +36,14 @@ from kruise.core.webhook.configuration import (
     WebhookSpec,
     excluded_namespaces_selector,
 )
+from kruise.rollouts.cache import ROLLOUTS_BY_WORKLOAD, WORKLOAD_ROLLOUTS
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.workloads.hold import rollout_for
 from kruise.rollouts.workloads.label import held_workload_selector
 from kruise.rollouts.workloads.port import WorkloadHold
 from kruise.rollouts.workloads.registry import holds
 
+JSON = dict[str, Any]
 RELATED_RESOURCES = (REPLICASETS,)
 """What a hold may list beside the Rollouts (a Deployment's ReplicaSets)."""
 
@@ -52,6 +59,7 @@ def hold_webhook_spec(hold: WorkloadHold, settings: WebhookSettings = WebhookSet
         timeout_seconds=settings.timeout_seconds,
         object_selector=held_workload_selector(*hold.exclude),
         namespace_selector=excluded_namespaces_selector(settings.excluded_namespaces),
+        match_conditions=hold.match_conditions,
     )
 
 
@@ -63,9 +71,18 @@ def hold_webhook_specs(settings: WebhookSettings = WebhookSettings()) -> list[We
 class HoldWebhook:
     """Serves one kind's hold: ``await webhook(request)``."""
 
-    def __init__(self, kube: KubeClient, hold: WorkloadHold) -> None:
+    def __init__(self, kube: KubeClient, hold: WorkloadHold, cache: CacheReader | None = None) -> None:
         self.kube = kube
         self.hold = hold
+        self.cache = cache
+
+    def _cached_rollouts(self, workload: JSON, namespace: str) -> list[JSON]:
+        """The Rollouts the webhooks' informer cache has for ``workload`` (by ``workloadRef``),
+        as upstream's webhook reads them through controller-runtime's cached client."""
+        if self.cache is None:
+            return []
+        name = (workload.get("metadata") or {}).get("name")
+        return self.cache.by_index(ROLLOUTS, WORKLOAD_ROLLOUTS, f"{namespace}/{workload.get('kind')}/{name}")
 
     async def __call__(self, req: AdmissionRequest) -> AdmissionResponse:
         if req.operation != "UPDATE" or req.object is None or req.old_object is None:
@@ -75,10 +92,12 @@ class HoldWebhook:
         new, old = req.object, req.old_object
         if not self.hold.worth_a_look(new, old):
             return AdmissionResponse.allow()
-        try:
-            rollouts = (await self.kube.list(ROLLOUTS, req.namespace))["items"]
-        except NotFoundError:  # Rollout CRD not installed
-            return AdmissionResponse.allow()
+        rollouts = self._cached_rollouts(new, req.namespace or "")
+        if rollout_for(new, rollouts) is None:  # none cached (or a stale miss): ask the API server
+            try:
+                rollouts = (await self.kube.list(ROLLOUTS, req.namespace))["items"]
+            except NotFoundError:  # Rollout CRD not installed
+                return AdmissionResponse.allow()
         if rollout_for(new, rollouts) is None:
             return AdmissionResponse.allow()
         related: list[dict[str, Any]] = []
@@ -95,6 +114,11 @@ class HoldWebhook:
         return AdmissionResponse.allow(patch)
 
 
-def hold_webhooks(kube: KubeClient) -> dict[str, HoldWebhook]:
-    """Path -> handler for every registered kind's hold."""
-    return {hold.path: HoldWebhook(kube, hold) for hold in holds()}
+def hold_webhooks(kube: KubeClient, cache: CacheReader | None = None) -> dict[str, HoldWebhook]:
+    """Path -> handler for every registered kind's hold (``cache``: the webhooks' view, declaring
+    :data:`HOLD_READS`)."""
+    return {hold.path: HoldWebhook(kube, hold, cache) for hold in holds()}
+
+
+HOLD_READS = (ROLLOUTS_BY_WORKLOAD,)
+"""What the holds read from the informers: Rollouts by the workload they reference."""

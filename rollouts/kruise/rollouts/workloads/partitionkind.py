@@ -13,8 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.core.kube.resources import Resource
+from kruise.core.webhook.configuration import entry_changed, field_changed, operation_or
 from kruise.rollouts.api.common import RollingStyle
-from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, IN_PROGRESSING_ANNOTATION
+from kruise.rollouts.release.constants import (
+    BATCH_RELEASE_CONTROL_ANNOTATION,
+    IN_PROGRESSING_ANNOTATION,
+    ROLLOUT_ID_LABEL,
+)
 from kruise.rollouts.release.objects import meta
 from kruise.rollouts.release.rolloutid import workload_rollout_id
 from kruise.rollouts.workloads.hold import rollout_for, traffic_routed
@@ -38,9 +43,22 @@ JSON = dict[str, Any]
 
 def template_or_id_changed(new: Mapping[str, Any], old: Mapping[str, Any]) -> bool:
     """Whether an update can start a release at all: its pod template or its rollout-id changed
-    (the hold webhook's cheap filter before it reads anything)."""
+    (the hold webhook's cheap filter before it reads anything; :data:`TEMPLATE_OR_ID_CHANGED` is
+    the same test in CEL for the API server)."""
     template_changed = (new.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template")
     return template_changed or workload_rollout_id(new) != workload_rollout_id(old)
+
+
+TEMPLATE_OR_ID_CHANGED = operation_or(
+    field_changed("spec.template"),
+    entry_changed("metadata.labels", ROLLOUT_ID_LABEL),
+    entry_changed("metadata.annotations", ROLLOUT_ID_LABEL),
+    name="template-or-rollout-id-changed",
+)
+"""The hold's ``matchConditions`` (:func:`template_or_id_changed` in CEL, a superset: an id moved
+from the label to the annotation counts as a change): the partition patches, status-free spec
+writes and label edits of a release never call the webhook, which upstream's configuration does
+for every UPDATE of the kind."""
 
 
 def partition_hold(
@@ -205,6 +223,7 @@ def partition_kind(
         plural=resource.plural,
         decide=decide,
         worth_a_look=template_or_id_changed,
+        match_conditions=(TEMPLATE_OR_ID_CHANGED,),
     )
     return WorkloadKind(
         resource=resource,

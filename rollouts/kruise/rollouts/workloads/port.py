@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from kruise.core.kube.resources import Resource
+from kruise.core.webhook.configuration import MatchCondition
 from kruise.rollouts.api.common import RollingStyle
 from kruise.rollouts.release.batchplan import IntOrStr
 from kruise.rollouts.workloads.info import WorkloadInfo
@@ -247,6 +248,9 @@ class WorkloadHold:
     admits the update without reading anything; ``related(new)`` names what to list beside the
     namespace's Rollouts (``(resource, label selector)``, or None); ``decide(new, old, rollouts,
     related)`` returns the object to admit instead (None: admit ``new`` as it is).
+    ``match_conditions``: CEL ``matchConditions`` that keep the API server from calling at all
+    for an update ``worth_a_look`` would wave through (each must hold whenever it says yes; a
+    superset is fine, nothing is the safe default).
     """
 
     name: str
@@ -258,6 +262,7 @@ class WorkloadHold:
     worth_a_look: Callable[[JSON, JSON], bool]
     related: Callable[[JSON], tuple[Resource, str] | None] = lambda _new: None
     exclude: tuple[JSON, ...] = ()
+    match_conditions: tuple[MatchCondition, ...] = ()
 
 
 def alone(_view: CacheView, workload: JSON) -> Observation:
