@@ -1,13 +1,15 @@
 """Where a benchmarked process spends its time: a py-spy profile and metric snapshots.
 
 :func:`profiled` wraps the measured phase of a benchmark. With ``out`` set it starts
-``py-spy record`` on ``pid`` (speedscope JSON, ``--idle`` off: samples of the threads on CPU),
-and writes the process's ``/metrics`` (and the API server's, when a ``kubectl`` getter is given)
-before and after, as ``<name>.before.txt`` / ``<name>.after.txt``. Work-queue waits
+``py-spy record`` on ``pid`` (speedscope JSON; ``--idle`` off: samples of the threads on CPU;
+``--nolineno``, since py-spy 0.4.0 panics reading some Python 3.11 line tables), and writes the
+process's ``/metrics`` (and the API server's, when a getter is given) before and after, as
+``process.before.txt`` / ``process.after.txt`` (``apiserver.*``). Work-queue waits
 (``workqueue_queue_duration_seconds``), reconcile times, REST request latencies and the API
 server's admission-webhook latencies (``apiserver_admission_webhook_admission_duration_seconds``)
-are read from their difference. py-spy is ``$PY_SPY`` or ``py-spy`` on ``PATH``
-(``pip download py-spy`` gives a wheel with the binary); without it only the snapshots are taken.
+are read from their difference (:func:`summary`). py-spy is ``$PY_SPY`` or ``py-spy`` on
+``PATH`` (``pip download py-spy`` gives a wheel with the binary); without it only the snapshots
+are taken.
 """
 
 from __future__ import annotations
@@ -54,7 +56,7 @@ def profiled(
     spy = _py_spy()
     proc = None
     if spy:
-        argv = [spy, "record", "--pid", str(pid), "--rate", str(rate), "--nonblocking"]
+        argv = [spy, "record", "--pid", str(pid), "--rate", str(rate), "--nonblocking", "--nolineno"]
         argv += ["--format", "speedscope", "-o", str(out / "profile.speedscope.json")]
         log = (out / "py-spy.log").open("wb")
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)

@@ -52,6 +52,7 @@ import asyncio
 import contextlib
 import datetime
 import os
+import shlex
 import subprocess
 import tempfile
 import time
@@ -353,7 +354,13 @@ class Probe:
 
 
 async def measure(
-    side_name: str, n: int, workdir: Path, rest: float, timeout: float, profile: Path | None = None
+    side_name: str,
+    n: int,
+    workdir: Path,
+    rest: float,
+    timeout: float,
+    profile: Path | None = None,
+    manager_args: tuple[str, ...] = (),
 ) -> Result:
     """One side at one size on a fresh control plane; stops everything it started."""
     cluster = LocalCluster(workdir / "cluster", nodes=3, attached=True)
@@ -368,7 +375,7 @@ async def measure(
     try:
         if side_name == "ours":
             cluster.kubectl("create", "namespace", "kruise-system")
-            manager = ManagerProcess(state.kubeconfig, workdir / "manager")
+            manager = ManagerProcess(state.kubeconfig, workdir / "manager", extra_args=manager_args)
             manager.start()
             assert manager.proc is not None
             try:
@@ -502,7 +509,9 @@ async def main(args: argparse.Namespace) -> None:
         for n in sizes:
             for side in sides:
                 profile = args.profile and Path(args.profile)
-                result = await measure(side, n, Path(tmp) / f"{side}-{n}", args.rest, args.timeout, profile)
+                extra = tuple(shlex.split(args.manager_args))
+                workdir = Path(tmp) / f"{side}-{n}"
+                result = await measure(side, n, workdir, args.rest, args.timeout, profile, extra)
                 results.append(result)
                 console.print(f"{side} N={n}: load average {' '.join(f'{x:.2f}' for x in result.load)}")
     for line in [*summary_table(results), "", *rest_table(results, args.rest)]:
@@ -526,6 +535,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for set-up or release")
     parser.add_argument("--workdir", default=None, help="keep clusters' and controllers' logs here")
     parser.add_argument("--no-doc", action="store_true", help="print only; leave docs/benchmarks.md alone")
+    parser.add_argument("--manager-args", default="", help="extra flags of our manager (e.g. worker counts)")
     parser.add_argument(
         "--profile", default=None, help="py-spy profile and metric snapshots of the release phase here"
     )

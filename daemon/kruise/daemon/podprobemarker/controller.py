@@ -231,7 +231,10 @@ class NodePodProbeController:
         def live(ns: str, name: str) -> JSON | None:
             return self.cache.get(PODS, f"{ns}/{name}")
 
-        await _write_pod_probes(self.kube, key, lambda cur: prune_pods(cur, live))
+        cached = (npp.get("spec") or {}).get("podProbes") or []
+        if prune_pods(cached, live) != cached:  # read and written only when something is gone:
+            # a probe the cache does not show yet is pruned when its own event brings it
+            await _write_pod_probes(self.kube, key, lambda cur: prune_pods(cur, live))
         for status in (npp.get("status") or {}).get("podProbeStatuses") or ():
             pod = live(str(status.get("namespace")), str(status.get("name")))
             if pod is None or not pod_active(pod) or pod["metadata"].get("uid") != status.get("uid"):

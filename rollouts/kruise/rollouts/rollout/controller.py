@@ -112,7 +112,7 @@ class RolloutController:
         self.kube = kube
         self.recorder = recorder
         self.cache = cache
-        self.effects = Effects(kube, traffic)
+        self.effects = Effects(kube, traffic, cache.batch_release)
         self.traffic = traffic
         self.workers = workers
         self.prepull = PrePuller(kube)

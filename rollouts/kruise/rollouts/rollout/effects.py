@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kruise.core.errors import AlreadyExistsError, ConflictError, NotFoundError
@@ -61,9 +61,15 @@ class TrafficPort(Protocol):
 class Effects:
     """Executes :class:`Action` values for one Rollout object."""
 
-    def __init__(self, kube: KubeClient, traffic: TrafficPort) -> None:
+    def __init__(
+        self, kube: KubeClient, traffic: TrafficPort, cached_batch: Callable[[str], JSON | None] | None = None
+    ) -> None:
         self.kube = kube
         self.traffic = traffic
+        self.cached_batch = cached_batch
+        self._seen: dict[str, tuple[str, int]] = {}
+        """BatchRelease ``ns/name`` -> ``(uid, metadata.generation)`` last read from or written to
+        the API server: a cached copy at least that new has every spec write of ours."""
 
     async def run(self, rollout: Mapping[str, Any], found: Found | None, action: Action) -> bool:
         """Run ``action`` for ``rollout`` (``found``: its workload, None when it is gone)."""
@@ -123,8 +129,13 @@ class Effects:
         ``rollouts.kruise.io/*`` annotations it must carry, and no other of ours (rollback-in-batch)."""
         meta = rollout["metadata"]
         ns, name = meta["namespace"], meta["name"]
+        key = f"{ns}/{name}"
+        cached = self.cached_batch(key) if self.cached_batch is not None else None
+        if cached is not None and self._fresh(key, cached) and _satisfies(cached, spec, annotations):
+            return False  # the informer's copy has our last spec write: nothing to read or write
         current = await self.kube.get_or_none(BATCH_RELEASES, name, ns)
         if current is None:
+            self._seen.pop(key, None)
             body = {
                 "apiVersion": BATCH_RELEASES.api_version,
                 "kind": "BatchRelease",
@@ -146,26 +157,30 @@ class Effects:
                 "spec": spec,
             }
             with contextlib.suppress(AlreadyExistsError):
-                await self.kube.create(BATCH_RELEASES, body, ns)
+                self._note(key, await self.kube.create(BATCH_RELEASES, body, ns))
             return True
-        have = current.get("spec") or {}
-        same_partition = (have.get("releasePlan") or {}).get("batchPartition") == spec["releasePlan"].get(
-            "batchPartition"
-        )
-        have_annotations = (current.get("metadata") or {}).get("annotations") or {}
-        same_annotations = annotations is None or (
-            have_annotations.get(ROLLBACK_IN_BATCH_ANNOTATION)
-            == annotations.get(ROLLBACK_IN_BATCH_ANNOTATION)
-        )
-        if same_partition and same_annotations and _covers(have, spec):
+        self._note(key, current)
+        if _satisfies(current, spec, annotations):
             return False
+        have_annotations = (current.get("metadata") or {}).get("annotations") or {}
         updated = copy.deepcopy(current)
         updated["spec"] = spec
-        if not same_annotations and annotations is not None:
+        if not _same_annotations(current, annotations) and annotations is not None:
             kept = {k: v for k, v in have_annotations.items() if k != ROLLBACK_IN_BATCH_ANNOTATION}
             updated["metadata"]["annotations"] = {**kept, **annotations} or None
-        await self.kube.replace(BATCH_RELEASES, updated)
+        self._note(key, await self.kube.replace(BATCH_RELEASES, updated))
         return True
+
+    def _note(self, key: str, batch: Mapping[str, Any]) -> None:
+        meta = batch.get("metadata") or {}
+        self._seen[key] = (str(meta.get("uid")), int(meta.get("generation") or 0))
+
+    def _fresh(self, key: str, cached: Mapping[str, Any]) -> bool:
+        """Whether ``cached`` is the object last seen from the API server (same uid), at its
+        generation or later. Unknown (first look since start): not fresh, read it."""
+        seen = self._seen.get(key)
+        meta = cached.get("metadata") or {}
+        return seen is not None and seen[0] == meta.get("uid") and int(meta.get("generation") or 0) >= seen[1]
 
     async def _resume_workload(self, found: Found | None) -> bool:
         """No BatchRelease to hand the workload back: lift the webhook's hold directly (the
@@ -259,6 +274,25 @@ class Effects:
         except NotFoundError:
             return False
         return True
+
+
+def _same_annotations(batch: Mapping[str, Any], annotations: Mapping[str, str] | None) -> bool:
+    have = (batch.get("metadata") or {}).get("annotations") or {}
+    return annotations is None or have.get(ROLLBACK_IN_BATCH_ANNOTATION) == annotations.get(
+        ROLLBACK_IN_BATCH_ANNOTATION
+    )
+
+
+def _satisfies(
+    batch: Mapping[str, Any], spec: Mapping[str, Any], annotations: Mapping[str, str] | None
+) -> bool:
+    """Whether the BatchRelease ``batch`` already has ``spec`` (its batch partition, and every
+    field of ``spec`` as :func:`_covers` compares) and the rollback-in-batch annotation wanted."""
+    have = batch.get("spec") or {}
+    same_partition = (have.get("releasePlan") or {}).get("batchPartition") == (
+        spec.get("releasePlan") or {}
+    ).get("batchPartition")
+    return same_partition and _same_annotations(batch, annotations) and _covers(have, spec)
 
 
 def _covers(got: Any, want: Any) -> bool:
