@@ -124,14 +124,11 @@ class WorkloadSpreadController(CacheController):
             for p in self.cache.list(PODS)
             if namespace(p) == ns and (m := matched_of(p)) is not None and m.name == ws_name
         ]
-        present = frozenset(name(p) for p in mine)
         active = [p for p in mine if is_active(p)]
         subsets = (ws.get("spec") or {}).get("subsets") or []
         status = ws.get("status") or {}
         now = datetime.now(UTC)
-        statuses = next_statuses(
-            ws_name, subsets, status.get("subsetStatuses") or [], active, present, replicas, now
-        )
+        statuses = next_statuses(ws_name, subsets, status.get("subsetStatuses") or [], active, replicas, now)
         wanted: dict[str, Any] = {
             **status,
             "observedGeneration": (obj.get("metadata") or {}).get("generation"),
