@@ -26,6 +26,7 @@ from kruise.core.kube.resources import (
 from kruise.core.webhook.configuration import MUTATING_NAME, VALIDATING_NAME
 from kruise.workloads.api.workloadspread import MATCHED_ANNOTATION, WORKLOADSPREADS
 from kruise.workloads.workloadspread.subsets import DELETION_COST_ANNOTATION
+from tests.integration.podunavailablebudget.test_pub import evict
 from tests.support.nodes import ZONE_LABEL, zoned_pool
 from tests.support.wait import eventually
 
@@ -229,11 +230,12 @@ async def deleting_seen(kube: KubeClient, namespace: str) -> AsyncIterator[dict[
             await task
 
 
+@pytest.mark.parametrize("how", ["delete", "evict"])
 async def test_deleted_pod_is_recorded_and_replaced_in_its_subset(
-    kube: KubeClient, namespace: str, pool: str
+    kube: KubeClient, namespace: str, pool: str, how: str
 ) -> None:
-    """Upstream's pod validating webhook: deleting a zone-a pod of a Deployment under a
-    WorkloadSpread records it in subset-a's ``deletingPods`` before the deletion is admitted, so
+    """Upstream's pod validating webhook: deleting (or evicting) a zone-a pod of a Deployment under
+    a WorkloadSpread records it in subset-a's ``deletingPods`` before that is admitted, so
     the ReplicaSet's replacement is admitted into subset-a (not the uncapped subset-b); the
     controller drops the record once the pod is gone. A pod without the matched annotation is
     deleted without being recorded (``vpod.kb.io`` is not even called for it)."""
@@ -242,6 +244,13 @@ async def test_deleted_pod_is_recorded_and_replaced_in_its_subset(
     (hook,) = [h for h in config["webhooks"] if h["name"] == "vpod.kb.io"]
     expression = " ".join(c["expression"] for c in hook.get("matchConditions") or [])
     assert f"'{MATCHED_ANNOTATION}' in oldObject.metadata.annotations" in expression
+
+    async def evictions_in_scope() -> bool:
+        config = await kube.get(VALIDATING_WEBHOOKS, VALIDATING_NAME)
+        (hook,) = [h for h in config["webhooks"] if h["name"] == "vpodeviction.kb.io"]
+        return f"'{namespace}'" in " ".join(c["expression"] for c in hook.get("matchConditions") or [])
+
+    await eventually(evictions_in_scope, what="vpodeviction.kb.io's condition names this namespace")
     await kube.create(DEPLOYMENTS, workload("apps/v1", "Deployment", "web", pool, 3), namespace)
 
     async def placed(expected: dict[str, int]) -> dict[str, str] | None:
@@ -269,7 +278,10 @@ async def test_deleted_pod_is_recorded_and_replaced_in_its_subset(
     }
     await kube.create(PODS, bare, namespace)
     async with deleting_seen(kube, namespace) as seen:
-        await kube.delete(PODS, victim, namespace)
+        if how == "evict":
+            await evict(kube, namespace, victim)
+        else:
+            await kube.delete(PODS, victim, namespace)
         after = await eventually(
             lambda: placed({"a": 2, "b": 1}), timeout=60, what="the replacement placed in zone a"
         )
