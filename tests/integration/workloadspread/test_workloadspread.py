@@ -301,3 +301,33 @@ async def test_deleted_pod_is_recorded_and_replaced_in_its_subset(
     assert seen.get("subset-a") == {victim}
     assert not seen.get("subset-b")
     await assert_matched(kube, namespace, after, with_uid=True)
+
+
+async def test_pods_created_before_the_workloadspread_are_adopted_by_their_nodes_zone(
+    kube: KubeClient, namespace: str, pool: str
+) -> None:
+    """Upstream's controller adopts the target's pods that have no matched annotation: each goes
+    to the subset its node fits (zone a or b), gets the annotation, and the status counts it."""
+    await kube.create(DEPLOYMENTS, workload("apps/v1", "Deployment", "web", pool, 4), namespace)
+
+    async def bound() -> dict[str, str] | None:
+        zones = await zones_of_pods(kube, namespace, "web")
+        return zones if len(zones) == 4 and all(zones.values()) else None
+
+    zones = await eventually(bound, timeout=60, what="4 pods bound before the WorkloadSpread")
+    for pod_name in zones:
+        pod = await kube.get(PODS, pod_name, namespace)
+        assert MATCHED_ANNOTATION not in (pod["metadata"].get("annotations") or {})
+    counts = zone_counts(zones)
+    await kube.create(WORKLOADSPREADS, workloadspread("spread", "web", pool=pool), namespace)
+
+    async def counted() -> list[tuple[str, int, int]] | None:
+        ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
+        statuses = (ws.get("status") or {}).get("subsetStatuses") or []
+        got = [(s["name"], s["replicas"], s["missingReplicas"]) for s in statuses]
+        return got if sum(r for _, r, _ in got) == 4 else None
+
+    statuses = await eventually(counted, timeout=60, what="the 4 pods counted in the subsets")
+    a, b = counts.get("a", 0), counts.get("b", 0)
+    assert statuses == [("subset-a", a, max(2 - a, 0)), ("subset-b", b, -1)]
+    await assert_matched(kube, namespace, zones, with_uid=False)

@@ -58,6 +58,7 @@ __all__ = [
     "DELETION_COST_ANNOTATION",
     "Matched",
     "Recorded",
+    "and_required_term",
     "deleting_subset",
     "deletion_costs",
     "inject_into_pod",
@@ -196,6 +197,20 @@ def deleting_subset(pod: KubeObject) -> Matched | None:
     return matched
 
 
+def and_required_term(terms: Sequence[Any], required: Mapping[str, Any]) -> list[Any]:
+    """A pod's required node selector ``terms`` with a subset's ``required`` term ANDed into each
+    (its expressions and fields appended), or ``[required]`` when the pod has none (copies)."""
+    if not terms:
+        return [copy.deepcopy(dict(required))]
+    out = copy.deepcopy(list(terms))
+    for term in out:
+        for field in ("matchExpressions", "matchFields"):
+            extra = required.get(field) or []
+            if extra:
+                term[field] = list(term.get(field) or []) + copy.deepcopy(list(extra))
+    return out
+
+
 def inject_into_pod(pod: KubeObject, subset: SubsetView, ws_name: str, uid: str = "") -> dict[str, Any]:
     """A copy of ``pod`` with ``subset``'s scheduling constraints, patch and the matched
     annotation (see the module doc). The patch is a strategic merge patch of the pod."""
@@ -211,15 +226,7 @@ def inject_into_pod(pod: KubeObject, subset: SubsetView, ws_name: str, uid: str 
     required = subset.get("requiredNodeSelectorTerm")
     if required is not None:
         selector = node_affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
-        terms = selector.get("nodeSelectorTerms") or []
-        if not terms:
-            selector["nodeSelectorTerms"] = [copy.deepcopy(required)]
-        else:
-            for term in terms:
-                for field in ("matchExpressions", "matchFields"):
-                    extra = required.get(field) or []
-                    if extra:
-                        term[field] = list(term.get(field) or []) + copy.deepcopy(extra)
+        selector["nodeSelectorTerms"] = and_required_term(selector.get("nodeSelectorTerms") or [], required)
     if subset.get("patch"):
         out = patch_pod_template(out, subset["patch"])
     metadata = out.setdefault("metadata", {})
