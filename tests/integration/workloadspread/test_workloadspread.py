@@ -331,3 +331,44 @@ async def test_pods_created_before_the_workloadspread_are_adopted_by_their_nodes
     a, b = counts.get("a", 0), counts.get("b", 0)
     assert statuses == [("subset-a", a, max(2 - a, 0)), ("subset-b", b, -1)]
     await assert_matched(kube, namespace, zones, with_uid=False)
+
+
+async def test_target_filter_selects_the_pods_and_gives_the_replicas(
+    kube: KubeClient, namespace: str, pool: str
+) -> None:
+    """Upstream's ``targetFilter``: the selector picks the pods spread (here all of ``web``'s) and
+    ``replicasPathList`` the replicas percentages resolve against: ``spec.minReadySeconds`` 2, so
+    zone a's 50% is 1 pod (not 3 of 6) and the other 5 go to zone b."""
+    spread = workloadspread("spread", "web", cap_a="50%", pool=pool)
+    spread["spec"]["targetFilter"] = {  # type: ignore[index]
+        "selector": {"matchLabels": {"app": "web"}},
+        "replicasPathList": ["spec.minReadySeconds"],
+    }
+    await kube.create(WORKLOADSPREADS, spread, namespace)
+    deployment = workload("apps/v1", "Deployment", "web", pool, 0)  # scaled up once in scope
+    deployment["spec"]["minReadySeconds"] = 2  # type: ignore[index]
+    await kube.create(DEPLOYMENTS, deployment, namespace)
+
+    async def initialised() -> bool:
+        ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
+        statuses = (ws.get("status") or {}).get("subsetStatuses") or []
+        return [(s["name"], s["missingReplicas"]) for s in statuses][:1] == [("subset-a", 1)]
+
+    await eventually(initialised, what="subset-a's room from the filtered replicas (50% of 2)")
+
+    async def in_scope() -> bool:
+        config = await kube.get(MUTATING_WEBHOOKS, MUTATING_NAME)
+        (hook,) = [h for h in config["webhooks"] if h["name"] == "mpod.kb.io"]
+        return f"request.namespace == '{namespace}'" in " ".join(
+            c["expression"] for c in hook.get("matchConditions") or []
+        )
+
+    await eventually(in_scope, what="mpod.kb.io's condition names this WorkloadSpread's workload")
+    await kube.patch(DEPLOYMENTS, "web", {"spec": {"replicas": 6}}, namespace, patch_type="merge")
+
+    async def placed() -> dict[str, str] | None:
+        zones = await zones_of_pods(kube, namespace, "web")
+        return zones if zone_counts(zones) == {"a": 1, "b": 5} else None
+
+    zones = await eventually(placed, timeout=60, what="1 pod in zone a, 5 in b")
+    await assert_matched(kube, namespace, zones, with_uid=True)

@@ -14,6 +14,10 @@ this WorkloadSpread (created before it, or left by another) are adopted (:mod:`.
 subset that best fits their node; the node read from the API server) and merge-patched with the
 annotation, then counted like the others.
 
+``spec.targetFilter`` (:mod:`.targetfilter`): only the pods its selector matches are counted
+and adopted, and a ``replicasPathList`` gives the replicas the percentages resolve against; a
+malformed selector or a path to a non-integer skips the round (logged, retried).
+
 Wake-ups: every WorkloadSpread event; every event of a pod annotated for a WorkloadSpread, or of
 an unannotated pod bound to a node whose workload a WorkloadSpread targets; a target workload's
 events. Not done yet: Adaptive rescheduling (the ``Schedulable`` condition and deleting
@@ -23,6 +27,7 @@ long-pending pods).
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -43,8 +48,9 @@ from kruise.core.runtime import ControllerSpec, Watch, controller_ref
 from kruise.core.workqueue import Result
 from kruise.workloads.api.workloadspread import WORKLOADSPREADS, TargetView, WorkloadSpreadView
 from kruise.workloads.controllerbase import CacheController
-from kruise.workloads.objects import KubeObject, annotations_of, mapping, name, namespace, spec
+from kruise.workloads.objects import KubeObject, annotations_of, labels, mapping, name, namespace, spec
 from kruise.workloads.pods import is_active
+from kruise.workloads.selector import SelectorError
 from kruise.workloads.workloadspread.adoption import adopt, adoption_patch, initial_room
 from kruise.workloads.workloadspread.podstep import target_of_pod
 from kruise.workloads.workloadspread.subsets import (
@@ -54,10 +60,12 @@ from kruise.workloads.workloadspread.subsets import (
     next_statuses,
     pods_by_subset,
 )
+from kruise.workloads.workloadspread.targetfilter import TargetFilterError, counts, filtered_replicas
 from kruise.workloads.workloadspread.validation import same_target
 
 __all__ = ["RECHECK_SECONDS", "WorkloadSpreadController", "workload_resource"]
 
+log = logging.getLogger("kruise.workloadspread")
 RECHECK_SECONDS = 5.0
 _WORKLOADS: tuple[Resource, ...] = (
     DEPLOYMENTS,
@@ -131,7 +139,8 @@ class WorkloadSpreadController(CacheController):
         """Adopt the target's unmatched pods bound to a node (see the module doc); the adopted
         pods as patched."""
         ns, ws_name = namespace(ws), name(ws)
-        subsets = cast(WorkloadSpreadView, ws).get("spec", {}).get("subsets") or []
+        ws_spec = cast(WorkloadSpreadView, ws).get("spec", {})
+        subsets, target_filter = ws_spec.get("subsets") or [], ws_spec.get("targetFilter")
         candidates = sorted(
             (
                 p
@@ -142,6 +151,7 @@ class WorkloadSpreadController(CacheController):
                 and ((m := matched_of(p)) is None or m.name != ws_name)
                 and (t := self._target_of(p)) is not None
                 and same_target(t, target)
+                and counts(target_filter, labels(p))
             ),
             key=name,
         )
@@ -179,13 +189,23 @@ class WorkloadSpreadController(CacheController):
         res = workload_resource(target)
         workload = self.cache.get(res, f"{ns}/{target.get('name')}") if res is not None else None
         replicas = _replicas(res, workload) if res is not None and workload is not None else 0
-        mine: list[KubeObject] = [
-            p
-            for p in self.cache.list(PODS)
-            if namespace(p) == ns and (m := matched_of(p)) is not None and m.name == ws_name
-        ]
-        if workload is not None:
-            mine.extend(await self._adopt(obj, target, mine, replicas))
+        target_filter = (ws.get("spec") or {}).get("targetFilter")
+        try:
+            if workload is not None:
+                replicas = filtered_replicas(workload, target_filter, replicas)
+            mine: list[KubeObject] = [
+                p
+                for p in self.cache.list(PODS)
+                if namespace(p) == ns
+                and (m := matched_of(p)) is not None
+                and m.name == ws_name
+                and counts(target_filter, labels(p))
+            ]
+            if workload is not None:
+                mine.extend(await self._adopt(obj, target, mine, replicas))
+        except (TargetFilterError, SelectorError) as err:
+            log.warning("WorkloadSpread %s: targetFilter: %s", key, err)
+            return Result(requeue_after=RECHECK_SECONDS)
         active = [p for p in mine if is_active(p)]
         subsets = (ws.get("spec") or {}).get("subsets") or []
         status = ws.get("status") or {}

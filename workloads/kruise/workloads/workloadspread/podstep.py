@@ -15,7 +15,8 @@ On a pod CREATE (:class:`WsPodMutator`), as upstream's ``pkg/util/workloadspread
    (:func:`~.subsets.inject_into_pod`).
 
 No subset with room (or no status yet) leaves the pod unchanged. A failed status write refuses
-the pod (HTTP 500), as upstream's handler returns the error. ``targetFilter`` is not applied.
+the pod (HTTP 500), as upstream's handler returns the error. A WorkloadSpread whose
+``targetFilter`` does not admit the pod (:func:`~.targetfilter.admits`) is passed over.
 
 :func:`pod_terms` scopes the pod webhook to the target workloads' pods (a Deployment's pods by its
 ReplicaSets' ``<name>-`` prefix).
@@ -53,8 +54,9 @@ from kruise.workloads.api.workloadspread import (
     TargetView,
     WorkloadSpreadView,
 )
-from kruise.workloads.objects import KubeObject, mapping, name, namespace, spec
+from kruise.workloads.objects import KubeObject, labels, mapping, name, namespace, spec
 from kruise.workloads.podwebhook import PodMutationError, ValidatingScope
+from kruise.workloads.selector import SelectorError
 from kruise.workloads.sidecarset.scope import cel_literal
 from kruise.workloads.workloadspread.subsets import (
     Recorded,
@@ -63,6 +65,7 @@ from kruise.workloads.workloadspread.subsets import (
     record_creation,
     record_deletion,
 )
+from kruise.workloads.workloadspread.targetfilter import admits
 from kruise.workloads.workloadspread.validation import same_target
 
 __all__ = [
@@ -153,6 +156,15 @@ def pod_terms(workloadspreads: Iterable[KubeObject]) -> list[str]:
     return sorted(terms)
 
 
+def _admits(ws: KubeObject, pod: KubeObject) -> bool:
+    """The WorkloadSpread's ``targetFilter`` lets its webhook spread ``pod`` (a malformed selector:
+    no, as upstream skips that WorkloadSpread)."""
+    try:
+        return admits(cast(WorkloadSpreadView, ws).get("spec", {}).get("targetFilter"), labels(pod))
+    except SelectorError:
+        return False
+
+
 async def _record(
     kube: KubeClient,
     ws_name: str,
@@ -228,6 +240,7 @@ class WsPodMutator:
                 for w in self.cache.list(WORKLOADSPREADS)
                 if namespace(w) == ns
                 and same_target(cast(TargetView, mapping(spec(w).get("targetRef"))), target)
+                and _admits(w, pod)
             ),
             None,
         )
