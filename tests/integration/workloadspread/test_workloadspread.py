@@ -5,6 +5,7 @@ webhook's refusals (upstream's messages) that change nothing."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 from collections.abc import AsyncIterator
@@ -13,10 +14,19 @@ import pytest
 
 from kruise.core.errors import ApiError
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, MUTATING_WEBHOOKS, NODES, PODS, Resource
-from kruise.core.webhook.configuration import MUTATING_NAME
+from kruise.core.kube.resources import (
+    CLONESETS,
+    DEPLOYMENTS,
+    MUTATING_WEBHOOKS,
+    NODES,
+    PODS,
+    VALIDATING_WEBHOOKS,
+    Resource,
+)
+from kruise.core.webhook.configuration import MUTATING_NAME, VALIDATING_NAME
 from kruise.workloads.api.workloadspread import MATCHED_ANNOTATION, WORKLOADSPREADS
 from kruise.workloads.workloadspread.subsets import DELETION_COST_ANNOTATION
+from tests.integration.podunavailablebudget.test_pub import evict
 from tests.support.nodes import ZONE_LABEL, zoned_pool
 from tests.support.wait import eventually
 
@@ -137,16 +147,56 @@ async def test_elastic_deployment_zone_a_2_zone_b_nil(
 ) -> None:
     """Upstream's "elastic deployment, zone-a=2, zone-b=nil": 6 replicas place 2 pods in zone a
     and 4 in zone b (bound by kube-scheduler); scaling to 3 removes zone b's pods first."""
-    await kube.create(
-        WORKLOADSPREADS,
-        workloadspread("spread", "web", api_version=api_version, kind=kind, pool=pool),
-        namespace,
+    await spread_ready(
+        kube, namespace, pool, [("subset-a", 2), ("subset-b", -1)], api_version=api_version, kind=kind
     )
+    await kube.create(res, workload(api_version, kind, "web", pool, 6), namespace)
+
+    async def placed(expected: dict[str, int]) -> dict[str, str] | None:
+        zones = await zones_of_pods(kube, namespace, "web")
+        return zones if zone_counts(zones) == expected else None
+
+    zones = await eventually(lambda: placed({"a": 2, "b": 4}), timeout=60, what="2 pods in zone a, 4 in b")
+    await assert_matched(kube, namespace, zones, with_uid=kind == "Deployment")
+
+    async def costs_set() -> bool:
+        pods = (await kube.list(PODS, namespace, label_selector="app=web"))["items"]
+        costs = {p["metadata"].get("annotations", {}).get(DELETION_COST_ANNOTATION) for p in pods}
+        return costs == {"200", "100"}
+
+    await eventually(costs_set, what="deletion costs 200 (zone a) and 100 (zone b)")
+    await kube.patch(res, "web", {"spec": {"replicas": 3}}, namespace, patch_type="merge")
+    await eventually(lambda: placed({"a": 2, "b": 1}), timeout=60, what="zone b scaled in first")
+
+
+async def assert_matched(kube: KubeClient, namespace: str, zones: dict[str, str], *, with_uid: bool) -> None:
+    """Every pod's matched annotation names ``spread`` and the subset of its zone."""
+    for pod_name in zones:
+        pod = await kube.get(PODS, pod_name, namespace)
+        matched = json.loads(pod["metadata"]["annotations"][MATCHED_ANNOTATION])
+        assert (matched["name"], matched["subset"]) == ("spread", f"subset-{zones[pod_name]}")
+        # a ReplicaSet's pods have no name at admission: recorded by a generated uid
+        assert bool(matched.get("uid")) is with_uid
+
+
+async def spread_ready(
+    kube: KubeClient,
+    namespace: str,
+    pool: str,
+    subsets: list[tuple[str, int]],
+    *,
+    api_version: str = "apps/v1",
+    kind: str = "Deployment",
+) -> None:
+    """``spread`` (workload ``web``, zone a capped at 2) created, initialised to ``subsets``
+    (name, missingReplicas) and in the mutating pod webhook's scope."""
+    spread = workloadspread("spread", "web", api_version=api_version, kind=kind, pool=pool)
+    await kube.create(WORKLOADSPREADS, spread, namespace)
 
     async def initialised() -> bool:
         ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
         statuses = (ws.get("status") or {}).get("subsetStatuses") or []
-        return [(s["name"], s["missingReplicas"]) for s in statuses] == [("subset-a", 2), ("subset-b", -1)]
+        return [(s["name"], s["missingReplicas"]) for s in statuses] == subsets
 
     await eventually(initialised, what="the WorkloadSpread's subset statuses")
 
@@ -157,25 +207,168 @@ async def test_elastic_deployment_zone_a_2_zone_b_nil(
         return f"request.namespace == '{namespace}'" in expression
 
     await eventually(in_scope, what="mpod.kb.io's condition names this WorkloadSpread's workload")
-    await kube.create(res, workload(api_version, kind, "web", pool, 6), namespace)
+
+
+@contextlib.asynccontextmanager
+async def deleting_seen(kube: KubeClient, namespace: str) -> AsyncIterator[dict[str, set[str]]]:
+    """Watch ``spread``: subset name -> every pod name its ``deletingPods`` ever held."""
+    seen: dict[str, set[str]] = {}
+
+    async def watch() -> None:
+        start = (await kube.list(WORKLOADSPREADS, namespace))["metadata"]["resourceVersion"]
+        async for event in kube.watch(WORKLOADSPREADS, namespace, resource_version=start):
+            for status in (event.object.get("status") or {}).get("subsetStatuses") or []:
+                seen.setdefault(status["name"], set()).update(status.get("deletingPods") or {})
+
+    task = asyncio.create_task(watch())
+    await asyncio.sleep(0.5)  # the watch is open before the first write it must see
+    try:
+        yield seen
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+@pytest.mark.parametrize("how", ["delete", "evict"])
+async def test_deleted_pod_is_recorded_and_replaced_in_its_subset(
+    kube: KubeClient, namespace: str, pool: str, how: str
+) -> None:
+    """Upstream's pod validating webhook: deleting (or evicting) a zone-a pod of a Deployment under
+    a WorkloadSpread records it in subset-a's ``deletingPods`` before that is admitted, so
+    the ReplicaSet's replacement is admitted into subset-a (not the uncapped subset-b); the
+    controller drops the record once the pod is gone. A pod without the matched annotation is
+    deleted without being recorded (``vpod.kb.io`` is not even called for it)."""
+    await spread_ready(kube, namespace, pool, [("subset-a", 2), ("subset-b", -1)])
+    config = await kube.get(VALIDATING_WEBHOOKS, VALIDATING_NAME)
+    (hook,) = [h for h in config["webhooks"] if h["name"] == "vpod.kb.io"]
+    expression = " ".join(c["expression"] for c in hook.get("matchConditions") or [])
+    assert f"'{MATCHED_ANNOTATION}' in oldObject.metadata.annotations" in expression
+
+    async def evictions_in_scope() -> bool:
+        config = await kube.get(VALIDATING_WEBHOOKS, VALIDATING_NAME)
+        (hook,) = [h for h in config["webhooks"] if h["name"] == "vpodeviction.kb.io"]
+        return f"'{namespace}'" in " ".join(c["expression"] for c in hook.get("matchConditions") or [])
+
+    await eventually(evictions_in_scope, what="vpodeviction.kb.io's condition names this namespace")
+    await kube.create(DEPLOYMENTS, workload("apps/v1", "Deployment", "web", pool, 3), namespace)
 
     async def placed(expected: dict[str, int]) -> dict[str, str] | None:
         zones = await zones_of_pods(kube, namespace, "web")
         return zones if zone_counts(zones) == expected else None
 
-    zones = await eventually(lambda: placed({"a": 2, "b": 4}), timeout=60, what="2 pods in zone a, 4 in b")
+    zones = await eventually(lambda: placed({"a": 2, "b": 1}), timeout=60, what="2 pods in zone a, 1 in b")
+
+    async def settled() -> bool:  # the admissions' creatingPods are gone: subset-a is full
+        ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
+        (a, _) = ws["status"]["subsetStatuses"]
+        return a["missingReplicas"] == 0 and not a.get("creatingPods")
+
+    await eventually(settled, what="subset-a full, its creations seen")
+    victim = next(p for p, zone in sorted(zones.items()) if zone == "a")
+    bare = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "bare", "labels": {"app": "bare"}},
+        "spec": {
+            "nodeSelector": {POOL: pool},
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{"name": "c", "image": "registry.example.com/web:1"}],
+        },
+    }
+    await kube.create(PODS, bare, namespace)
+    async with deleting_seen(kube, namespace) as seen:
+        if how == "evict":
+            await evict(kube, namespace, victim)
+        else:
+            await kube.delete(PODS, victim, namespace)
+        after = await eventually(
+            lambda: placed({"a": 2, "b": 1}), timeout=60, what="the replacement placed in zone a"
+        )
+        assert victim not in after and set(after) != set(zones)
+        await kube.delete(PODS, "bare", namespace)
+
+        async def bare_gone() -> bool:
+            return await kube.get_or_none(PODS, "bare", namespace) is None
+
+        await eventually(bare_gone, what="the pod without the annotation gone")
+
+        async def dropped() -> bool:
+            ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
+            return not any(s.get("deletingPods") for s in ws["status"]["subsetStatuses"])
+
+        await eventually(dropped, what="the deletion record dropped once its pod is gone")
+    assert seen.get("subset-a") == {victim}
+    assert not seen.get("subset-b")
+    await assert_matched(kube, namespace, after, with_uid=True)
+
+
+async def test_pods_created_before_the_workloadspread_are_adopted_by_their_nodes_zone(
+    kube: KubeClient, namespace: str, pool: str
+) -> None:
+    """Upstream's controller adopts the target's pods that have no matched annotation: each goes
+    to the subset its node fits (zone a or b), gets the annotation, and the status counts it."""
+    await kube.create(DEPLOYMENTS, workload("apps/v1", "Deployment", "web", pool, 4), namespace)
+
+    async def bound() -> dict[str, str] | None:
+        zones = await zones_of_pods(kube, namespace, "web")
+        return zones if len(zones) == 4 and all(zones.values()) else None
+
+    zones = await eventually(bound, timeout=60, what="4 pods bound before the WorkloadSpread")
     for pod_name in zones:
         pod = await kube.get(PODS, pod_name, namespace)
-        matched = json.loads(pod["metadata"]["annotations"][MATCHED_ANNOTATION])
-        assert (matched["name"], matched["subset"]) == ("spread", f"subset-{zones[pod_name]}")
-        # a ReplicaSet's pods have no name at admission: recorded by a generated uid
-        assert bool(matched.get("uid")) is (kind == "Deployment")
+        assert MATCHED_ANNOTATION not in (pod["metadata"].get("annotations") or {})
+    counts = zone_counts(zones)
+    await kube.create(WORKLOADSPREADS, workloadspread("spread", "web", pool=pool), namespace)
 
-    async def costs_set() -> bool:
-        pods = (await kube.list(PODS, namespace, label_selector="app=web"))["items"]
-        costs = {p["metadata"].get("annotations", {}).get(DELETION_COST_ANNOTATION) for p in pods}
-        return costs == {"200", "100"}
+    async def counted() -> list[tuple[str, int, int]] | None:
+        ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
+        statuses = (ws.get("status") or {}).get("subsetStatuses") or []
+        got = [(s["name"], s["replicas"], s["missingReplicas"]) for s in statuses]
+        return got if sum(r for _, r, _ in got) == 4 else None
 
-    await eventually(costs_set, what="deletion costs 200 (zone a) and 100 (zone b)")
-    await kube.patch(res, "web", {"spec": {"replicas": 3}}, namespace, patch_type="merge")
-    await eventually(lambda: placed({"a": 2, "b": 1}), timeout=60, what="zone b scaled in first")
+    statuses = await eventually(counted, timeout=60, what="the 4 pods counted in the subsets")
+    a, b = counts.get("a", 0), counts.get("b", 0)
+    assert statuses == [("subset-a", a, max(2 - a, 0)), ("subset-b", b, -1)]
+    await assert_matched(kube, namespace, zones, with_uid=False)
+
+
+async def test_target_filter_selects_the_pods_and_gives_the_replicas(
+    kube: KubeClient, namespace: str, pool: str
+) -> None:
+    """Upstream's ``targetFilter``: the selector picks the pods spread (here all of ``web``'s) and
+    ``replicasPathList`` the replicas percentages resolve against: ``spec.minReadySeconds`` 2, so
+    zone a's 50% is 1 pod (not 3 of 6) and the other 5 go to zone b."""
+    spread = workloadspread("spread", "web", cap_a="50%", pool=pool)
+    spread["spec"]["targetFilter"] = {  # type: ignore[index]
+        "selector": {"matchLabels": {"app": "web"}},
+        "replicasPathList": ["spec.minReadySeconds"],
+    }
+    await kube.create(WORKLOADSPREADS, spread, namespace)
+    deployment = workload("apps/v1", "Deployment", "web", pool, 0)  # scaled up once in scope
+    deployment["spec"]["minReadySeconds"] = 2  # type: ignore[index]
+    await kube.create(DEPLOYMENTS, deployment, namespace)
+
+    async def initialised() -> bool:
+        ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
+        statuses = (ws.get("status") or {}).get("subsetStatuses") or []
+        return [(s["name"], s["missingReplicas"]) for s in statuses][:1] == [("subset-a", 1)]
+
+    await eventually(initialised, what="subset-a's room from the filtered replicas (50% of 2)")
+
+    async def in_scope() -> bool:
+        config = await kube.get(MUTATING_WEBHOOKS, MUTATING_NAME)
+        (hook,) = [h for h in config["webhooks"] if h["name"] == "mpod.kb.io"]
+        return f"request.namespace == '{namespace}'" in " ".join(
+            c["expression"] for c in hook.get("matchConditions") or []
+        )
+
+    await eventually(in_scope, what="mpod.kb.io's condition names this WorkloadSpread's workload")
+    await kube.patch(DEPLOYMENTS, "web", {"spec": {"replicas": 6}}, namespace, patch_type="merge")
+
+    async def placed() -> dict[str, str] | None:
+        zones = await zones_of_pods(kube, namespace, "web")
+        return zones if zone_counts(zones) == {"a": 1, "b": 5} else None
+
+    zones = await eventually(placed, timeout=60, what="1 pod in zone a, 5 in b")
+    await assert_matched(kube, namespace, zones, with_uid=True)

@@ -9,11 +9,15 @@ from typing import Any
 from kruise.core.webhook.configuration import ClientTarget, build_configuration
 from kruise.rollouts.manager.options import FEATURE_GATES, ManagerOptions
 from kruise.rollouts.manager.webhooks import webhook_specs
+from kruise.workloads.podwebhook import EVICTION_CONDITION
 
 JSON = dict[str, Any]
 
 
 def validating(pubs: Any = (), **gates: bool) -> dict[str, JSON]:
+    """The validating configuration's webhooks by name; WorkloadSpread (which widens the pod
+    webhooks' scope, tests/unit/workloadspread/test_scope.py) off unless asked."""
+    gates = {"WorkloadSpread": False, **gates}
     opts = ManagerOptions(leader_election_namespace="kruise-ops", feature_gates={**FEATURE_GATES, **gates})
     config = build_configuration(
         webhook_specs(opts, (), pubs),
@@ -50,7 +54,7 @@ def test_evictions_are_sent_only_in_namespaces_with_a_budget() -> None:
     assert hook["rules"] == [
         {"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/eviction"], "operations": ["CREATE"]}
     ]
-    assert hook["matchConditions"] == [{"name": "pub-namespaces", "expression": "request.namespace in []"}]
+    assert hook["matchConditions"] == [{"name": EVICTION_CONDITION, "expression": "request.namespace in []"}]
     hook = validating([pub("shop"), pub("bank", "a"), pub("shop", "b")])["vpodeviction.kb.io"]
     assert hook["matchConditions"][0]["expression"] == "request.namespace in ['bank', 'shop']"
 

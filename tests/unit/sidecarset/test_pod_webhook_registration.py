@@ -78,8 +78,12 @@ def test_the_condition_follows_the_sidecarsets() -> None:
 
 
 def test_gate_pod_webhook_removes_it_and_no_validator_means_no_validating_pod_webhook() -> None:
-    pub_gates_off = {"PodUnavailableBudgetDeleteGate": False, "PodUnavailableBudgetUpdateGate": False}
-    hooks = registered(feature_gates={**FEATURE_GATES, **pub_gates_off})
+    validators_off = {
+        "PodUnavailableBudgetDeleteGate": False,
+        "PodUnavailableBudgetUpdateGate": False,
+        "WorkloadSpread": False,  # records deleted pods from the validating chain
+    }
+    hooks = registered(feature_gates={**FEATURE_GATES, **validators_off})
     assert "vpod.kb.io" not in hooks and "vpodeviction.kb.io" not in hooks
     off = registered(feature_gates={**FEATURE_GATES, "PodWebhook": False})
     assert "mpod.kb.io" not in off and "vpod.kb.io" not in off and "vpodeviction.kb.io" not in off

@@ -9,6 +9,7 @@ from typing import Any
 from kruise.workloads.api.workloadspread import MATCHED_ANNOTATION
 from kruise.workloads.workloadspread.subsets import (
     Matched,
+    deleting_subset,
     deletion_costs,
     inject_into_pod,
     matched_of,
@@ -83,9 +84,23 @@ def test_record_deletion() -> None:
         and out.statuses[0]["missingReplicas"] == 1
     )
     assert record_deletion(out.statuses, "p", "a", NOW).statuses is None
-    uncapped = record_deletion(statuses, "q", "b", NOW).statuses
-    assert uncapped is not None and uncapped[1]["missingReplicas"] == -1
+    uncapped = record_deletion(statuses, "q", "b", NOW)  # upstream: nothing to give back
+    assert uncapped.statuses is None and uncapped.subset == "b"
     assert record_deletion(statuses, "p", "zz", NOW).statuses is None
+
+
+def test_deleting_subset_needs_an_active_controlled_annotated_pod() -> None:
+    pod = _pod("web-1")
+    pod["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "web-x", "controller": True}]
+    assert deleting_subset(pod) is None  # no matched annotation
+    pod["metadata"]["annotations"] = {MATCHED_ANNOTATION: Matched("ws", "a").encode()}
+    assert deleting_subset(pod) == Matched("ws", "a")
+    assert deleting_subset({**pod, "metadata": {**pod["metadata"], "ownerReferences": []}}) is None
+    gone = {**pod, "metadata": {**pod["metadata"], "deletionTimestamp": "2026-01-01T12:00:00Z"}}
+    assert deleting_subset(gone) is None
+    assert deleting_subset({**pod, "status": {"phase": "Succeeded"}}) is None
+    pod["metadata"]["annotations"] = {MATCHED_ANNOTATION: "{not json"}
+    assert deleting_subset(pod) is None
 
 
 def test_injection() -> None:
@@ -147,13 +162,13 @@ def test_subset_status_accounting_and_expiry() -> None:
         "conditions": [{"type": "Schedulable", "status": "True"}],
     }
     pods = [_pod("p1"), _pod("p2")]
-    out = subset_status({"name": "a", "maxReplicas": 4}, old, pods, frozenset({"p1", "p2"}), 6, NOW)
+    out = subset_status({"name": "a", "maxReplicas": 4}, old, pods, 6, NOW)
     assert out["replicas"] == 2
     assert out["creatingPods"] == {"p9": recent}  # p1 seen, stale expired
     assert out["deletingPods"] == {"p2": recent}  # "gone" is gone
     assert out["missingReplicas"] == 4 - 2 - 1 + 1
     assert out["conditions"] == old["conditions"]
-    uncapped = subset_status({"name": "b"}, None, pods, frozenset(), 6, NOW)
+    uncapped = subset_status({"name": "b"}, None, pods, 6, NOW)
     assert uncapped == {"name": "b", "replicas": 2, "missingReplicas": -1}
 
 
@@ -189,7 +204,7 @@ def test_next_statuses_groups_pods_by_their_matched_subset() -> None:
             "creatingPods": {"b3": NOW.strftime("%Y-%m-%dT%H:%M:%SZ")},
         }
     ]
-    out = next_statuses("ws", subsets, old, pods, frozenset(), 6, NOW)
+    out = next_statuses("ws", subsets, old, pods, 6, NOW)
     assert [(s["name"], s["replicas"], s["missingReplicas"]) for s in out] == [("a", 1, 1), ("b", 2, -1)]
     assert out[1]["creatingPods"] == {"b3": "2026-01-01T12:00:00Z"}
 
@@ -199,5 +214,5 @@ def test_a_creation_recorded_by_uid_is_dropped_when_its_pod_is_seen() -> None:
     pod = _pod("web-x1")
     pod["metadata"]["annotations"] = {MATCHED_ANNOTATION: Matched("ws", "a", "u-1").encode()}
     old: Any = {"name": "a", "replicas": 0, "missingReplicas": 1, "creatingPods": {"u-1": stamp}}
-    out = subset_status({"name": "a", "maxReplicas": 2}, old, [pod], frozenset({"web-x1"}), 6, NOW)
+    out = subset_status({"name": "a", "maxReplicas": 2}, old, [pod], 6, NOW)
     assert "creatingPods" not in out and out["missingReplicas"] == 1

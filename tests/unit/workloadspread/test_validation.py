@@ -101,3 +101,15 @@ def test_update_and_conflict() -> None:
         "ws.spec.targetRef is in conflict with other WorkloadSpread first"
     )
     assert _msg(_ws(), others=[_ws()]) == ""
+
+
+def test_target_filter_selector_must_convert() -> None:
+    ws = _ws()
+    ws["spec"]["targetFilter"] = {"selector": {"matchExpressions": [{"key": "a", "operator": "Foo"}]}}
+    message = _msg(ws)
+    assert message.startswith("spec.targetFilter: Invalid value: ")
+    assert message.endswith('"Foo" is not a valid label selector operator')
+    ws["spec"]["targetFilter"] = {"selector": {"matchLabels": {"app": "web"}}, "replicasPathList": ["spec.x"]}
+    assert _msg(ws) == ""
+    ws["spec"]["targetFilter"] = {"replicasPathList": ["spec.x"]}  # no selector: valid (selects nothing)
+    assert _msg(ws) == ""

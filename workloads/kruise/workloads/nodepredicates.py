@@ -32,6 +32,7 @@ __all__ = [
     "node_affinity_matches",
     "pin_to_node",
     "target_node",
+    "term_matches",
     "tolerates",
     "untolerated_taints",
 ]
@@ -108,7 +109,9 @@ def _requirement(req: Mapping[str, Any], value: str | None) -> bool:
     return False
 
 
-def _term_matches(term: Mapping[str, Any], node: KubeObject) -> bool:
+def term_matches(term: Mapping[str, Any], node: KubeObject) -> bool:
+    """One ``NodeSelectorTerm`` (all its expressions and fields) matches ``node``; an empty or
+    malformed term matches nothing."""
     expressions = [mapping(e) for e in sequence(term.get("matchExpressions"))]
     fields = [mapping(f) for f in sequence(term.get("matchFields"))]
     if not expressions and not fields:
@@ -135,7 +138,7 @@ def node_affinity_matches(pod_spec: Mapping[str, Any], node: KubeObject) -> bool
     required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     if required is None:
         return True
-    return any(_term_matches(mapping(t), node) for t in sequence(mapping(required).get("nodeSelectorTerms")))
+    return any(term_matches(mapping(t), node) for t in sequence(mapping(required).get("nodeSelectorTerms")))
 
 
 def pin_to_node(affinity: Mapping[str, Any] | None, node_name: str) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The shared pod webhook: one mutating path (``/mutate-pod``) and one validating path
-(``/validate-pod``) that every pod feature joins (SidecarSet and PodUnavailableBudget now;
-WorkloadSpread later), as upstream's ``pkg/webhook/pod``.
+(``/validate-pod``) that every pod feature joins (SidecarSet, PodUnavailableBudget,
+WorkloadSpread, ...), as upstream's ``pkg/webhook/pod``.
 
 - **Mutating** (``mpod.kb.io``, pods CREATE): a chain of :class:`PodMutator`\\ s, each changing
   its copy of the pod in turn; the answer is one JSON patch from the pod as received to the pod
@@ -11,8 +11,9 @@ WorkloadSpread later), as upstream's ``pkg/webhook/pod``.
 - **Validating** (``vpod.kb.io``, pods UPDATE/DELETE, ``vpodeviction.kb.io``, ``pods/eviction``
   CREATE): a chain of :class:`PodValidator`\\ s. The path is served, but the configuration entries
   are emitted only as a validating feature scopes them (:class:`ValidatingScope`, e.g.
-  PodUnavailableBudget's :mod:`kruise.workloads.podunavailablebudget.scope`): a webhook with
-  nothing to judge would make every pod update and deletion wait for the manager.
+  PodUnavailableBudget's :mod:`kruise.workloads.podunavailablebudget.scope`; the features'
+  scopes joined by :func:`merge_scopes`): a webhook with nothing to judge would make every pod
+  update and deletion wait for the manager.
 
 Scope (:func:`pod_webhook_specs`): upstream's namespace selector (not ``control-plane:
 openkruise``, not ``kube-system``; here the manager's namespace too), ``failurePolicy`` and
@@ -25,7 +26,7 @@ feature could change. Gate ``PodWebhook`` (default on) removes both webhooks.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -42,14 +43,18 @@ from kruise.core.webhook.patch import json_patch
 from kruise.workloads.pods import is_active
 
 __all__ = [
+    "EVICTION_CONDITION",
     "MUTATE_POD_PATH",
     "POD_CONDITION",
+    "VALIDATED_POD",
     "VALIDATE_POD_PATH",
     "PodMutationError",
     "PodMutator",
     "PodValidator",
     "PodWebhook",
     "ValidatingScope",
+    "eviction_condition",
+    "merge_scopes",
     "pod_namespace_selector",
     "pod_webhook_specs",
 ]
@@ -62,6 +67,10 @@ VALIDATE_POD_PATH = "/validate-pod"
 MUTATING_NAME = "mpod.kb.io"
 POD_CONDITION = "kruise-pod-selected"
 """Name of the pod webhook's ``matchConditions`` entry (its expression changes with the SidecarSets)."""
+VALIDATED_POD = "kruise-pod-validated"
+"""Name of ``vpod.kb.io``'s condition when several features' conditions are OR'ed."""
+EVICTION_CONDITION = "kruise-eviction-namespaces"
+"""Name of ``vpodeviction.kb.io``'s condition (its namespaces change with the features' objects)."""
 
 
 class PodMutationError(Exception):
@@ -154,13 +163,44 @@ class ValidatingScope:
     """What the validating pod webhooks are sent (a feature of the validating chain sets it).
 
     ``operations`` are ``vpod.kb.io``'s pod operations (none: no such webhook) with the CEL
-    ``pod_conditions``; ``eviction_conditions`` scope ``vpodeviction.kb.io`` (``None``: no such
-    webhook).
+    ``pod_conditions`` (all must hold); ``eviction_namespaces`` scope ``vpodeviction.kb.io``
+    (``None``: no such webhook). :func:`merge_scopes` joins the features' scopes.
     """
 
     operations: tuple[str, ...] = ()
     pod_conditions: tuple[MatchCondition, ...] = ()
-    eviction_conditions: tuple[MatchCondition, ...] | None = None
+    eviction_namespaces: frozenset[str] | None = None
+
+
+def merge_scopes(*scopes: ValidatingScope | None) -> ValidatingScope | None:
+    """One scope sending what any of ``scopes`` asks for (``None`` when none asks): operations in
+    UPDATE, DELETE order, the pod conditions OR'ed (one condition :data:`VALIDATED_POD`; a single
+    scope's are kept as they are), the eviction namespaces united."""
+    present = [s for s in scopes if s is not None]
+    if not present:
+        return None
+    if len(present) == 1:
+        return present[0]
+    operations = tuple(op for op in ("UPDATE", "DELETE") if any(op in s.operations for s in present))
+    with_pods = [s for s in present if s.operations]
+    conditions: tuple[MatchCondition, ...] = ()
+    if len(with_pods) == 1:
+        conditions = with_pods[0].pod_conditions
+    elif with_pods and all(s.pod_conditions for s in with_pods):
+        either = " || ".join(
+            "(" + " && ".join(f"({c.expression})" for c in s.pod_conditions) + ")" for s in with_pods
+        )
+        conditions = (MatchCondition(VALIDATED_POD, either),)
+    evicting = [s.eviction_namespaces for s in present if s.eviction_namespaces is not None]
+    namespaces = frozenset().union(*evicting) if evicting else None
+    return ValidatingScope(operations, conditions, namespaces)
+
+
+def eviction_condition(namespaces: Iterable[str]) -> MatchCondition:
+    """``vpodeviction.kb.io``'s condition: the request's namespace is one of ``namespaces``
+    (namespace names are DNS labels, safe inside CEL quotes)."""
+    names = ", ".join(f"'{ns}'" for ns in sorted(set(namespaces)))
+    return MatchCondition(EVICTION_CONDITION, f"request.namespace in [{names}]")
 
 
 def pod_webhook_specs(
@@ -189,9 +229,9 @@ def pod_webhook_specs(
     if validating.operations:
         pods = Rule("", "v1", "pods", validating.operations)
         wanted.append(("vpod.kb.io", pods, validating.pod_conditions))
-    if validating.eviction_conditions is not None:
+    if validating.eviction_namespaces is not None:
         eviction = Rule("", "v1", "pods/eviction", ("CREATE",))
-        wanted.append(("vpodeviction.kb.io", eviction, validating.eviction_conditions))
+        wanted.append(("vpodeviction.kb.io", eviction, (eviction_condition(validating.eviction_namespaces),)))
     for name, rule, match in wanted:
         specs.append(
             WebhookSpec(

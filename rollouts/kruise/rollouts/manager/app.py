@@ -58,6 +58,7 @@ from kruise.rollouts.manager.webhooks import (
 from kruise.rollouts.rollout.rollout_webhooks import CONVERT_PATH
 from kruise.workloads.api.persistentpodstate import PERSISTENTPODSTATES
 from kruise.workloads.api.podunavailablebudget import PUBS
+from kruise.workloads.api.workloadspread import WORKLOADSPREADS
 
 log = logging.getLogger("kruise.manager")
 
@@ -149,7 +150,11 @@ class Manager:
             socks += (probe_sock := _bind(opts.health_probe_addr), metrics_sock := _bind(opts.metrics_addr))
             if opts.manage_webhook_configurations:
                 specs = webhook_specs(
-                    opts, cache.list(SIDECARSETS), cache.list(PUBS), cache.list(PERSISTENTPODSTATES)
+                    opts,
+                    cache.list(SIDECARSETS),
+                    cache.list(PUBS),
+                    cache.list(PERSISTENTPODSTATES),
+                    cache.list(WORKLOADSPREADS),
                 )
                 await self._register_configurations(ca, specs)
             runners.append(await self._serve_probes(probe_sock))

@@ -33,7 +33,7 @@ from kruise.rollouts.manager.options import (
     pre_download_enabled,
     pub_gates,
 )
-from kruise.rollouts.manager.webhooks import POD_TERMS
+from kruise.rollouts.manager.webhooks import POD_TERMS, validating_scope
 from kruise.rollouts.nativedaemonset.controller import NativeDaemonSetController
 from kruise.rollouts.rollout.controller import RolloutController
 from kruise.rollouts.rollout.traffic import CONFIGMAP_NAME, KubeTraffic
@@ -64,6 +64,7 @@ from kruise.workloads.podunavailablebudget.controller import PodUnavailableBudge
 from kruise.workloads.podunavailablebudget.keeper import BudgetKeeper
 from kruise.workloads.podunavailablebudget.scope import KEY as PUB_SCOPE_KEY
 from kruise.workloads.podunavailablebudget.scope import EvictionScope
+from kruise.workloads.podwebhook import ValidatingScope
 from kruise.workloads.resourcedistribution.controller import ResourceDistributionController
 from kruise.workloads.sidecarset.controller import SidecarSetController, SidecarSetOptions
 from kruise.workloads.sidecarset.podscope import KEY as SCOPE_KEY
@@ -72,6 +73,7 @@ from kruise.workloads.statefulset.controller import StatefulSetController, State
 from kruise.workloads.statefulset.round import Options
 from kruise.workloads.uniteddeployment.controller import UnitedDeploymentController, UnitedDeploymentOptions
 from kruise.workloads.workloadspread.controller import WorkloadSpreadController
+from kruise.workloads.workloadspread.podstep import GATE as WS_GATE
 from kruise.workloads.workloadspread.podstep import pod_terms as ws_pod_terms
 
 
@@ -151,7 +153,17 @@ def _pub_enabled(w: Wiring) -> bool:
 
 
 def _pub_scope(w: Wiring, view: ScopedCache) -> Reconciler:
-    return EvictionScope(w.kube, lambda: view.list(PUBS))
+    def scope() -> ValidatingScope | None:
+        return validating_scope(w.gates, view.list(PUBS), view.list(WORKLOADSPREADS))
+
+    return EvictionScope(w.kube, scope, resources=(PUBS, WORKLOADSPREADS))
+
+
+def _evictions_scoped(w: Wiring) -> bool:
+    """Some step of the validating pod chain judges evictions (the budget check, or WorkloadSpread
+    recording deletions)."""
+    workloadspread = w.gates.get("PodWebhook", True) and w.gates.get(WS_GATE, True)
+    return pub_gates(w.gates)["PodUnavailableBudgetDeleteGate"] or workloadspread
 
 
 def _pubs(w: Wiring, view: ScopedCache) -> Reconciler:
@@ -339,7 +351,7 @@ ROWS: tuple[Row, ...] = (
     Row(
         EvictionScope.name,
         _pub_scope,
-        lambda w: pub_gates(w.gates)["PodUnavailableBudgetDeleteGate"],
+        _evictions_scoped,
         kick=PUB_SCOPE_KEY,
     ),
     Row(PodUnavailableBudgetController.name, _pubs, _pub_enabled),

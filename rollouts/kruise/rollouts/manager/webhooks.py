@@ -68,7 +68,10 @@ from kruise.workloads.podwebhook import (
     MUTATE_POD_PATH,
     VALIDATE_POD_PATH,
     PodMutator,
+    PodValidator,
     PodWebhook,
+    ValidatingScope,
+    merge_scopes,
     pod_webhook_specs,
 )
 from kruise.workloads.resourcedistribution.webhooks import GATE as RD_GATE
@@ -95,7 +98,8 @@ from kruise.workloads.uniteddeployment.webhooks import (
     UnitedDeploymentWebhooks,
     uniteddeployment_webhook_specs,
 )
-from kruise.workloads.workloadspread.podstep import WsPodMutator
+from kruise.workloads.workloadspread.podstep import GATE as WS_GATE
+from kruise.workloads.workloadspread.podstep import WsPodMutator, WsPodValidator, ws_validating_scope
 from kruise.workloads.workloadspread.webhooks import VALIDATE_PATH as VALIDATE_WS_PATH
 from kruise.workloads.workloadspread.webhooks import WorkloadSpreadWebhooks, ws_reads, ws_webhook_specs
 
@@ -132,14 +136,15 @@ def webhook_settings(options: ManagerOptions) -> WebhookSettings:
 @dataclass(frozen=True)
 class WebhookContext:
     """What a row's configurations depend on: the settings from the flags, the options (gates),
-    the SidecarSets that scope the mutating pod webhook and the PodUnavailableBudgets that scope
-    the eviction one."""
+    the SidecarSets that scope the mutating pod webhook and the PodUnavailableBudgets and
+    WorkloadSpreads that scope the eviction one."""
 
     settings: WebhookSettings
     options: ManagerOptions
     sidecarsets: tuple[KubeObject, ...] = ()
     pubs: tuple[KubeObject, ...] = ()
     ppss: tuple[KubeObject, ...] = ()
+    workloadspreads: tuple[KubeObject, ...] = ()
 
     def gate(self, name: str, default: bool = False) -> bool:
         return self.options.feature_gates.get(name, default)
@@ -161,13 +166,23 @@ def _gates(options: ManagerOptions) -> Mapping[str, bool]:
     return options.feature_gates
 
 
+def validating_scope(
+    gates: Mapping[str, bool], pubs: Iterable[KubeObject], workloadspreads: Iterable[KubeObject]
+) -> ValidatingScope | None:
+    """What the validating pod chain's steps ask to be sent (the budget check's, WorkloadSpread's
+    deletion records'), joined; also what the eviction webhook's scope keeper writes."""
+    return merge_scopes(
+        pub_validating_scope(pub_gates(gates), pubs), ws_validating_scope(gates, workloadspreads)
+    )
+
+
 def _pods_specs(ctx: WebhookContext) -> list[WebhookSpec]:
     if not ctx.gate("PodWebhook", True):
         return []
     return pod_webhook_specs(
         ctx.settings,
         condition=pod_match_condition(ctx.sidecarsets, (*POD_TERMS, *pps_pod_terms(ctx.ppss))),
-        validating=pub_validating_scope(pub_gates(ctx.options.feature_gates), ctx.pubs),
+        validating=validating_scope(ctx.options.feature_gates, ctx.pubs, ctx.workloadspreads),
     )
 
 
@@ -176,14 +191,15 @@ def _pods(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapp
         return {}
     namespace = options.leader_election_namespace
     budgets = pub_gates(_gates(options))
-    validators = [PubPodValidator(kube, budgets)] if any(budgets.values()) else []
+    validators: list[PodValidator] = [PubPodValidator(kube, budgets)] if any(budgets.values()) else []
     mutators: list[PodMutator] = [
         SidecarSetPodMutator(cache, namespace=namespace),
         LaunchPriorityMutator(),
         PpsPodMutator(cache),
     ]
-    if _gates(options).get("WorkloadSpread", True):
+    if _gates(options).get(WS_GATE, True):
         mutators.insert(0, WsPodMutator(kube, cache))
+        validators.insert(0, WsPodValidator(kube))  # upstream: before the budget check
     pods = PodWebhook(mutators, validators)
     return {MUTATE_POD_PATH: pods.mutate, VALIDATE_POD_PATH: pods.validate}
 
@@ -357,12 +373,20 @@ def webhook_specs(
     sidecarsets: Iterable[KubeObject] = (),
     pubs: Iterable[KubeObject] = (),
     ppss: Iterable[KubeObject] = (),
+    workloadspreads: Iterable[KubeObject] = (),
 ) -> list[WebhookSpec]:
     """Every webhook for the configurations (in :data:`WEBHOOK_ROWS` order); ``sidecarsets`` and
     ``ppss`` (PersistentPodStates) scope the mutating pod webhook
-    (:mod:`kruise.workloads.sidecarset.scope`) and ``pubs`` the eviction one
-    (:mod:`kruise.workloads.podunavailablebudget.scope`)."""
-    ctx = WebhookContext(webhook_settings(options), options, tuple(sidecarsets), tuple(pubs), tuple(ppss))
+    (:mod:`kruise.workloads.sidecarset.scope`) and ``pubs`` and ``workloadspreads`` the eviction
+    one (:mod:`kruise.workloads.podunavailablebudget.scope`)."""
+    ctx = WebhookContext(
+        webhook_settings(options),
+        options,
+        tuple(sidecarsets),
+        tuple(pubs),
+        tuple(ppss),
+        tuple(workloadspreads),
+    )
     return [spec for row in WEBHOOK_ROWS for spec in row.specs(ctx)]
 
 

@@ -44,6 +44,7 @@ __all__ = [
     "WORKLOADSPREAD_CRD",
     "SubsetStatusView",
     "SubsetView",
+    "TargetFilterView",
     "WorkloadSpread",
     "WorkloadSpreadView",
     "WsSpecView",
@@ -287,11 +288,18 @@ class TargetView(TypedDict, total=False):
     name: str
 
 
+class TargetFilterView(TypedDict, total=False):
+    """``spec.targetFilter``: a label selector and dot-separated integer field paths."""
+
+    selector: dict[str, Any]
+    replicasPathList: list[str]
+
+
 class WsSpecView(TypedDict, total=False):
     """``spec``."""
 
     targetRef: TargetView
-    targetFilter: dict[str, Any]
+    targetFilter: TargetFilterView
     subsets: list[SubsetView]
     scheduleStrategy: StrategyView
 

@@ -11,31 +11,33 @@ CREATE) see every pod outside ``kube-system`` and ``control-plane: openkruise`` 
   pod it counts. Upstream's handler admits a pod without it at once, so nothing it would judge is
   left out.
 - An eviction request's object is the ``Eviction``, not the pod, so CEL cannot see that
-  annotation: ``vpodeviction.kb.io`` is scoped to the namespaces that hold a PUB
-  (:func:`eviction_condition`, rewritten by :class:`EvictionScope` when PUBs come and go). With
-  no PUB anywhere the webhook is never called.
+  annotation: ``vpodeviction.kb.io`` is scoped to the namespaces that hold a PUB (or another
+  validating feature's object, e.g. a WorkloadSpread:
+  :func:`~kruise.workloads.podwebhook.eviction_condition` of the joined
+  :class:`~kruise.workloads.podwebhook.ValidatingScope`, rewritten by :class:`EvictionScope` when
+  those objects come and go). With none anywhere the webhook is never called.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 from kruise.core.informer import Delta, EventType
 from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import Resource
 from kruise.core.runtime import ControllerSpec, Watch
 from kruise.core.webhook.configuration import MatchCondition, set_match_conditions
 from kruise.core.workqueue import Result
 from kruise.workloads.api.podunavailablebudget import PUBS, RELATED_PUB_ANNOTATION
-from kruise.workloads.objects import KubeObject, namespace
+from kruise.workloads.podwebhook import ValidatingScope, eviction_condition
 
 __all__ = [
     "EVICTION_WEBHOOK",
     "POD_WEBHOOK",
     "PROTECTED_POD",
     "EvictionScope",
-    "eviction_condition",
 ]
 
 POD_WEBHOOK = "vpod.kb.io"
@@ -51,41 +53,39 @@ PROTECTED_POD = MatchCondition(
 """``vpod.kb.io``'s condition: only pods a PUB counts are sent."""
 
 
-def eviction_condition(pubs: Iterable[KubeObject]) -> MatchCondition:
-    """``vpodeviction.kb.io``'s condition: the request's namespace holds one of ``pubs``
-    (namespace names are DNS labels, safe inside CEL quotes)."""
-    names = ", ".join(f"'{ns}'" for ns in sorted({namespace(p) for p in pubs}))
-    return MatchCondition("pub-namespaces", f"request.namespace in [{names}]")
-
-
 def _created_or_deleted(delta: Delta) -> bool:
     return delta.type is not EventType.MODIFIED
 
 
 class EvictionScope:
-    """Keeps ``vpodeviction.kb.io``'s condition equal to :func:`eviction_condition` of the cached
-    PUBs: from its own one-key controller (PUB created or deleted, and every
-    :data:`RECHECK_SECONDS`) and from the PUB controller before it writes a status (so a budget
-    in force is already in the webhook's scope)."""
+    """Keeps ``vpodeviction.kb.io``'s condition equal to
+    :func:`~kruise.workloads.podwebhook.eviction_condition` of ``scope()``'s namespaces (the
+    validating features' scope over the cached objects): from its own one-key controller (an
+    object of ``resources`` created or deleted, and every :data:`RECHECK_SECONDS`) and from the
+    PUB controller before it writes a status (so a budget in force is already in the webhook's
+    scope)."""
 
     name = "pub-webhook-scope"
 
     def __init__(
         self,
         kube: KubeClient,
-        pubs: Callable[[], Sequence[KubeObject]],
+        scope: Callable[[], ValidatingScope | None],
         *,
+        resources: Sequence[Resource] = (PUBS,),
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.kube = kube
-        self.pubs = pubs
+        self.scope = scope
+        self.resources = tuple(resources)
         self.clock = clock
         self._lock = asyncio.Lock()
         self._verified: tuple[MatchCondition, float] | None = None
 
     async def ensure(self, *, reread: bool = False) -> bool:
         """Bring the live condition in line; True when it was rewritten."""
-        wanted = eviction_condition(self.pubs())
+        scope = self.scope()
+        wanted = eviction_condition(() if scope is None else scope.eviction_namespaces or ())
         async with self._lock:
             verified = self._verified
             fresh = verified is not None and self.clock() - verified[1] < FRESH_SECONDS
@@ -96,8 +96,8 @@ class EvictionScope:
             return bool(written)
 
     def spec(self) -> ControllerSpec:
-        watch = Watch(PUBS, lambda _: (KEY,), accept=_created_or_deleted)
-        return ControllerSpec(name=self.name, watches=(watch,), workers=1)
+        watches = tuple(Watch(r, lambda _: (KEY,), accept=_created_or_deleted) for r in self.resources)
+        return ControllerSpec(name=self.name, watches=watches, workers=1)
 
     async def reconcile(self, key: str) -> Result:
         await self.ensure(reread=True)

@@ -37,7 +37,7 @@ from kruise.workloads.objects import KubeObject, annotations_of, namespace, spec
 from kruise.workloads.pods import has_unavailable_label
 from kruise.workloads.podunavailablebudget.budget import Operation, exempt
 from kruise.workloads.podunavailablebudget.keeper import BudgetKeeper
-from kruise.workloads.podunavailablebudget.scope import PROTECTED_POD, eviction_condition
+from kruise.workloads.podunavailablebudget.scope import PROTECTED_POD
 from kruise.workloads.podunavailablebudget.validation import validate_pub
 from kruise.workloads.podwebhook import ValidatingScope
 
@@ -93,7 +93,7 @@ def pub_validating_scope(gates: Mapping[str, bool], pubs: Iterable[KubeObject]) 
     return ValidatingScope(
         operations=operations,
         pod_conditions=(PROTECTED_POD,),
-        eviction_conditions=(eviction_condition(pubs),) if delete else None,
+        eviction_namespaces=frozenset(namespace(p) for p in pubs) if delete else None,
     )
 
 

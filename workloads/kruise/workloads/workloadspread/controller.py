@@ -9,15 +9,26 @@ subresource with the cached resourceVersion; a conflict retries the round) and
 pod should carry (merge-patched where it differs). While ``creatingPods``/``deletingPods``
 entries wait, the round comes back after :data:`RECHECK_SECONDS` to expire them.
 
-Wake-ups: every WorkloadSpread event; every event of a pod annotated for a WorkloadSpread; a
-target workload's events. Not done yet: Adaptive rescheduling (the ``Schedulable`` condition and
-deleting long-pending pods) and adopting pods created before the WorkloadSpread.
+Before the accounting, the target's active pods bound to a node whose annotation does not name
+this WorkloadSpread (created before it, or left by another) are adopted (:mod:`.adoption`: the
+subset that best fits their node; the node read from the API server) and merge-patched with the
+annotation, then counted like the others.
+
+``spec.targetFilter`` (:mod:`.targetfilter`): only the pods its selector matches are counted
+and adopted, and a ``replicasPathList`` gives the replicas the percentages resolve against; a
+malformed selector or a path to a non-integer skips the round (logged, retried).
+
+Wake-ups: every WorkloadSpread event; every event of a pod annotated for a WorkloadSpread, or of
+an unannotated pod bound to a node whose workload a WorkloadSpread targets; a target workload's
+events. Not done yet: Adaptive rescheduling (the ``Schedulable`` condition and deleting
+long-pending pods).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+import logging
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -27,17 +38,21 @@ from kruise.core.kube.resources import (
     DEPLOYMENTS,
     JOBS,
     NATIVE_STATEFULSETS,
+    NODES,
     PODS,
     REPLICASETS,
     STATEFULSETS,
     Resource,
 )
-from kruise.core.runtime import ControllerSpec, Watch
+from kruise.core.runtime import ControllerSpec, Watch, controller_ref
 from kruise.core.workqueue import Result
 from kruise.workloads.api.workloadspread import WORKLOADSPREADS, TargetView, WorkloadSpreadView
 from kruise.workloads.controllerbase import CacheController
-from kruise.workloads.objects import KubeObject, annotations_of, mapping, name, namespace, spec
+from kruise.workloads.objects import KubeObject, annotations_of, labels, mapping, name, namespace, spec
 from kruise.workloads.pods import is_active
+from kruise.workloads.selector import SelectorError
+from kruise.workloads.workloadspread.adoption import adopt, adoption_patch, initial_room
+from kruise.workloads.workloadspread.podstep import target_of_pod
 from kruise.workloads.workloadspread.subsets import (
     DELETION_COST_ANNOTATION,
     deletion_costs,
@@ -45,10 +60,12 @@ from kruise.workloads.workloadspread.subsets import (
     next_statuses,
     pods_by_subset,
 )
+from kruise.workloads.workloadspread.targetfilter import TargetFilterError, counts, filtered_replicas
 from kruise.workloads.workloadspread.validation import same_target
 
 __all__ = ["RECHECK_SECONDS", "WorkloadSpreadController", "workload_resource"]
 
+log = logging.getLogger("kruise.workloadspread")
 RECHECK_SECONDS = 5.0
 _WORKLOADS: tuple[Resource, ...] = (
     DEPLOYMENTS,
@@ -93,7 +110,65 @@ class WorkloadSpreadController(CacheController):
 
     def pod_keys(self, pod: KubeObject) -> Iterable[str]:
         matched = matched_of(pod)
-        return (f"{namespace(pod)}/{matched.name}",) if matched is not None and matched.name else ()
+        if matched is not None and matched.name:
+            return (f"{namespace(pod)}/{matched.name}",)
+        if not spec(pod).get("nodeName"):
+            return ()
+        target = self._target_of(pod)
+        if target is None:
+            return ()
+        return [f"{namespace(pod)}/{name(w)}" for w in self._spreads_of(namespace(pod), target)]
+
+    def _target_of(self, pod: KubeObject) -> TargetView | None:
+        ref = controller_ref(pod)
+        replicaset = None
+        if ref is not None and ref.get("kind") == "ReplicaSet":
+            replicaset = self.cache.get(REPLICASETS, f"{namespace(pod)}/{ref.get('name')}")
+        return target_of_pod(pod, replicaset)
+
+    def _spreads_of(self, ns: str, target: TargetView) -> list[KubeObject]:
+        return [
+            w
+            for w in self.cache.list(WORKLOADSPREADS)
+            if namespace(w) == ns and same_target(cast(TargetView, mapping(spec(w).get("targetRef"))), target)
+        ]
+
+    async def _adopt(
+        self, ws: KubeObject, target: TargetView, mine: Sequence[KubeObject], replicas: int
+    ) -> list[KubeObject]:
+        """Adopt the target's unmatched pods bound to a node (see the module doc); the adopted
+        pods as patched."""
+        ns, ws_name = namespace(ws), name(ws)
+        ws_spec = cast(WorkloadSpreadView, ws).get("spec", {})
+        subsets, target_filter = ws_spec.get("subsets") or [], ws_spec.get("targetFilter")
+        candidates = sorted(
+            (
+                p
+                for p in self.cache.list(PODS)
+                if namespace(p) == ns
+                and is_active(p)
+                and spec(p).get("nodeName")
+                and ((m := matched_of(p)) is None or m.name != ws_name)
+                and (t := self._target_of(p)) is not None
+                and same_target(t, target)
+                and counts(target_filter, labels(p))
+            ),
+            key=name,
+        )
+        if not candidates:
+            return []
+        room = initial_room(ws_name, subsets, mine, replicas)
+        adopted: list[KubeObject] = []
+        for pod in candidates:
+            node = await self.kube.get_or_none(NODES, str(spec(pod).get("nodeName")))
+            subset = adopt(pod, node, subsets, room) if node is not None else None
+            if subset is None:
+                continue
+            try:
+                adopted.append(await self.kube.patch(PODS, name(pod), adoption_patch(ws, subset), ns))
+            except NotFoundError:
+                continue
+        return adopted
 
     def workload_keys(self, workload: KubeObject) -> Iterable[str]:
         api_version = str(workload.get("apiVersion") or "")
@@ -102,12 +177,7 @@ class WorkloadSpreadController(CacheController):
             "kind": str(workload.get("kind") or ""),
             "name": name(workload),
         }
-        ns = namespace(workload)
-        return [
-            f"{ns}/{name(w)}"
-            for w in self.cache.list(WORKLOADSPREADS)
-            if namespace(w) == ns and same_target(cast(TargetView, mapping(spec(w).get("targetRef"))), ref)
-        ]
+        return [f"{namespace(workload)}/{name(w)}" for w in self._spreads_of(namespace(workload), ref)]
 
     async def reconcile(self, key: str) -> Result:
         obj = self.cache.get(WORKLOADSPREADS, key)
@@ -119,19 +189,28 @@ class WorkloadSpreadController(CacheController):
         res = workload_resource(target)
         workload = self.cache.get(res, f"{ns}/{target.get('name')}") if res is not None else None
         replicas = _replicas(res, workload) if res is not None and workload is not None else 0
-        mine = [
-            p
-            for p in self.cache.list(PODS)
-            if namespace(p) == ns and (m := matched_of(p)) is not None and m.name == ws_name
-        ]
-        present = frozenset(name(p) for p in mine)
+        target_filter = (ws.get("spec") or {}).get("targetFilter")
+        try:
+            if workload is not None:
+                replicas = filtered_replicas(workload, target_filter, replicas)
+            mine: list[KubeObject] = [
+                p
+                for p in self.cache.list(PODS)
+                if namespace(p) == ns
+                and (m := matched_of(p)) is not None
+                and m.name == ws_name
+                and counts(target_filter, labels(p))
+            ]
+            if workload is not None:
+                mine.extend(await self._adopt(obj, target, mine, replicas))
+        except (TargetFilterError, SelectorError) as err:
+            log.warning("WorkloadSpread %s: targetFilter: %s", key, err)
+            return Result(requeue_after=RECHECK_SECONDS)
         active = [p for p in mine if is_active(p)]
         subsets = (ws.get("spec") or {}).get("subsets") or []
         status = ws.get("status") or {}
         now = datetime.now(UTC)
-        statuses = next_statuses(
-            ws_name, subsets, status.get("subsetStatuses") or [], active, present, replicas, now
-        )
+        statuses = next_statuses(ws_name, subsets, status.get("subsetStatuses") or [], active, replicas, now)
         wanted: dict[str, Any] = {
             **status,
             "observedGeneration": (obj.get("metadata") or {}).get("generation"),

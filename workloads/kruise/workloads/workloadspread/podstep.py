@@ -1,4 +1,5 @@
-"""WorkloadSpread's step of the mutating pod webhook (``mpod.kb.io``) and its pod-scope terms.
+"""WorkloadSpread's steps of the pod webhooks (``mpod.kb.io``, ``vpod.kb.io``,
+``vpodeviction.kb.io``) and their scope.
 
 On a pod CREATE (:class:`WsPodMutator`), as upstream's ``pkg/util/workloadspread`` handler:
 
@@ -14,33 +15,87 @@ On a pod CREATE (:class:`WsPodMutator`), as upstream's ``pkg/util/workloadspread
    (:func:`~.subsets.inject_into_pod`).
 
 No subset with room (or no status yet) leaves the pod unchanged. A failed status write refuses
-the pod (HTTP 500), as upstream's handler returns the error. ``targetFilter`` is not applied.
+the pod (HTTP 500), as upstream's handler returns the error. A WorkloadSpread whose
+``targetFilter`` does not admit the pod (:func:`~.targetfilter.admits`) is passed over.
 
 :func:`pod_terms` scopes the pod webhook to the target workloads' pods (a Deployment's pods by its
 ReplicaSets' ``<name>-`` prefix).
+
+On a pod DELETE, and on a ``pods/eviction`` CREATE (the pod read fresh), neither a dry run
+(:class:`WsPodValidator`, as upstream's ``workloadSpreadValidatingPod``, which runs before the
+budget check): a pod :func:`~.subsets.deleting_subset` names (annotated, active, controlled) is
+recorded in its subset's ``deletingPods`` by :func:`~.subsets.record_deletion`, written as on
+CREATE (fresh read, resourceVersion, up to :data:`RETRIES` conflicts), so the workload's
+replacement pod is admitted into the subset being vacated. The request is then left to the next
+step; a WorkloadSpread gone changes nothing; a failed read or write refuses the request (HTTP 400
+and the error, as upstream's ``admission.Errored(400, err)``). :func:`ws_validating_scope` sends
+``vpod.kb.io`` only DELETEs of annotated pods (:data:`WS_DELETED_POD`) and
+``vpodeviction.kb.io`` only evictions in namespaces holding a WorkloadSpread, so an outage of the
+manager does not hold other pods' deletions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from kruise.core.errors import ApiError, ConflictError, NotFoundError
+from kruise.core.errors import ApiError, ConflictError, KruiseError, NotFoundError
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import REPLICASETS
+from kruise.core.kube.resources import PODS, REPLICASETS
 from kruise.core.runtime import CacheReader, controller_ref
-from kruise.core.webhook import AdmissionRequest
-from kruise.workloads.api.workloadspread import WORKLOADSPREADS, TargetView, WorkloadSpreadView
-from kruise.workloads.objects import KubeObject, mapping, name, namespace, spec
-from kruise.workloads.podwebhook import PodMutationError
+from kruise.core.webhook import AdmissionRequest, AdmissionResponse
+from kruise.core.webhook.configuration import MatchCondition
+from kruise.workloads.api.workloadspread import (
+    MATCHED_ANNOTATION,
+    WORKLOADSPREADS,
+    SubsetStatusView,
+    TargetView,
+    WorkloadSpreadView,
+)
+from kruise.workloads.objects import KubeObject, labels, mapping, name, namespace, spec
+from kruise.workloads.podwebhook import PodMutationError, ValidatingScope
+from kruise.workloads.selector import SelectorError
 from kruise.workloads.sidecarset.scope import cel_literal
-from kruise.workloads.workloadspread.subsets import inject_into_pod, record_creation
+from kruise.workloads.workloadspread.subsets import (
+    Recorded,
+    deleting_subset,
+    inject_into_pod,
+    record_creation,
+    record_deletion,
+)
+from kruise.workloads.workloadspread.targetfilter import admits
 from kruise.workloads.workloadspread.validation import same_target
 
-__all__ = ["RETRIES", "WsPodMutator", "pod_terms", "target_of_pod"]
+__all__ = [
+    "GATE",
+    "RETRIES",
+    "WS_DELETED_POD",
+    "StatusWriteError",
+    "WsPodMutator",
+    "WsPodValidator",
+    "pod_terms",
+    "target_of_pod",
+    "ws_validating_scope",
+]
+
+log = logging.getLogger("kruise.workloadspread")
+GATE = "WorkloadSpread"
 
 RETRIES = 5
+WS_DELETED_POD = MatchCondition(
+    "ws-deleted-pod",
+    "request.operation == 'DELETE' && has(oldObject.metadata.annotations) && "
+    f"'{MATCHED_ANNOTATION}' in oldObject.metadata.annotations",
+)
+"""``vpod.kb.io``'s condition for this step: deletions of pods a WorkloadSpread placed."""
+
+
+class StatusWriteError(KruiseError):
+    """The WorkloadSpread's status could not be written (the pod request is refused)."""
+
+
 _OWNER_KINDS = {"CloneSet": "apps.kruise.io", "ReplicaSet": "apps", "Job": "batch", "StatefulSet": ""}
 
 
@@ -101,6 +156,64 @@ def pod_terms(workloadspreads: Iterable[KubeObject]) -> list[str]:
     return sorted(terms)
 
 
+def _admits(ws: KubeObject, pod: KubeObject) -> bool:
+    """The WorkloadSpread's ``targetFilter`` lets its webhook spread ``pod`` (a malformed selector:
+    no, as upstream skips that WorkloadSpread)."""
+    try:
+        return admits(cast(WorkloadSpreadView, ws).get("spec", {}).get("targetFilter"), labels(pod))
+    except SelectorError:
+        return False
+
+
+async def _record(
+    kube: KubeClient,
+    ws_name: str,
+    ns: str,
+    decide: Callable[[Sequence[SubsetStatusView]], Recorded],
+) -> tuple[WorkloadSpreadView, Recorded] | None:
+    """Read the WorkloadSpread fresh, ``decide`` on its ``subsetStatuses`` and write the new ones
+    (when there are) with that read's resourceVersion; a conflict reads again, up to
+    :data:`RETRIES` times (upstream's ``RetryOnConflict``). ``None``: the WorkloadSpread is gone.
+
+    Raises:
+        StatusWriteError: the write failed, or conflicted :data:`RETRIES` times.
+    """
+    for _ in range(RETRIES):
+        try:
+            ws = cast(WorkloadSpreadView, await kube.get(WORKLOADSPREADS, ws_name, ns))
+        except NotFoundError:
+            return None
+        except ApiError as err:
+            raise StatusWriteError(str(err)) from err
+        recorded = decide((ws.get("status") or {}).get("subsetStatuses") or [])
+        if recorded.statuses is not None:
+            body = {**ws, "status": {**(ws.get("status") or {}), "subsetStatuses": recorded.statuses}}
+            try:
+                await kube.replace(WORKLOADSPREADS, cast(dict[str, Any], body), subresource="status")
+            except ConflictError:
+                continue
+            except ApiError as err:
+                raise StatusWriteError(str(err)) from err
+        return ws, recorded
+    raise StatusWriteError(f"update WorkloadSpread({ns}/{ws_name}) status: too many conflicts")
+
+
+def ws_validating_scope(
+    gates: Mapping[str, bool], workloadspreads: Iterable[KubeObject]
+) -> ValidatingScope | None:
+    """The validating pod webhooks :class:`WsPodValidator` needs (``None``: gate
+    ``WorkloadSpread`` off): ``vpod.kb.io`` for DELETEs of pods carrying the matched annotation
+    (:data:`WS_DELETED_POD`) and ``vpodeviction.kb.io`` in the namespaces of ``workloadspreads``
+    (an eviction's object is not the pod)."""
+    if not gates.get(GATE, True):
+        return None
+    return ValidatingScope(
+        operations=("DELETE",),
+        pod_conditions=(WS_DELETED_POD,),
+        eviction_namespaces=frozenset(namespace(w) for w in workloadspreads),
+    )
+
+
 class WsPodMutator:
     """The WorkloadSpread step of the mutating pod webhook (see the module docstring)."""
 
@@ -127,37 +240,67 @@ class WsPodMutator:
                 for w in self.cache.list(WORKLOADSPREADS)
                 if namespace(w) == ns
                 and same_target(cast(TargetView, mapping(spec(w).get("targetRef"))), target)
+                and _admits(w, pod)
             ),
             None,
         )
         if matched is None:
             return False
         pod_name = str((pod.get("metadata") or {}).get("name") or "")
-        for _ in range(RETRIES):
-            try:
-                ws = cast(WorkloadSpreadView, await self.kube.get(WORKLOADSPREADS, name(matched), ns))
-            except NotFoundError:
-                return False
-            statuses = (ws.get("status") or {}).get("subsetStatuses") or []
-            recorded = record_creation(statuses, pod_name, datetime.now(UTC))
-            if recorded.subset is None:
-                return False
-            if recorded.statuses is not None:
-                body = {**ws, "status": {**(ws.get("status") or {}), "subsetStatuses": recorded.statuses}}
-                try:
-                    await self.kube.replace(WORKLOADSPREADS, cast(dict[str, Any], body), subresource="status")
-                except ConflictError:
-                    continue
-                except ApiError as err:
-                    raise PodMutationError(str(err)) from err
-            subset = next(
-                (s for s in (ws.get("spec") or {}).get("subsets") or [] if s.get("name") == recorded.subset),
-                None,
+        try:
+            done = await _record(
+                self.kube, name(matched), ns, lambda s: record_creation(s, pod_name, datetime.now(UTC))
             )
-            if subset is None:
-                return False
-            injected = inject_into_pod(pod, subset, name(ws), recorded.uid)
-            pod.clear()
-            pod.update(injected)
-            return True
-        raise PodMutationError(f"update WorkloadSpread({ns}/{name(matched)}) status: too many conflicts")
+        except StatusWriteError as err:
+            raise PodMutationError(str(err)) from err
+        if done is None or done[1].subset is None:
+            return False
+        ws, recorded = done
+        subset = next(
+            (s for s in (ws.get("spec") or {}).get("subsets") or [] if s.get("name") == recorded.subset),
+            None,
+        )
+        if subset is None:
+            return False
+        injected = inject_into_pod(pod, subset, name(ws), recorded.uid)
+        pod.clear()
+        pod.update(injected)
+        return True
+
+
+class WsPodValidator:
+    """The WorkloadSpread step of the validating pod webhook (see the module docstring): records
+    a deleted or evicted pod in its subset's ``deletingPods`` and lets the next step decide."""
+
+    name = "workloadspread"
+
+    def __init__(self, kube: KubeClient) -> None:
+        self.kube = kube
+
+    async def _pod(self, req: AdmissionRequest) -> KubeObject | None:
+        sub = req.raw.get("subResource") or ""
+        if req.dry_run:
+            return None
+        if req.operation == "DELETE" and not sub:
+            return req.old_object
+        if req.operation == "CREATE" and sub == "eviction" and req.name and req.namespace:
+            return await self.kube.get_or_none(PODS, req.name, req.namespace)
+        return None
+
+    async def validate(self, req: AdmissionRequest) -> AdmissionResponse | None:
+        try:
+            pod = await self._pod(req)
+            matched = deleting_subset(pod) if pod is not None else None
+            if pod is None or matched is None:
+                return None
+            pod_name = name(pod)
+            await _record(
+                self.kube,
+                matched.name,
+                namespace(pod) or str(req.namespace or ""),
+                lambda s: record_deletion(s, pod_name, matched.subset, datetime.now(UTC)),
+            )
+        except KruiseError as err:
+            log.info("pod %s/%s: WorkloadSpread deletion not recorded: %s", req.namespace, req.name, err)
+            return AdmissionResponse.deny(str(err), code=400, reason="BadRequest")
+        return None

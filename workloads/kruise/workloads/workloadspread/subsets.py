@@ -6,8 +6,12 @@
   ``-1``, the uncapped value); its name (or a generated uid when it has none yet) goes into that
   subset's ``creatingPods`` and ``missingReplicas`` drops by one (not below 0). A pod already
   recorded in some subset's ``creatingPods``/``deletingPods`` changes nothing.
-- **Deletion** (:func:`record_deletion`): a pod annotated with a subset of this WorkloadSpread
-  goes into that subset's ``deletingPods``; a non-negative ``missingReplicas`` grows by one.
+- **Deletion** (:func:`deleting_subset`, :func:`record_deletion`): an active pod with a
+  controller whose ``apps.kruise.io/matched-workloadspread`` annotation parses is recorded in its
+  subset's ``deletingPods`` (pod name -> time) when it is deleted or evicted; a non-negative
+  ``missingReplicas`` grows by one (so the workload's replacement is admitted into the subset
+  being vacated). A pod already recorded, an uncapped subset (``missingReplicas`` ``-1``) or an
+  unknown subset changes nothing.
 - **Injection** (:func:`inject_into_pod`): the subset's tolerations are appended, its preferred
   terms appended to the pod's preferred node affinity, its required term becomes the pod's only
   required term (or is ANDed into every existing term), then ``patch`` is applied as a strategic
@@ -17,8 +21,9 @@
   those pods and the not-yet-seen creations, plus the not-yet-gone deletions (``-1`` when
   uncapped); ``creatingPods`` entries are dropped once the pod is seen (by name, or by the
   ``uid`` its annotation carries when it had no name at admission) or after
-  :data:`CREATE_POD_TIMEOUT`, ``deletingPods`` entries once the pod is gone or after
-  :data:`DELETE_POD_TIMEOUT`.
+  :data:`CREATE_POD_TIMEOUT`, ``deletingPods`` entries once the pod is no longer active (gone,
+  or seen terminating: it no longer counts) or after :data:`DELETE_POD_TIMEOUT`; a kept deletion
+  gives its room back to ``missingReplicas``.
 - **Deletion cost** (:func:`deletion_costs`): subset ``i`` of ``n`` gives its pods
   ``100 * (n - i)``; the pods over a capped subset's ``maxReplicas`` (the ones that sort first as
   scale-in victims) get ``-100 * (n - i)``. So scale-in removes later subsets' pods and pods over a
@@ -44,7 +49,7 @@ from kruise.workloads.api.workloadspread import (
 )
 from kruise.workloads.intorpercent import scaled_value
 from kruise.workloads.objects import KubeObject
-from kruise.workloads.pods import compare_active_pods
+from kruise.workloads.pods import compare_active_pods, is_active
 from kruise.workloads.uniteddeployment.podpatch import patch_pod_template
 
 __all__ = [
@@ -53,6 +58,8 @@ __all__ = [
     "DELETION_COST_ANNOTATION",
     "Matched",
     "Recorded",
+    "and_required_term",
+    "deleting_subset",
     "deletion_costs",
     "inject_into_pod",
     "matched_of",
@@ -167,12 +174,41 @@ def record_deletion(
     for status in out:
         if status.get("name") != subset:
             continue
+        if status.get("missingReplicas", 0) == -1:
+            return Recorded(None, subset)  # uncapped: upstream records nothing
         status.setdefault("deletingPods", {})[pod_name] = _stamp(now)
         missing = status.get("missingReplicas", 0)
         if missing >= 0:
             status["missingReplicas"] = missing + 1
         return Recorded(out, subset)
     return Recorded(None, None)
+
+
+def deleting_subset(pod: KubeObject) -> Matched | None:
+    """The WorkloadSpread and subset whose ``deletingPods`` a deleted or evicted ``pod`` goes
+    into, or ``None``: upstream's ``HandlePodDeletion`` skips pods without the matched annotation
+    (or with one that does not parse), pods not active (being deleted, Succeeded, Failed) and pods
+    with no controller."""
+    matched = matched_of(pod)
+    owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+    controlled = any(r.get("controller") for r in owners)
+    if matched is None or not matched.name or not is_active(pod) or not controlled:
+        return None
+    return matched
+
+
+def and_required_term(terms: Sequence[Any], required: Mapping[str, Any]) -> list[Any]:
+    """A pod's required node selector ``terms`` with a subset's ``required`` term ANDed into each
+    (its expressions and fields appended), or ``[required]`` when the pod has none (copies)."""
+    if not terms:
+        return [copy.deepcopy(dict(required))]
+    out = copy.deepcopy(list(terms))
+    for term in out:
+        for field in ("matchExpressions", "matchFields"):
+            extra = required.get(field) or []
+            if extra:
+                term[field] = list(term.get(field) or []) + copy.deepcopy(list(extra))
+    return out
 
 
 def inject_into_pod(pod: KubeObject, subset: SubsetView, ws_name: str, uid: str = "") -> dict[str, Any]:
@@ -190,15 +226,7 @@ def inject_into_pod(pod: KubeObject, subset: SubsetView, ws_name: str, uid: str 
     required = subset.get("requiredNodeSelectorTerm")
     if required is not None:
         selector = node_affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
-        terms = selector.get("nodeSelectorTerms") or []
-        if not terms:
-            selector["nodeSelectorTerms"] = [copy.deepcopy(required)]
-        else:
-            for term in terms:
-                for field in ("matchExpressions", "matchFields"):
-                    extra = required.get(field) or []
-                    if extra:
-                        term[field] = list(term.get(field) or []) + copy.deepcopy(extra)
+        selector["nodeSelectorTerms"] = and_required_term(selector.get("nodeSelectorTerms") or [], required)
     if subset.get("patch"):
         out = patch_pod_template(out, subset["patch"])
     metadata = out.setdefault("metadata", {})
@@ -228,16 +256,15 @@ def subset_status(
     subset: SubsetView,
     old: SubsetStatusView | None,
     pods: Sequence[KubeObject],
-    present: frozenset[str],
     workload_replicas: int,
     now: datetime,
 ) -> SubsetStatusView:
-    """The controller's new status of ``subset``: ``pods`` are its active pods, ``present`` the
-    names of all the workload's pods the controller sees (deleting ones included); ``old`` the
+    """The controller's new status of ``subset``: ``pods`` are its active pods; ``old`` the
     current status entry (its conditions are kept). See the module doc for the rules."""
     cap = max_replicas(subset, workload_replicas)
-    names = {str((p.get("metadata") or {}).get("name", "")) for p in pods}
-    names |= {m.uid for p in pods if (m := matched_of(p)) is not None and m.uid}  # nameless at admission
+    active_names = {str((p.get("metadata") or {}).get("name", "")) for p in pods}
+    # a pod nameless at admission was recorded by the uid its annotation carries
+    names = active_names | {m.uid for p in pods if (m := matched_of(p)) is not None and m.uid}
     creating: dict[str, str] = {}
     for name, stamp in ((old or {}).get("creatingPods") or {}).items():
         when = _parse(stamp)
@@ -246,12 +273,10 @@ def subset_status(
     deleting: dict[str, str] = {}
     for name, stamp in ((old or {}).get("deletingPods") or {}).items():
         when = _parse(stamp)
-        if name in present and when is not None and now - when < DELETE_POD_TIMEOUT:
+        if name in active_names and when is not None and now - when < DELETE_POD_TIMEOUT:
             deleting[name] = stamp
     active = len(pods)
-    missing = (
-        -1 if cap is None else max(cap - active - len(creating) + len([n for n in deleting if n in names]), 0)
-    )
+    missing = -1 if cap is None else max(cap - active - len(creating) + len(deleting), 0)
     out: SubsetStatusView = {"name": subset.get("name", ""), "replicas": active, "missingReplicas": missing}
     if creating:
         out["creatingPods"] = creating
@@ -304,7 +329,6 @@ def next_statuses(
     subsets: Sequence[SubsetView],
     old: Sequence[SubsetStatusView],
     pods: Sequence[KubeObject],
-    present: frozenset[str],
     workload_replicas: int,
     now: datetime,
 ) -> list[SubsetStatusView]:
@@ -317,7 +341,6 @@ def next_statuses(
             subset,
             by_name.get(subset.get("name")),
             grouped[str(subset.get("name", ""))],
-            present,
             workload_replicas,
             now,
         )

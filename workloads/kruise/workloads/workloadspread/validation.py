@@ -14,8 +14,10 @@ Field errors (answered as one aggregate, HTTP 400, nothing stored):
 3. ``spec.scheduleStrategy``: type ``""``, ``Fixed`` or ``Adaptive``; with ``adaptive`` set the
    type must be ``Adaptive``, the last subset (of several) uncapped, and
    ``rescheduleCriticalSeconds`` within ``[0, (300 - 5) / (len(subsets) - 1)]``;
-4. on UPDATE the target's group, kind and name unchanged;
-5. no other WorkloadSpread of the namespace on the same group, kind and name.
+4. ``spec.targetFilter``: its selector must convert (``LabelSelectorAsSelector``; detail Go's
+   error text; the value shown is the selector, not upstream's printed struct pointer);
+5. on UPDATE the target's group, kind and name unchanged;
+6. no other WorkloadSpread of the namespace on the same group, kind and name.
 
 Node selector terms, tolerations and ``patch`` are checked by the CRD schema only (upstream also
 runs the core validators on them; not reproduced).
@@ -26,7 +28,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from kruise.workloads.admission.fielderrors import FieldError, go_int_or_string, invalid, required
+from kruise.workloads.admission.fielderrors import (
+    FieldError,
+    go_int_or_string,
+    go_label_selector,
+    invalid,
+    required,
+)
+from kruise.workloads.admission.metavalidation import LabelSelectorError, selector_requirements
 from kruise.workloads.api.workloadspread import ADAPTIVE, FIXED, TargetView, WorkloadSpreadView, WsSpecView
 from kruise.workloads.intorpercent import IntOrPercentError, scaled_value
 from kruise.workloads.podunavailablebudget.validation import go_target_reference
@@ -178,6 +187,18 @@ def _strategy_errors(spec: WsSpecView) -> list[FieldError]:
     return errs
 
 
+def _filter_errors(spec: WsSpecView) -> list[FieldError]:
+    target_filter = spec.get("targetFilter")
+    if target_filter is None:
+        return []
+    selector = target_filter.get("selector")
+    try:
+        selector_requirements(selector)
+    except LabelSelectorError as err:
+        return [invalid("spec.targetFilter", go_label_selector(selector or {}), str(err))]
+    return []
+
+
 def validate_ws(
     ws: WorkloadSpreadView, old: WorkloadSpreadView | None, others: Iterable[WorkloadSpreadView]
 ) -> list[FieldError]:
@@ -188,6 +209,7 @@ def validate_ws(
     errs = _target_errors(target)
     errs += _subset_errors(spec)
     errs += _strategy_errors(spec)
+    errs += _filter_errors(spec)
     if old is not None:
         old_target = (old.get("spec") or {}).get("targetRef")
         if target is not None and old_target is not None and not same_target(target, old_target):
