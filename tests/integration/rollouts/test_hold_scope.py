@@ -47,7 +47,8 @@ async def test_only_template_and_rollout_id_changes_reach_the_hold(
         {"spec": {"updateStrategy": {"partition": None}}},
         {"metadata": {"labels": {"team": "a"}, "annotations": {"note": "x"}}},
         {"spec": {"replicas": 11}},
-        {"metadata": {"labels": {ROLLOUT_ID: None}, "annotations": {ROLLOUT_ID: None}}},  # absent stays absent
+        # an absent rollout-id removed: still absent, no change
+        {"metadata": {"labels": {ROLLOUT_ID: None}, "annotations": {ROLLOUT_ID: None}}},
     ):
         await kube.patch(CLONESETS, "web", body, namespace, patch_type="merge")
     # none of these can start a release: not one call (the manager counts a call before it
