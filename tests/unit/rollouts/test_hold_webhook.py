@@ -67,7 +67,9 @@ class Kube:
 
 
 def review(kube: Kube, cache: Cache) -> Any:
-    webhook = hold_webhooks(kube, cache)[PATH]  # type: ignore[arg-type]
+    webhook = hold_webhooks(
+        kube, lambda ns, kind, name: cache.by_index(ROLLOUTS, WORKLOAD_ROLLOUTS, f"{ns}/{kind}/{name}")
+    )[PATH]  # type: ignore[arg-type]
     req = AdmissionRequest("u", "UPDATE", "", "ns", "web", cloneset("v2"), cloneset("v1"), False, "me", {})
     return asyncio.run(webhook(req))
 

@@ -24,6 +24,11 @@ from typing import Any
 from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CRDS, MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS
+from kruise.core.webhook.conditions import MatchCondition as MatchCondition
+from kruise.core.webhook.conditions import entry_changed as entry_changed
+from kruise.core.webhook.conditions import field_changed as field_changed
+from kruise.core.webhook.conditions import operation_or as operation_or
+from kruise.core.webhook.conditions import operation_or_changed as operation_or_changed
 
 JSON = dict[str, Any]
 MUTATING_NAME = "kruise-mutating-webhook-configuration"
@@ -77,17 +82,6 @@ class WebhookSettings:
 
 
 @dataclass(frozen=True)
-class MatchCondition:
-    """One CEL ``matchConditions`` entry: the API server calls the webhook only when all are true."""
-
-    name: str
-    expression: str
-
-    def to_dict(self) -> JSON:
-        return {"name": self.name, "expression": self.expression}
-
-
-@dataclass(frozen=True)
 class WebhookSpec:
     """One webhook: its name (``mcloneset.kb.io``), served path, kind, rules and scope."""
 
@@ -109,44 +103,6 @@ def excluded_namespaces_selector(namespaces: tuple[str, ...]) -> JSON:
             {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": sorted(set(namespaces))}
         ]
     }
-
-
-def field_changed(path: str) -> str:
-    """CEL: ``object.<path>`` differs from ``oldObject.<path>`` (presence included)."""
-    parent, _, leaf = path.rpartition(".")
-    new, old = f"object.{parent}" if parent else "object", f"oldObject.{parent}" if parent else "oldObject"
-    return f"has({new}.{leaf}) != has({old}.{leaf}) || (has({new}.{leaf}) && {new}.{leaf} != {old}.{leaf})"
-
-
-def _entry(side: str, path: str, key: str) -> str:
-    """CEL: the ``key`` entry of the string map ``<side>.<path>``, ``''`` when the map or the
-    entry is absent."""
-    parent, _, leaf = path.rpartition(".")
-    owner = f"{side}.{parent}" if parent else side
-    return f"(has({owner}.{leaf}) && '{key}' in {owner}.{leaf} ? {owner}.{leaf}['{key}'] : '')"
-
-
-def entry_changed(path: str, key: str) -> str:
-    """CEL: the ``key`` entry of the string map at ``path`` (``metadata.labels``) differs between
-    ``object`` and ``oldObject``, an absent entry counting as ``''``; for a key a dotted path
-    cannot name (``rollouts.kruise.io/rollout-id``). Read ``oldObject``: UPDATE only."""
-    return f"{_entry('object', path, key)} != {_entry('oldObject', path, key)}"
-
-
-def operation_or_changed(*paths: str, name: str = "relevant-change") -> MatchCondition:
-    """Call the webhook for anything but an UPDATE, and for an UPDATE changing one of ``paths``.
-
-    ``paths`` are dotted fields under the object (``spec``, ``metadata.annotations``). CEL's
-    ``||`` short-circuits, so ``oldObject`` is only read on UPDATE (it is null on CREATE).
-    """
-    return operation_or(*(field_changed(p) for p in paths), name=name)
-
-
-def operation_or(*changes: str, name: str = "relevant-change") -> MatchCondition:
-    """Call the webhook for anything but an UPDATE, and for an UPDATE where one of the CEL
-    ``changes`` (:func:`entry_changed`, or any expression over ``object``/``oldObject``) holds."""
-    changed = " || ".join(f"({c})" for c in changes)
-    return MatchCondition(name, f"request.operation != 'UPDATE' || {changed}")
 
 
 @dataclass(frozen=True)

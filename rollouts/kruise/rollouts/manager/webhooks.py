@@ -16,7 +16,9 @@ from kruise.daemon.imagepulljob.webhooks import ImagePullWebhooks, imagepull_web
 from kruise.daemon.podprobemarker.webhooks import GATE as PPM_GATE
 from kruise.daemon.podprobemarker.webhooks import VALIDATE_PPM_PATH, PodProbeMarkerWebhooks, ppm_webhook_specs
 from kruise.rollouts.api.conversion import convert_review
+from kruise.rollouts.cache import ROLLOUTS_BY_WORKLOAD, WORKLOAD_ROLLOUTS
 from kruise.rollouts.manager.options import ManagerOptions, image_pull_jobs_enabled, pub_gates
+from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.rollout_webhooks import (
     CONVERT_PATH,
     MUTATE_ROLLOUT_PATH,
@@ -25,7 +27,7 @@ from kruise.rollouts.rollout.rollout_webhooks import (
     rollout_webhook_specs,
 )
 from kruise.rollouts.rollout.rollout_webhooks import CONVERTED_CRDS as ROLLOUT_CONVERTED_CRDS
-from kruise.rollouts.workloads.holdwebhook import HOLD_READS, hold_webhook_specs, hold_webhooks
+from kruise.rollouts.workloads.holdwebhook import CachedRollouts, hold_webhook_specs, hold_webhooks
 from kruise.workloads.advancedcronjob.webhooks import AdvancedCronJobWebhooks, advancedcronjob_webhook_specs
 from kruise.workloads.api.statefulset_conversion import convert_statefulset
 from kruise.workloads.broadcastjob.webhooks import MUTATE_PATH as MUTATE_BROADCASTJOB_PATH
@@ -295,6 +297,13 @@ def _resourcedistribution(
     return {VALIDATE_RD_PATH: rd.validate}
 
 
+def _rollouts_of(cache: CacheReader) -> CachedRollouts:
+    """The holds' cached read: Rollouts by the workload they reference (:data:`ROLLOUTS_BY_WORKLOAD`)."""
+    return lambda namespace, kind, name: cache.by_index(
+        ROLLOUTS, WORKLOAD_ROLLOUTS, f"{namespace}/{kind}/{name}"
+    )
+
+
 WEBHOOK_ROWS: tuple[WebhookRow, ...] = (
     WebhookRow("pod", _pods_specs, _pods),
     WebhookRow(
@@ -360,7 +369,7 @@ WEBHOOK_ROWS: tuple[WebhookRow, ...] = (
     WebhookRow(
         "workload-hold",
         lambda c: hold_webhook_specs(c.settings),
-        lambda kube, o, cache: hold_webhooks(kube, cache),
+        lambda kube, o, cache: hold_webhooks(kube, _rollouts_of(cache)),
     ),
     WebhookRow("rollout", lambda c: rollout_webhook_specs(c.settings), _rollout),
 )
@@ -392,7 +401,7 @@ def webhook_specs(
 
 def webhook_reads_all() -> tuple[Read, ...]:
     """Every kind the webhooks read from the informers (wait for them before serving)."""
-    return (*webhook_reads(), *pub_reads(), *pps_reads(), *ws_reads(), *HOLD_READS)
+    return (*webhook_reads(), *pub_reads(), *pps_reads(), *ws_reads(), ROLLOUTS_BY_WORKLOAD)
 
 
 def webhook_cache(runtime: Runtime) -> CacheReader:

@@ -21,6 +21,7 @@ manager, whatever the failure policy.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jsonpatch
@@ -28,7 +29,6 @@ import jsonpatch
 from kruise.core.errors import NotFoundError
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import REPLICASETS
-from kruise.core.runtime import CacheReader
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
 from kruise.core.webhook.configuration import (
     Rule,
@@ -36,7 +36,6 @@ from kruise.core.webhook.configuration import (
     WebhookSpec,
     excluded_namespaces_selector,
 )
-from kruise.rollouts.cache import ROLLOUTS_BY_WORKLOAD, WORKLOAD_ROLLOUTS
 from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.workloads.hold import rollout_for
 from kruise.rollouts.workloads.label import held_workload_selector
@@ -44,6 +43,8 @@ from kruise.rollouts.workloads.port import WorkloadHold
 from kruise.rollouts.workloads.registry import holds
 
 JSON = dict[str, Any]
+CachedRollouts = Callable[[str, str, str], list[JSON]]
+"""``(namespace, kind, name)`` -> the cached Rollouts whose ``workloadRef`` names that workload."""
 RELATED_RESOURCES = (REPLICASETS,)
 """What a hold may list beside the Rollouts (a Deployment's ReplicaSets)."""
 
@@ -71,18 +72,18 @@ def hold_webhook_specs(settings: WebhookSettings = WebhookSettings()) -> list[We
 class HoldWebhook:
     """Serves one kind's hold: ``await webhook(request)``."""
 
-    def __init__(self, kube: KubeClient, hold: WorkloadHold, cache: CacheReader | None = None) -> None:
+    def __init__(self, kube: KubeClient, hold: WorkloadHold, cached: CachedRollouts | None = None) -> None:
         self.kube = kube
         self.hold = hold
-        self.cache = cache
+        self.cached = cached
 
     def _cached_rollouts(self, workload: JSON, namespace: str) -> list[JSON]:
         """The Rollouts the webhooks' informer cache has for ``workload`` (by ``workloadRef``),
         as upstream's webhook reads them through controller-runtime's cached client."""
-        if self.cache is None:
+        if self.cached is None:
             return []
-        name = (workload.get("metadata") or {}).get("name")
-        return self.cache.by_index(ROLLOUTS, WORKLOAD_ROLLOUTS, f"{namespace}/{workload.get('kind')}/{name}")
+        name = str((workload.get("metadata") or {}).get("name"))
+        return self.cached(namespace, str(workload.get("kind")), name)
 
     async def __call__(self, req: AdmissionRequest) -> AdmissionResponse:
         if req.operation != "UPDATE" or req.object is None or req.old_object is None:
@@ -114,11 +115,7 @@ class HoldWebhook:
         return AdmissionResponse.allow(patch)
 
 
-def hold_webhooks(kube: KubeClient, cache: CacheReader | None = None) -> dict[str, HoldWebhook]:
-    """Path -> handler for every registered kind's hold (``cache``: the webhooks' view, declaring
-    :data:`HOLD_READS`)."""
-    return {hold.path: HoldWebhook(kube, hold, cache) for hold in holds()}
-
-
-HOLD_READS = (ROLLOUTS_BY_WORKLOAD,)
-"""What the holds read from the informers: Rollouts by the workload they reference."""
+def hold_webhooks(kube: KubeClient, cached: CachedRollouts | None = None) -> dict[str, HoldWebhook]:
+    """Path -> handler for every registered kind's hold (``cached``: the informer's Rollouts by
+    the workload they reference; None reads only the API server)."""
+    return {hold.path: HoldWebhook(kube, hold, cached) for hold in holds()}

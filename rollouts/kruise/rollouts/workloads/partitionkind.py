@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.core.kube.resources import Resource
-from kruise.core.webhook.configuration import entry_changed, field_changed, operation_or
+from kruise.core.webhook.conditions import entry_changed, field_changed, operation_or
 from kruise.rollouts.api.common import RollingStyle
 from kruise.rollouts.release.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,

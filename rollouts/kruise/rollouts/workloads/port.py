@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from kruise.core.kube.resources import Resource
-from kruise.core.webhook.configuration import MatchCondition
+from kruise.core.webhook.conditions import MatchCondition
 from kruise.rollouts.api.common import RollingStyle
 from kruise.rollouts.release.batchplan import IntOrStr
 from kruise.rollouts.workloads.info import WorkloadInfo
