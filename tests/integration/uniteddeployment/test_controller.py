@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, STATEFULSETS, UNITEDDEPLOYMENTS
+from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, STATEFULSETS, UNITEDDEPLOYMENTS
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
@@ -300,3 +300,90 @@ async def test_elastic_allocation_fills_minimums_then_maximums(kube: KubeClient,
     await eventually(lambda: allocated({"subset-a": 3, "subset-b": 2}), timeout=60, what="3 and 2")
     await kube.patch(UNITEDDEPLOYMENTS, "shop", {"spec": {"replicas": 9}}, namespace, patch_type="merge")
     await eventually(lambda: allocated({"subset-a": 4, "subset-b": 5}), timeout=60, what="4 and 5")
+
+
+async def test_template_history_is_kept_trimmed_and_rolled_back(kube: KubeClient, namespace: str) -> None:
+    """Upstream revision.go: each template is a ControllerRevision ``shop-<hash>`` owned by the
+    UnitedDeployment; the status and the subsets name the newest; history beyond
+    ``revisionHistoryLimit`` goes once not live; going back to a template still in the history
+    bumps that revision's number instead of creating one."""
+    body = united()
+    body["spec"]["revisionHistoryLimit"] = 2
+    ud = await kube.create(UNITEDDEPLOYMENTS, body, namespace)
+
+    async def history() -> dict[str, JSON]:
+        found = await kube.list(CONTROLLER_REVISIONS, namespace)
+        return {
+            r["metadata"]["name"]: r
+            for r in found["items"]
+            if r["metadata"]["ownerReferences"][0]["uid"] == ud["metadata"]["uid"]
+        }
+
+    async def settled_on(image: str) -> tuple[str, dict[str, JSON]] | None:
+        """The revision every subset and the status name once the template ``image`` is rolled
+        out and current, with the history then."""
+        got = await subsets(kube, namespace)
+        images = {cs["spec"]["template"]["spec"]["containers"][0]["image"] for cs in got.values()}
+        labels = {cs["metadata"]["labels"][REVISION] for cs in got.values()}
+        status = (await kube.get(UNITEDDEPLOYMENTS, "shop", namespace)).get("status") or {}
+        updated = (status.get("updateStatus") or {}).get("updatedRevision")
+        if (
+            len(got) != 3
+            or images != {image}
+            or labels != {updated}
+            or status.get("currentRevision") != updated
+        ):
+            return None
+        revisions = await history()
+        return (updated, revisions) if updated in revisions else None
+
+    async def set_image(tag: str) -> None:
+        template = united()["spec"]["template"]
+        template["cloneSetTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"] = (
+            f"registry.example.com/web:{tag}"
+        )
+        await kube.patch(
+            UNITEDDEPLOYMENTS, "shop", {"spec": {"template": template}}, namespace, patch_type="merge"
+        )
+
+    first, revisions = await eventually(
+        lambda: settled_on("registry.example.com/web:1"), timeout=90, what="revision 1 everywhere"
+    )
+    assert list(revisions) == [first]
+    r1 = revisions[first]
+    assert r1["revision"] == 1
+    assert first == f"shop-{r1['metadata']['labels']['controller.kubernetes.io/hash']}"
+    assert r1["metadata"]["labels"]["app"] == "shop"
+    owner = r1["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["uid"], owner["controller"]) == (
+        "UnitedDeployment",
+        ud["metadata"]["uid"],
+        True,
+    )
+    assert r1["data"]["spec"]["template"]["$patch"] == "replace"
+
+    names = [first]
+    for tag in ("2", "3", "4"):
+        await set_image(tag)
+        latest, revisions = await eventually(
+            lambda tag=tag: settled_on(f"registry.example.com/web:{tag}"),
+            timeout=90,
+            what=f"web:{tag} rolled out",
+        )
+        assert latest not in names and revisions[latest]["revision"] == len(names) + 1
+        names.append(latest)
+
+    async def trimmed() -> dict[str, JSON] | None:
+        revisions = await history()
+        return revisions if set(revisions) == set(names[-2:]) else None
+
+    revisions = await eventually(trimmed, timeout=60, what="the history trimmed to the last 2 revisions")
+
+    # roll back to web:3, still in the history: that revision becomes number 5
+    await set_image("3")
+    back, revisions = await eventually(
+        lambda: settled_on("registry.example.com/web:3"), timeout=90, what="web:3 rolled back"
+    )
+    assert back == names[2]
+    assert revisions[back]["revision"] == 5
+    assert set(revisions) == set(names[-2:]), "no new revision for a template already in the history"

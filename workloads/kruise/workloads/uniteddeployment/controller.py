@@ -7,18 +7,22 @@ which the webhook refuses, is left alone):
 
 1. the UnitedDeployment and the workloads it controls (indexed by owner UID), their pods (for
    Deployments, through their ReplicaSets: :attr:`.kinds.SubsetKind.pods_of`);
-2. while the UnitedDeployment's last status write, or workloads this controller created,
+2. its ControllerRevisions (:mod:`.revision`): those beyond ``revisionHistoryLimit`` deleted, the
+   update revision reused, bumped (a roll back) or created
+   (:class:`~kruise.workloads.history.History`); a failure is a ``Warning
+   FailedRevisionProvision`` event, retried with backoff;
+3. while the UnitedDeployment's last status write, or workloads this controller created,
    deleted or re-owned, are not yet as written in the cache: wait; then claim (:mod:`.claims`):
    orphans of its namespace matching its selector are adopted, its own that no longer match
    released, and the round ends there when it did either;
-3. :func:`~.allocation.allocate` (Adaptive schedulability from the pods, then the allocator);
+4. :func:`~.allocation.allocate` (Adaptive schedulability from the pods, then the allocator);
    an allocation error is a ``Warning Failed SpecifySubsetReplicas`` event, retried with backoff;
-4. :func:`~.subsets.plan_subsets`: create missing subset workloads, delete surplus ones (and any
+5. :func:`~.subsets.plan_subsets`: create missing subset workloads, delete surplus ones (and any
    of the other kind, after a template kind change), update
    those whose revision, replicas, partition or patch differ (``SuccessfulUpdateSubset`` /
    ``FailedUpdateSubset`` events as upstream's), then delete the pods a native StatefulSet's
    rolling update is stuck on (:attr:`.kinds.SubsetKind.stuck_pods`);
-5. :func:`~.status.status_patch` written once; requeue when the Adaptive strategy has a timed
+6. :func:`~.status.status_patch` written once; requeue when the Adaptive strategy has a timed
    check due.
 """
 
@@ -34,15 +38,17 @@ from typing import Any
 from pydantic import ValidationError
 
 from kruise.core.errors import KruiseError, NotFoundError
-from kruise.core.events import NORMAL, WARNING
+from kruise.core.events import NORMAL, WARNING, EventRecorder
 from kruise.core.expectations import ScaleAction
 from kruise.core.informer import Delta, EventType
-from kruise.core.kube.resources import PODS, UNITEDDEPLOYMENTS, Resource
-from kruise.core.runtime import OWNER_UID, ControllerSpec, Read, Watch, owner_key, primary
+from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import CONTROLLER_REVISIONS, PODS, UNITEDDEPLOYMENTS, Resource
+from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Read, Watch, owned, owner_key, primary
 from kruise.core.runtime.spec import controller_ref, index_by_owner_uid
 from kruise.core.workqueue import Result
 from kruise.workloads.api.uniteddeployment import UnitedDeployment
 from kruise.workloads.controllerbase import WorkloadController
+from kruise.workloads.history import History
 from kruise.workloads.objects import (
     KubeObject,
     is_being_deleted,
@@ -56,11 +62,17 @@ from kruise.workloads.objects import (
 )
 from kruise.workloads.objects import namespace as namespace_of
 from kruise.workloads.requeue import soonest
+from kruise.workloads.revisions import sort_revisions
 from kruise.workloads.selector import SelectorError, selector_matches
 from kruise.workloads.uniteddeployment.allocation import ObservedSubset, PodScheduling, allocate
 from kruise.workloads.uniteddeployment.allocator import AllocationError
 from kruise.workloads.uniteddeployment.claims import claim_workloads
 from kruise.workloads.uniteddeployment.kinds import KINDS, SubsetKind, owning_workload, subset_kind
+from kruise.workloads.uniteddeployment.revision import (
+    UNITEDDEPLOYMENT_KIND,
+    expire_revisions,
+    new_ud_revision,
+)
 from kruise.workloads.uniteddeployment.status import RoundOutcome, status_patch
 from kruise.workloads.uniteddeployment.subsets import (
     classify,
@@ -68,7 +80,6 @@ from kruise.workloads.uniteddeployment.subsets import (
     owner_reference,
     plan_subsets,
     subset_workload,
-    template_revision,
 )
 
 __all__ = [
@@ -106,8 +117,17 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
 
     name = "uniteddeployment-controller"
 
+    def __init__(
+        self, kube: KubeClient, recorder: EventRecorder, cache: CacheReader, options: UnitedDeploymentOptions
+    ) -> None:
+        super().__init__(kube, recorder, cache, options)
+        self.history = History(
+            kube, UNITEDDEPLOYMENT_KIND, self.rv_expectations, self._patch_status, build=new_ud_revision
+        )
+
     def spec(self) -> ControllerSpec:
-        """Woken by UnitedDeployments, the workloads they control (or could adopt) and their pods."""
+        """Woken by UnitedDeployments, the workloads they control (or could adopt), their pods and
+        their ControllerRevisions."""
         return ControllerSpec(
             name=self.name,
             watches=(
@@ -119,6 +139,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
                     for k in KINDS
                 ),
                 Watch(PODS, self._pod_keys, {OWNER_UID: index_by_owner_uid}),
+                owned(CONTROLLER_REVISIONS, UNITEDDEPLOYMENTS),
             ),
             reads=tuple(Read(r, {OWNER_UID: index_by_owner_uid}) for r in VIA_RESOURCES),
             workers=self.options.workers,
@@ -187,6 +208,10 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         ]
         if not self.rv_expectations.check(uid(ud), metadata(ud).get("resourceVersion")):
             return Result(requeue_after=1.0)  # the cache does not show the last status written yet
+        revisions = await self._revisions(ud)
+        if revisions is None:
+            return Result(requeue_after=1.0)
+        revision, collision = revisions
         waiting = self._waiting(key, [*owned, *orphans])
         if waiting is not None:
             return Result(requeue_after=waiting)
@@ -214,7 +239,6 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             self.recorder.event(ud, WARNING, "Failed SpecifySubsetReplicas", message)
             raise UnitedDeploymentSyncError(f"{key}: {err}") from err
         partitions = next_partitions(model.spec, allocation.replicas)
-        revision = template_revision(ud)
         plan = plan_subsets(
             ud,
             workloads,
@@ -231,7 +255,9 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             kind, ud, plan.update, plan.workloads, allocation.replicas, partitions, revision
         )
         outcome = RoundOutcome(provision_error, update_error)
-        new_status = status_patch(ud, plan.workloads, pods, allocation, partitions, revision, outcome, now)
+        new_status = status_patch(
+            ud, plan.workloads, pods, allocation, partitions, revision, collision, outcome, now
+        )
         if new_status is not None:
             await self._write_status(ud, new_status)
         requeue = allocation.requeue_after
@@ -244,6 +270,38 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         if provision_error or update_error:
             raise UnitedDeploymentSyncError(f"{key}: {provision_error or update_error}")
         return Result(requeue_after=requeue)
+
+    async def _revisions(self, ud: KubeObject) -> tuple[str, int] | None:
+        """``constructUnitedDeploymentRevisions``: delete the expired history, then reuse, bump or
+        create the update revision; its name and the collision count used, or ``None`` while the
+        cache does not show this controller's last revision write or names clashed five times.
+        A failed write is a ``Warning FailedRevisionProvision`` event and an error."""
+        stored = sort_revisions(self.cache.by_index(CONTROLLER_REVISIONS, OWNER_UID, uid(ud)))
+        if not all(self.rv_expectations.check(uid(r), metadata(r).get("resourceVersion")) for r in stored):
+            return None
+        expired = expire_revisions(ud, stored)
+        try:
+            for old in expired.delete:
+                await self.kube.delete(CONTROLLER_REVISIONS, name(old), namespace_of(old), missing_ok=True)
+            update, collision = await self.history.ensure_update_revision(ud, expired.kept)
+        except KruiseError as err:
+            self.recorder.event(ud, WARNING, "FailedRevisionProvision", str(err))
+            raise UnitedDeploymentSyncError(f"{namespace_of(ud)}/{name(ud)}: {err}") from err
+        return None if update is None else (name(update), collision)
+
+    async def _patch_status(self, ud: KubeObject, patch: dict[str, Any]) -> None:
+        """Merge ``patch`` into the status (also a raised ``collisionCount``); the next round waits
+        until the cache shows it. A UnitedDeployment gone meanwhile is no error."""
+        with contextlib.suppress(NotFoundError):
+            written = await self.kube.patch(
+                UNITEDDEPLOYMENTS,
+                name(ud),
+                {"status": patch},
+                namespace_of(ud),
+                patch_type="merge",
+                subresource="status",
+            )
+            self.rv_expectations.expect(uid(ud), str(metadata(written).get("resourceVersion")))
 
     def _waiting(self, key: str, workloads: Sequence[KubeObject]) -> float | None:
         """Seconds to wait while the cache does not show this controller's writes yet, else None."""
@@ -369,13 +427,4 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             **new["updateStatus"],
             "currentPartitions": {**current, **{k: None for k in old_partitions if k not in current}},
         }
-        with contextlib.suppress(NotFoundError):
-            written = await self.kube.patch(
-                UNITEDDEPLOYMENTS,
-                name(ud),
-                {"status": patch},
-                namespace_of(ud),
-                patch_type="merge",
-                subresource="status",
-            )
-            self.rv_expectations.expect(uid(ud), str(metadata(written).get("resourceVersion")))
+        await self._patch_status(ud, patch)

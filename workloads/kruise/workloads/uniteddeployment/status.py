@@ -5,13 +5,14 @@
 - ``updatedReplicas``/``updatedReadyReplicas``: the subsets' active pods labelled with the
   expected revision (and Ready); the pods as :attr:`.kinds.SubsetKind.pods_of` finds them (a
   Deployment's through its ReplicaSets);
-- ``subsetReplicas``: the allocation; ``updateStatus``: the expected revision and the partitions;
+- ``subsetReplicas``: the allocation; ``updateStatus``: the update revision's name and the partitions;
 - ``currentRevision``: kept, set on first sight, and moved to the expected revision once every
   replica is updated and ready;
 - conditions ``SubsetProvisioned`` and ``SubsetUpdated``: True, or False with reason ``Error``
   and the failure; a condition keeps its transition time while its status and reason stay;
 - ``subsetStatuses``: each subset's name, replicas, ready replicas, partition and the
   ``Schedulable`` condition the Adaptive strategy keeps;
+- ``collisionCount``: the one the update revision's name was hashed with (kept once set);
 - ``labelSelector`` for HPA, ``observedGeneration``.
 """
 
@@ -76,11 +77,13 @@ def status_patch(
     allocation: Allocation,
     partitions: Mapping[str, int],
     revision: str,
+    collision_count: int,
     outcome: RoundOutcome,
     now: datetime,
 ) -> dict[str, Any] | None:
     """The new ``status`` of ``ud`` (a full replacement for a merge patch), or ``None`` when it is
-    what is stored. ``workloads``/``pods`` are by subset name."""
+    what is stored. ``workloads``/``pods`` are by subset name; ``revision`` is the update
+    ControllerRevision's name, ``collision_count`` the one its hash used."""
     old = status(ud)
     replicas = sum(_int(status(w).get("replicas")) for w in workloads.values())
     ready = sum(_int(status(w).get("readyReplicas")) for w in workloads.values())
@@ -131,6 +134,6 @@ def status_patch(
         "conditions": conditions,
         "labelSelector": format_label_selector(mapping(spec(ud).get("selector"))),
     }
-    if old.get("collisionCount") is not None:
-        new["collisionCount"] = old["collisionCount"]
+    if collision_count or old.get("collisionCount") is not None:
+        new["collisionCount"] = collision_count
     return None if new == dict(old) else new
