@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, STATEFULSETS, UNITEDDEPLOYMENTS
+from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, PODS, STATEFULSETS, UNITEDDEPLOYMENTS
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
 JSON = dict[str, Any]
 SUBSET = "apps.kruise.io/subset-name"
 REVISION = "apps.kruise.io/controller-revision-hash"
+RESERVED = "apps.kruise.io/united-deployment-reserved-pod"
 
 
 def united(replicas: int = 6) -> JSON:
@@ -110,6 +111,7 @@ async def test_subset_clonesets_follow_the_topology(kube: KubeClient, namespace:
     assert {c["type"]: c["status"] for c in status["conditions"]} == {
         "SubsetProvisioned": "True",
         "SubsetUpdated": "True",
+        "UnitedDeploymentUpdated": "True",
     }
 
     # HPA's door: /scale re-allocates (50% of 8 is 4, the rest 3)
@@ -387,3 +389,72 @@ async def test_template_history_is_kept_trimmed_and_rolled_back(kube: KubeClient
     assert back == names[2]
     assert revisions[back]["revision"] == 5
     assert set(revisions) == set(names[-2:]), "no new revision for a template already in the history"
+
+
+async def test_reservation_keeps_unschedulable_pods_reserved_and_adds_substitutes(
+    kube: KubeClient, namespace: str
+) -> None:
+    """Upstream's e2e "adaptive united deployment with unschedulable pods reserved" (first
+    steps): subsets 0 and 1 can never schedule; after rescheduleCriticalSeconds their pods are
+    labelled reserved and stay, and subset-2 gets temporary substitutes; a scale-up goes to
+    subset-2 only. Reserved pods are counted apart and left out of the HPA selector."""
+    body = united(2)
+    nowhere = {"matchExpressions": [{"key": "kruise-test/zone", "operator": "In", "values": ["nowhere"]}]}
+    body["spec"]["topology"] = {
+        "scheduleStrategy": {
+            "type": "Adaptive",
+            "adaptive": {
+                "reserveUnschedulablePods": True,
+                "rescheduleCriticalSeconds": 3,
+                "unschedulableDuration": 1,
+            },
+        },
+        "subsets": [
+            {"name": "subset-0", "nodeSelectorTerm": nowhere},
+            {"name": "subset-1", "nodeSelectorTerm": nowhere},
+            {"name": "subset-2"},
+        ],
+    }
+    await kube.create(UNITEDDEPLOYMENTS, body, namespace)
+
+    async def reserved_by_subset() -> dict[str, int]:
+        found = await kube.list(PODS, namespace)
+        counts = {"subset-0": 0, "subset-1": 0, "subset-2": 0}
+        for pod in found["items"]:
+            labels = pod["metadata"].get("labels") or {}
+            if pod["metadata"].get("deletionTimestamp") or labels.get(SUBSET) not in counts:
+                continue
+            counts[labels[SUBSET]] += labels.get(RESERVED) == "true"
+        return counts
+
+    async def settled(replicas: dict[str, int]) -> JSON | None:
+        if await replicas_by_subset(kube, namespace) != replicas:
+            return None
+        if await reserved_by_subset() != {"subset-0": 2, "subset-1": 2, "subset-2": 0}:
+            return None
+        stored = await kube.get(UNITEDDEPLOYMENTS, "shop", namespace)
+        status = stored.get("status") or {}
+        return stored if status.get("reservedPods") == 4 else None
+
+    stored = await eventually(
+        lambda: settled({"subset-0": 2, "subset-1": 2, "subset-2": 2}), timeout=120, what="2/2/2, 4 reserved"
+    )
+    status = stored["status"]
+    statuses = {s["name"]: s for s in status["subsetStatuses"]}
+    for name in ("subset-0", "subset-1"):
+        condition = statuses[name]["conditions"][0]
+        assert (condition["type"], condition["status"]) == ("Schedulable", "False")
+        assert statuses[name]["reservedPods"] == 2
+    assert statuses["subset-2"]["conditions"][0]["status"] == "True"
+    assert "reservedPods" not in statuses["subset-2"]
+    assert status["labelSelector"] == f"app=shop,{RESERVED}=false"
+    pods = (await kube.list(PODS, namespace))["items"]
+    substitutes = [p for p in pods if p["metadata"]["labels"].get(SUBSET) == "subset-2"]
+    assert {p["metadata"]["labels"].get(RESERVED) for p in substitutes} == {"false"}
+
+    await kube.patch(UNITEDDEPLOYMENTS, "shop", {"spec": {"replicas": 4}}, namespace, patch_type="merge")
+    await eventually(
+        lambda: settled({"subset-0": 2, "subset-1": 2, "subset-2": 4}),
+        timeout=120,
+        what="scale-up to subset-2",
+    )

@@ -64,7 +64,10 @@ def test_sums_counts_updated_pods_and_promotes_the_revision_when_all_ready() -> 
     assert [(c["type"], c["status"]) for c in first["conditions"]] == [
         ("SubsetProvisioned", "True"),
         ("SubsetUpdated", "True"),
+        ("UnitedDeploymentUpdated", "False"),
     ]
+    assert first["conditions"][2]["reason"] == "UnitedDeploymentRevisionUpdating"
+    assert first["conditions"][2]["message"] == "updating to revision r2"
 
     pods["a"][1] = pod("r2", True)
     done = status_patch(
@@ -79,6 +82,8 @@ def test_sums_counts_updated_pods_and_promotes_the_revision_when_all_ready() -> 
         NOW,
     )
     assert done is not None and done["currentRevision"] == "r2"
+    assert done["conditions"][2]["status"] == "True"
+    assert done["conditions"][2]["message"] == "updated to revision r2"
     assert (
         status_patch(ud(done), workloads, pods, allocation, {"a": 0, "b": 0}, "r2", 0, RoundOutcome(), NOW)
         is None

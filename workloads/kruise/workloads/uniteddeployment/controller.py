@@ -15,11 +15,14 @@ which the webhook refuses, is left alone):
    deleted or re-owned, are not yet as written in the cache: wait; then claim (:mod:`.claims`):
    orphans of its namespace matching its selector are adopted, its own that no longer match
    released, and the round ends there when it did either;
-4. :func:`~.allocation.allocate` (Adaptive schedulability from the pods, then the allocator);
+4. in reservation mode, each subset's reserved pods (:func:`~.reservation.reserve_subsets`),
+   their ``apps.kruise.io/united-deployment-reserved-pod`` labels written; then
+   :func:`~.allocation.allocate` (Adaptive schedulability from the pods, then the allocator);
    an allocation error is a ``Warning Failed SpecifySubsetReplicas`` event, retried with backoff;
 5. :func:`~.subsets.plan_subsets`: create missing subset workloads, delete surplus ones (and any
    of the other kind, after a template kind change), update
-   those whose revision, replicas, partition or patch differ (``SuccessfulUpdateSubset`` /
+   those whose revision, replicas, partition or patch differ (an unschedulable subset of
+   reservation mode with a raised ``maxUnavailable``) (``SuccessfulUpdateSubset`` /
    ``FailedUpdateSubset`` events as upstream's), then delete the pods a native StatefulSet's
    rolling update is stuck on (:attr:`.kinds.SubsetKind.stuck_pods`);
 6. :func:`~.status.status_patch` written once; requeue when the Adaptive strategy has a timed
@@ -46,7 +49,7 @@ from kruise.core.kube.resources import CONTROLLER_REVISIONS, PODS, UNITEDDEPLOYM
 from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Read, Watch, owned, owner_key, primary
 from kruise.core.runtime.spec import controller_ref, index_by_owner_uid
 from kruise.core.workqueue import Result
-from kruise.workloads.api.uniteddeployment import UnitedDeployment
+from kruise.workloads.api.uniteddeployment import RESERVED_POD_LABEL, UnitedDeployment
 from kruise.workloads.controllerbase import WorkloadController
 from kruise.workloads.history import History
 from kruise.workloads.objects import (
@@ -68,6 +71,12 @@ from kruise.workloads.uniteddeployment.allocation import ObservedSubset, PodSche
 from kruise.workloads.uniteddeployment.allocator import AllocationError
 from kruise.workloads.uniteddeployment.claims import claim_workloads
 from kruise.workloads.uniteddeployment.kinds import KINDS, SubsetKind, owning_workload, subset_kind
+from kruise.workloads.uniteddeployment.reservation import (
+    PodReservation,
+    SubsetReservation,
+    raised_max_unavailable,
+    reserve_subsets,
+)
 from kruise.workloads.uniteddeployment.revision import (
     UNITEDDEPLOYMENT_KIND,
     expire_revisions,
@@ -223,12 +232,16 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         now = datetime.datetime.now(datetime.UTC)
         kept, _ = classify(ud, workloads)
         pods = {n: kind.pods_of(w, self._owned_by) for n, w in kept.items()}
+        facts = {n: [PodReservation.of(p) for p in ps] for n, ps in pods.items()}
+        reservations = reserve_subsets(model, facts, revision, now)
+        await self._label_reserved(ud, pods, reservations)
         observed = {
             n: ObservedSubset(
                 replicas=_int(spec(w).get("replicas")),
                 status_replicas=_int(status(w).get("replicas")),
                 ready_replicas=_int(status(w).get("readyReplicas")),
                 pods=tuple(PodScheduling.of(p) for p in pods[n]),
+                reserved_pods=reservations[n].reserved if n in reservations else 0,
             )
             for n, w in kept.items()
         }
@@ -251,16 +264,31 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         provision_error = await self._provision(
             key, kind, ud, plan.create, surplus, allocation.replicas, partitions, revision
         )
+        max_unavailable = raised_max_unavailable(
+            {n: o.replicas for n, o in observed.items()},
+            {n: o.ready_replicas for n, o in observed.items()},
+            allocation.unschedulable,
+            reservations,
+        )
         update_error = await self._update(
-            kind, ud, plan.update, plan.workloads, allocation.replicas, partitions, revision
+            kind, ud, plan.update, plan.workloads, allocation.replicas, partitions, revision, max_unavailable
         )
         outcome = RoundOutcome(provision_error, update_error)
         new_status = status_patch(
-            ud, plan.workloads, pods, allocation, partitions, revision, collision, outcome, now
+            ud,
+            plan.workloads,
+            pods,
+            allocation,
+            partitions,
+            revision,
+            collision,
+            outcome,
+            now,
+            {n: r.reserved for n, r in reservations.items()},
         )
         if new_status is not None:
             await self._write_status(ud, new_status)
-        requeue = allocation.requeue_after
+        requeue = soonest(allocation.requeue_after, *(r.check_after for r in reservations.values()))
         strategy = model.spec.topology.schedule_strategy if model.spec.topology else None
         scaled_up = plan.create or any(
             allocation.replicas.get(n, 0) > _int(spec(w).get("replicas")) for n, w in plan.workloads.items()
@@ -288,6 +316,25 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             self.recorder.event(ud, WARNING, "FailedRevisionProvision", str(err))
             raise UnitedDeploymentSyncError(f"{namespace_of(ud)}/{name(ud)}: {err}") from err
         return None if update is None else (name(update), collision)
+
+    async def _label_reserved(
+        self, ud: KubeObject, pods: dict[str, list[KubeObject]], found: dict[str, SubsetReservation]
+    ) -> None:
+        """``patchReservedStatusChangedPods``: write each pod's reserved label (``"true"`` /
+        ``"false"``) as :func:`~.reservation.reserve` decided; a failure fails the round."""
+        by_name = {name(p): p for ps in pods.values() for p in ps}
+        for reservation in found.values():
+            for pod_name, reserved in reservation.labels.items():
+                pod = by_name[pod_name]
+                body = {"metadata": {"labels": {RESERVED_POD_LABEL: "true" if reserved else "false"}}}
+                try:
+                    await self.kube.patch(PODS, pod_name, body, namespace_of(pod), patch_type="strategic")
+                except NotFoundError:
+                    continue
+                except KruiseError as err:
+                    raise UnitedDeploymentSyncError(
+                        f"{namespace_of(ud)}/{name(ud)}: patch reserved label of pod {pod_name}: {err}"
+                    ) from err
 
     async def _patch_status(self, ud: KubeObject, patch: dict[str, Any]) -> None:
         """Merge ``patch`` into the status (also a raised ``collisionCount``); the next round waits
@@ -392,15 +439,19 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         replicas: dict[str, int],
         partitions: dict[str, int],
         revision: str,
+        max_unavailable: dict[str, int],
     ) -> str:
-        """Rewrite the subsets whose revision, replicas, partition or patch changed, then delete the
-        pods each one's rolling update is stuck on (``PostUpdate``); the errors, each also a
-        ``FailedUpdateSubset`` event as upstream's."""
+        """Rewrite the subsets whose revision, replicas, partition or patch changed (with
+        ``max_unavailable`` raised where given, :func:`~.reservation.raised_max_unavailable`),
+        then delete the pods each one's rolling update is stuck on (``PostUpdate``); the errors,
+        each also a ``FailedUpdateSubset`` event as upstream's."""
         errors: list[str] = []
         for subset in update:
             stored = kept[subset]
             replica_count, partition = replicas.get(subset, 0), partitions.get(subset, 0)
             body = subset_workload(kind, ud, subset, revision, replica_count, partition, base=stored)
+            if subset in max_unavailable:
+                kind.set_max_unavailable(body["spec"], max_unavailable[subset])
             try:
                 written = await self.kube.replace(kind.resource, body)
                 self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
