@@ -364,6 +364,20 @@ async def test_template_history_is_kept_trimmed_and_rolled_back(kube: KubeClient
     )
     assert r1["data"]["spec"]["template"]["$patch"] == "replace"
 
+    # an orphaned revision matching the selector is adopted back, not hashed around (controlledHistories)
+    orphaned = {"metadata": {"ownerReferences": [], "resourceVersion": r1["metadata"]["resourceVersion"]}}
+    await kube.patch(CONTROLLER_REVISIONS, first, orphaned, namespace, patch_type="merge")
+
+    async def adopted() -> JSON | None:
+        found = await kube.get(CONTROLLER_REVISIONS, first, namespace)
+        refs = found["metadata"].get("ownerReferences") or []
+        return found if [r["uid"] for r in refs] == [ud["metadata"]["uid"]] else None
+
+    await eventually(adopted, timeout=60, what="the orphaned revision adopted again")
+    assert list(await history()) == [first]
+    stored = await kube.get(UNITEDDEPLOYMENTS, "shop", namespace)
+    assert "collisionCount" not in stored["status"], "no second name was needed"
+
     names = [first]
     for tag in ("2", "3", "4"):
         await set_image(tag)

@@ -300,13 +300,28 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         return Result(requeue_after=requeue)
 
     async def _revisions(self, ud: KubeObject) -> tuple[str, int] | None:
-        """``constructUnitedDeploymentRevisions``: delete the expired history, then reuse, bump or
+        """``constructUnitedDeploymentRevisions``: claim the revisions (``controlledHistories``:
+        orphans of its namespace matching its selector adopted, its own that no longer match
+        released, as for subset workloads), delete the expired history, then reuse, bump or
         create the update revision; its name and the collision count used, or ``None`` while the
-        cache does not show this controller's last revision write or names clashed five times.
-        A failed write is a ``Warning FailedRevisionProvision`` event and an error."""
-        stored = sort_revisions(self.cache.by_index(CONTROLLER_REVISIONS, OWNER_UID, uid(ud)))
-        if not all(self.rv_expectations.check(uid(r), metadata(r).get("resourceVersion")) for r in stored):
+        cache does not show this controller's last revision write, after a claim, or when names
+        clashed five times. A failed write is a ``Warning FailedRevisionProvision`` event and an
+        error."""
+        owned_revisions = self.cache.by_index(CONTROLLER_REVISIONS, OWNER_UID, uid(ud))
+        if not all(
+            self.rv_expectations.check(uid(r), metadata(r).get("resourceVersion")) for r in owned_revisions
+        ):
             return None
+        orphans = [
+            r
+            for r in self.cache.list(CONTROLLER_REVISIONS)
+            if namespace_of(r) == namespace_of(ud) and controller_ref(r) is None
+        ]
+        claims = claim_workloads(ud, owned_revisions, orphans, owner_reference(ud))
+        if claims.adopt or claims.release:
+            await self._reown(CONTROLLER_REVISIONS, ud, [*claims.adopt, *claims.release])
+            return None
+        stored = sort_revisions(claims.claimed)
         expired = expire_revisions(ud, stored)
         try:
             for old in expired.delete:
@@ -381,7 +396,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
         if errors:
             raise UnitedDeploymentSyncError(
-                f"{namespace_of(ud)}/{name(ud)}: claiming subsets: {'; '.join(errors)}"
+                f"{namespace_of(ud)}/{name(ud)}: claiming {resource.plural}: {'; '.join(errors)}"
             )
 
     async def _provision(
