@@ -10,6 +10,7 @@ import pytest
 
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, PODS, STATEFULSETS, UNITEDDEPLOYMENTS
+from tests.support.nodes import NodePool
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
@@ -408,12 +409,23 @@ async def test_template_history_is_kept_trimmed_and_rolled_back(kube: KubeClient
 async def test_reservation_keeps_unschedulable_pods_reserved_and_adds_substitutes(
     kube: KubeClient, namespace: str
 ) -> None:
-    """Upstream's e2e "adaptive united deployment with unschedulable pods reserved" (first
-    steps): subsets 0 and 1 can never schedule; after rescheduleCriticalSeconds their pods are
-    labelled reserved and stay, and subset-2 gets temporary substitutes; a scale-up goes to
-    subset-2 only. Reserved pods are counted apart and left out of the HPA selector."""
+    """Upstream's e2e "adaptive united deployment with unschedulable pods reserved": subsets 0
+    and 1 select a node label no node has yet; after rescheduleCriticalSeconds their pods are
+    labelled reserved and stay, and subset-2 gets temporary substitutes; scaling goes to subset-2
+    only. Reserved pods are counted apart and left out of the HPA selector. Once a node of the
+    test's pool takes subset-0's label, its pods start, leave the reservation after
+    unschedulableDuration and subset-0 takes every replica back (4/0/0, nothing reserved)."""
+    pool = NodePool(kube)
+    try:
+        await _reservation_scenario(kube, namespace, pool)
+    finally:
+        await pool.close()
+
+
+async def _reservation_scenario(kube: KubeClient, namespace: str, pool: NodePool) -> None:
+    enabled = {n: f"kruise-test/{pool.prefix}-subset-{n}" for n in (0, 1)}
+    (node,) = await pool.add_nodes(1, {enabled[0]: "false", enabled[1]: "false"})
     body = united(2)
-    nowhere = {"matchExpressions": [{"key": "kruise-test/zone", "operator": "In", "values": ["nowhere"]}]}
     body["spec"]["topology"] = {
         "scheduleStrategy": {
             "type": "Adaptive",
@@ -424,8 +436,15 @@ async def test_reservation_keeps_unschedulable_pods_reserved_and_adds_substitute
             },
         },
         "subsets": [
-            {"name": "subset-0", "nodeSelectorTerm": nowhere},
-            {"name": "subset-1", "nodeSelectorTerm": nowhere},
+            *(
+                {
+                    "name": f"subset-{n}",
+                    "nodeSelectorTerm": {
+                        "matchExpressions": [{"key": enabled[n], "operator": "In", "values": ["true"]}]
+                    },
+                }
+                for n in (0, 1)
+            ),
             {"name": "subset-2"},
         ],
     }
@@ -441,18 +460,23 @@ async def test_reservation_keeps_unschedulable_pods_reserved_and_adds_substitute
             counts[labels[SUBSET]] += labels.get(RESERVED) == "true"
         return counts
 
-    async def settled(replicas: dict[str, int]) -> JSON | None:
-        if await replicas_by_subset(kube, namespace) != replicas:
+    async def settled(replicas: tuple[int, int, int], reserved: tuple[int, int, int]) -> JSON | None:
+        names = ("subset-0", "subset-1", "subset-2")
+        if await replicas_by_subset(kube, namespace) != dict(zip(names, replicas, strict=True)):
             return None
-        if await reserved_by_subset() != {"subset-0": 2, "subset-1": 2, "subset-2": 0}:
+        if await reserved_by_subset() != dict(zip(names, reserved, strict=True)):
             return None
         stored = await kube.get(UNITEDDEPLOYMENTS, "shop", namespace)
         status = stored.get("status") or {}
-        return stored if status.get("reservedPods") == 4 else None
+        counted = status.get("replicas") == sum(replicas) - sum(reserved)
+        return stored if counted and status.get("reservedPods", 0) == sum(reserved) else None
 
-    stored = await eventually(
-        lambda: settled({"subset-0": 2, "subset-1": 2, "subset-2": 2}), timeout=120, what="2/2/2, 4 reserved"
-    )
+    async def scale(replicas: int) -> None:
+        await kube.patch(
+            UNITEDDEPLOYMENTS, "shop", {"spec": {"replicas": replicas}}, namespace, patch_type="merge"
+        )
+
+    stored = await eventually(lambda: settled((2, 2, 2), (2, 2, 0)), timeout=120, what="2/2/2, 4 reserved")
     status = stored["status"]
     statuses = {s["name"]: s for s in status["subsetStatuses"]}
     for name in ("subset-0", "subset-1"):
@@ -461,14 +485,22 @@ async def test_reservation_keeps_unschedulable_pods_reserved_and_adds_substitute
         assert statuses[name]["reservedPods"] == 2
     assert statuses["subset-2"]["conditions"][0]["status"] == "True"
     assert "reservedPods" not in statuses["subset-2"]
+    assert status["replicas"] == 2, "the 4 reserved pods are not counted"
     assert status["labelSelector"] == f"app=shop,{RESERVED}=false"
     pods = (await kube.list(PODS, namespace))["items"]
     substitutes = [p for p in pods if p["metadata"]["labels"].get(SUBSET) == "subset-2"]
     assert {p["metadata"]["labels"].get(RESERVED) for p in substitutes} == {"false"}
 
-    await kube.patch(UNITEDDEPLOYMENTS, "shop", {"spec": {"replicas": 4}}, namespace, patch_type="merge")
-    await eventually(
-        lambda: settled({"subset-0": 2, "subset-1": 2, "subset-2": 4}),
-        timeout=120,
-        what="scale-up to subset-2",
+    await scale(4)
+    await eventually(lambda: settled((2, 2, 4), (2, 2, 0)), timeout=120, what="scale-up to subset-2")
+    await scale(2)
+    await eventually(lambda: settled((2, 2, 2), (2, 2, 0)), timeout=120, what="scale-down in subset-2")
+    await scale(4)
+    await eventually(lambda: settled((2, 2, 4), (2, 2, 0)), timeout=120, what="scale-up again")
+
+    await pool.label(node, {enabled[0]: "true"})
+    stored = await eventually(
+        lambda: settled((4, 0, 0), (0, 0, 0)), timeout=180, what="subset-0 recovered: 4/0/0"
     )
+    conditions = {s["name"]: s["conditions"][0]["status"] for s in stored["status"]["subsetStatuses"]}
+    assert conditions == {"subset-0": "True", "subset-1": "True", "subset-2": "True"}

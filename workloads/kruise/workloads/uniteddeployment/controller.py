@@ -480,11 +480,12 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         return "; ".join(errors)
 
     async def _write_status(self, ud: KubeObject, new: dict[str, Any]) -> None:
-        """One merge patch of the status; map keys that disappeared are sent as ``null``. The next
+        """One merge patch of the status; keys that disappeared (``reservedPods`` back to 0, map
+        entries) are sent as ``null``, as upstream's whole-status update drops them. The next
         round waits until the cache shows it: a round on the stale status would forget the
         Adaptive ``Schedulable`` conditions just written and undo the rescheduling."""
         old = status(ud)
-        patch = dict(new)
+        patch = {**{k: None for k in old if k not in new}, **new}
         gone = {k: None for k in mapping(old.get("subsetReplicas")) if k not in new["subsetReplicas"]}
         patch["subsetReplicas"] = {**new["subsetReplicas"], **gone}
         old_partitions = mapping(mapping(old.get("updateStatus")).get("currentPartitions"))
