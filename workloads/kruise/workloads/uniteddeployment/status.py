@@ -129,9 +129,8 @@ def status_patch(
     reserved pods of each subset (reservation mode)."""
     old = status(ud)
     reserved = reserved or {}
-    replicas = -sum(reserved.get(n, 0) for n in workloads) + sum(
-        _int(status(w).get("replicas")) for w in workloads.values()
-    )
+    total_reserved = sum(reserved.get(n, 0) for n in workloads)
+    replicas = sum(_int(status(w).get("replicas")) for w in workloads.values()) - total_reserved
     ready = sum(_int(status(w).get("readyReplicas")) for w in workloads.values())
     updated = [
         p for ps in pods.values() for p in ps if labels(p).get(REVISION_LABEL) == revision and is_active(p)
@@ -185,7 +184,6 @@ def status_patch(
         "labelSelector": format_label_selector(mapping(spec(ud).get("selector")))
         + (f",{RESERVED_POD_LABEL}=false" if reservation_mode(ud) else ""),
     }
-    total_reserved = sum(reserved.get(n, 0) for n in workloads)
     if total_reserved:
         new["reservedPods"] = total_reserved
     if collision_count or old.get("collisionCount") is not None:
