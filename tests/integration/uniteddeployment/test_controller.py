@@ -491,6 +491,13 @@ async def _reservation_scenario(kube: KubeClient, namespace: str, pool: NodePool
     substitutes = [p for p in pods if p["metadata"]["labels"].get(SUBSET) == "subset-2"]
     assert {p["metadata"]["labels"].get(RESERVED) for p in substitutes} == {"false"}
 
+    # an unschedulable subset's rolling update may take all its unready pods (SetMaxUnavailable)
+    async def raised() -> bool:
+        found = await subsets(kube, namespace)
+        return found["subset-0"]["spec"]["updateStrategy"].get("maxUnavailable") == 2
+
+    await eventually(raised, timeout=30, what="subset-0's maxUnavailable raised to 2")
+
     await scale(4)
     await eventually(lambda: settled((2, 2, 4), (2, 2, 0)), timeout=120, what="scale-up to subset-2")
     await scale(2)

@@ -177,6 +177,8 @@ def test_unschedulable_subsets_get_a_raised_max_unavailable_written_where_each_k
     spec: dict[str, Any] = {"updateStrategy": {"partition": 1}}
     CLONESET.set_max_unavailable(spec, 3)
     assert spec == {"updateStrategy": {"partition": 1, "maxUnavailable": 3}}
+    assert CLONESET.read_max_unavailable({"spec": spec}) == 3
+    assert STATEFULSET.read_max_unavailable({"spec": {}}) is None
     sts: dict[str, Any] = {}
     STATEFULSET.set_max_unavailable(sts, 2)
     assert sts == {"updateStrategy": {"rollingUpdate": {"maxUnavailable": 2}}}

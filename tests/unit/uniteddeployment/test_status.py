@@ -92,8 +92,12 @@ def test_sums_counts_updated_pods_and_promotes_the_revision_when_all_ready() -> 
 
 def test_failures_are_conditions_and_keep_their_transition_time() -> None:
     allocation = Allocation(replicas={"a": 1})
-    failed = status_patch(ud(), {}, {}, allocation, {}, "r1", 0, RoundOutcome(provision_error="boom"), NOW)
+    stale = {"conditions": [{"type": "SubsetFailure", "status": "True", "reason": "Error", "message": "old"}]}
+    failed = status_patch(
+        ud(stale), {}, {}, allocation, {}, "r1", 0, RoundOutcome(provision_error="boom"), NOW
+    )
     assert failed is not None
+    assert "SubsetFailure" not in [c["type"] for c in failed["conditions"]], "upstream always removes it"
     provisioned = failed["conditions"][0]
     assert provisioned == {
         "type": "SubsetProvisioned",

@@ -182,6 +182,10 @@ def test_plan_creates_updates_and_deletes() -> None:
     rescaled = plan_subsets(ud, [a_old], {"a": 3, "b": 3}, {"a": 0, "b": 0}, rev, partition_of)
     assert rescaled.update == ("a",)
     assert plan_subsets(ud, [a_old], {"a": 2, "b": 4}, {"a": 1, "b": 0}, rev, partition_of).update == ("a",)
+    raised = plan_subsets(
+        ud, [a_old], {"a": 2, "b": 4}, {"a": 0, "b": 0}, rev, partition_of, lambda n, w: n == "a"
+    )
+    assert raised.update == ("a",), "a stale subset (maxUnavailable to raise) is updated"
     assert plan_subsets(ud, [a_old], {"a": 2, "b": 4}, {"a": 0, "b": 0}, "other", partition_of).update == (
         "a",
     )

@@ -252,6 +252,12 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             self.recorder.event(ud, WARNING, "Failed SpecifySubsetReplicas", message)
             raise UnitedDeploymentSyncError(f"{key}: {err}") from err
         partitions = next_partitions(model.spec, allocation.replicas)
+        max_unavailable = raised_max_unavailable(
+            {n: o.replicas for n, o in observed.items()},
+            {n: o.ready_replicas for n, o in observed.items()},
+            allocation.unschedulable,
+            reservations,
+        )
         plan = plan_subsets(
             ud,
             workloads,
@@ -259,16 +265,11 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             partitions,
             revision,
             lambda w: kind.read_partition(w, kind.pods_of(w, self._owned_by)),
+            lambda n, w: n in max_unavailable and kind.read_max_unavailable(w) != max_unavailable[n],
         )
         surplus = [*((kind.resource, w) for w in plan.delete), *other_kinds]
         provision_error = await self._provision(
             key, kind, ud, plan.create, surplus, allocation.replicas, partitions, revision
-        )
-        max_unavailable = raised_max_unavailable(
-            {n: o.replicas for n, o in observed.items()},
-            {n: o.ready_replicas for n, o in observed.items()},
-            allocation.unschedulable,
-            reservations,
         )
         update_error = await self._update(
             kind, ud, plan.update, plan.workloads, allocation.replicas, partitions, revision, max_unavailable

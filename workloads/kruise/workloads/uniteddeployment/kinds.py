@@ -141,6 +141,13 @@ class SubsetKind:
     def api_version(self) -> str:
         return f"{self.resource.group}/{self.resource.version}"
 
+    def read_max_unavailable(self, workload: KubeObject) -> Any:
+        """A stored workload's rolling-update ``maxUnavailable`` (``None`` when unset)."""
+        node: Any = spec(workload)
+        for key in self.max_unavailable:
+            node = mapping(node).get(key)
+        return node
+
     def set_max_unavailable(self, workload: dict[str, Any], value: int) -> None:
         """Write ``value`` as the rolling update's ``maxUnavailable`` into a workload spec (given
         as a dict to modify; the maps on the way are copied, not shared)."""

@@ -15,6 +15,7 @@
   ``UnitedDeploymentUpdated`` (upstream master's ``setUpdatedCondition``, :func:`updated_condition`):
   False (``UnitedDeploymentRevisionUpdating``) while the current revision is not the update
   revision, else True (``UnitedDeploymentRevisionUpdated``), replaced only when its status flips;
+  ``SubsetFailure`` is removed (upstream's subset adapters never report a failure);
 - ``subsetStatuses``: each subset's name, replicas, ready replicas, partition and the
   ``Schedulable`` condition the Adaptive strategy keeps;
 - ``collisionCount``: the one the update revision's name was hashed with (kept once set);
@@ -145,7 +146,8 @@ def status_patch(
     kept = [
         dict(mapping(c))
         for c in previous
-        if mapping(c).get("type") not in ("SubsetProvisioned", "SubsetUpdated", UPDATED_CONDITION)
+        if mapping(c).get("type")
+        not in ("SubsetProvisioned", "SubsetUpdated", "SubsetFailure", UPDATED_CONDITION)
     ]
     conditions = [
         *kept,

@@ -229,9 +229,12 @@ def plan_subsets(
     partitions: Mapping[str, int],
     revision: str,
     partition_of: Callable[[KubeObject], int],
+    stale: Callable[[str, KubeObject], bool] | None = None,
 ) -> SubsetPlan:
     """Compare the owned workloads with the topology (see the module doc and :func:`classify`);
-    ``partition_of`` reads a stored workload's partition (:attr:`.kinds.SubsetKind.read_partition`)."""
+    ``partition_of`` reads a stored workload's partition (:attr:`.kinds.SubsetKind.read_partition`);
+    ``stale(subset, workload)`` marks one for update for another reason (reservation mode's
+    raised ``maxUnavailable`` not written yet)."""
     kept, surplus = classify(ud, owned)
     wanted = [str(mapping(s).get("name")) for s in sequence(mapping(spec(ud).get("topology")).get("subsets"))]
     update = []
@@ -245,6 +248,7 @@ def plan_subsets(
             or partition_of(current) != partitions.get(subset_name, 0)
             or mapping(metadata(current).get("annotations")).get(SUBSET_PATCH_ANNOTATION)
             != subset_patch(ud, subset_name)
+            or (stale is not None and stale(subset_name, current))
         ):
             update.append(subset_name)
     create = tuple(n for n in wanted if n not in kept)
