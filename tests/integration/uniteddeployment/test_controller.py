@@ -9,13 +9,15 @@ from typing import Any
 import pytest
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, STATEFULSETS, UNITEDDEPLOYMENTS
+from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, PODS, STATEFULSETS, UNITEDDEPLOYMENTS
+from tests.support.nodes import NodePool
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
 JSON = dict[str, Any]
 SUBSET = "apps.kruise.io/subset-name"
 REVISION = "apps.kruise.io/controller-revision-hash"
+RESERVED = "apps.kruise.io/united-deployment-reserved-pod"
 
 
 def united(replicas: int = 6) -> JSON:
@@ -110,6 +112,7 @@ async def test_subset_clonesets_follow_the_topology(kube: KubeClient, namespace:
     assert {c["type"]: c["status"] for c in status["conditions"]} == {
         "SubsetProvisioned": "True",
         "SubsetUpdated": "True",
+        "UnitedDeploymentUpdated": "True",
     }
 
     # HPA's door: /scale re-allocates (50% of 8 is 4, the rest 3)
@@ -300,3 +303,211 @@ async def test_elastic_allocation_fills_minimums_then_maximums(kube: KubeClient,
     await eventually(lambda: allocated({"subset-a": 3, "subset-b": 2}), timeout=60, what="3 and 2")
     await kube.patch(UNITEDDEPLOYMENTS, "shop", {"spec": {"replicas": 9}}, namespace, patch_type="merge")
     await eventually(lambda: allocated({"subset-a": 4, "subset-b": 5}), timeout=60, what="4 and 5")
+
+
+async def test_template_history_is_kept_trimmed_and_rolled_back(kube: KubeClient, namespace: str) -> None:
+    """Upstream revision.go: each template is a ControllerRevision ``shop-<hash>`` owned by the
+    UnitedDeployment; the status and the subsets name the newest; history beyond
+    ``revisionHistoryLimit`` goes once not live; going back to a template still in the history
+    bumps that revision's number instead of creating one."""
+    body = united()
+    body["spec"]["revisionHistoryLimit"] = 2
+    ud = await kube.create(UNITEDDEPLOYMENTS, body, namespace)
+
+    async def history() -> dict[str, JSON]:
+        found = await kube.list(CONTROLLER_REVISIONS, namespace)
+        return {
+            r["metadata"]["name"]: r
+            for r in found["items"]
+            if r["metadata"]["ownerReferences"][0]["uid"] == ud["metadata"]["uid"]
+        }
+
+    async def settled_on(image: str) -> tuple[str, dict[str, JSON]] | None:
+        """The revision every subset and the status name once the template ``image`` is rolled
+        out and current, with the history then."""
+        got = await subsets(kube, namespace)
+        images = {cs["spec"]["template"]["spec"]["containers"][0]["image"] for cs in got.values()}
+        labels = {cs["metadata"]["labels"][REVISION] for cs in got.values()}
+        status = (await kube.get(UNITEDDEPLOYMENTS, "shop", namespace)).get("status") or {}
+        updated = (status.get("updateStatus") or {}).get("updatedRevision")
+        if (
+            len(got) != 3
+            or images != {image}
+            or labels != {updated}
+            or status.get("currentRevision") != updated
+        ):
+            return None
+        revisions = await history()
+        return (updated, revisions) if updated in revisions else None
+
+    async def set_image(tag: str) -> None:
+        template = united()["spec"]["template"]
+        template["cloneSetTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"] = (
+            f"registry.example.com/web:{tag}"
+        )
+        await kube.patch(
+            UNITEDDEPLOYMENTS, "shop", {"spec": {"template": template}}, namespace, patch_type="merge"
+        )
+
+    first, revisions = await eventually(
+        lambda: settled_on("registry.example.com/web:1"), timeout=90, what="revision 1 everywhere"
+    )
+    assert list(revisions) == [first]
+    r1 = revisions[first]
+    assert r1["revision"] == 1
+    assert first == f"shop-{r1['metadata']['labels']['controller.kubernetes.io/hash']}"
+    assert r1["metadata"]["labels"]["app"] == "shop"
+    owner = r1["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["uid"], owner["controller"]) == (
+        "UnitedDeployment",
+        ud["metadata"]["uid"],
+        True,
+    )
+    assert r1["data"]["spec"]["template"]["$patch"] == "replace"
+
+    # an orphaned revision matching the selector is adopted back, not hashed around (controlledHistories)
+    orphaned = {"metadata": {"ownerReferences": [], "resourceVersion": r1["metadata"]["resourceVersion"]}}
+    await kube.patch(CONTROLLER_REVISIONS, first, orphaned, namespace, patch_type="merge")
+
+    async def adopted() -> JSON | None:
+        found = await kube.get(CONTROLLER_REVISIONS, first, namespace)
+        refs = found["metadata"].get("ownerReferences") or []
+        return found if [r["uid"] for r in refs] == [ud["metadata"]["uid"]] else None
+
+    await eventually(adopted, timeout=60, what="the orphaned revision adopted again")
+    assert list(await history()) == [first]
+    stored = await kube.get(UNITEDDEPLOYMENTS, "shop", namespace)
+    assert "collisionCount" not in stored["status"], "no second name was needed"
+
+    names = [first]
+    for tag in ("2", "3", "4"):
+        await set_image(tag)
+        latest, revisions = await eventually(
+            lambda tag=tag: settled_on(f"registry.example.com/web:{tag}"),
+            timeout=90,
+            what=f"web:{tag} rolled out",
+        )
+        assert latest not in names and revisions[latest]["revision"] == len(names) + 1
+        names.append(latest)
+
+    async def trimmed() -> dict[str, JSON] | None:
+        revisions = await history()
+        return revisions if set(revisions) == set(names[-2:]) else None
+
+    revisions = await eventually(trimmed, timeout=60, what="the history trimmed to the last 2 revisions")
+
+    # roll back to web:3, still in the history: that revision becomes number 5
+    await set_image("3")
+    back, revisions = await eventually(
+        lambda: settled_on("registry.example.com/web:3"), timeout=90, what="web:3 rolled back"
+    )
+    assert back == names[2]
+    assert revisions[back]["revision"] == 5
+    assert set(revisions) == set(names[-2:]), "no new revision for a template already in the history"
+
+
+async def test_reservation_keeps_unschedulable_pods_reserved_and_adds_substitutes(
+    kube: KubeClient, namespace: str
+) -> None:
+    """Upstream's e2e "adaptive united deployment with unschedulable pods reserved": subsets 0
+    and 1 select a node label no node has yet; after rescheduleCriticalSeconds their pods are
+    labelled reserved and stay, and subset-2 gets temporary substitutes; scaling goes to subset-2
+    only. Reserved pods are counted apart and left out of the HPA selector. Once a node of the
+    test's pool takes subset-0's label, its pods start, leave the reservation after
+    unschedulableDuration and subset-0 takes every replica back (4/0/0, nothing reserved)."""
+    pool = NodePool(kube)
+    try:
+        await _reservation_scenario(kube, namespace, pool)
+    finally:
+        await pool.close()
+
+
+async def _reservation_scenario(kube: KubeClient, namespace: str, pool: NodePool) -> None:
+    enabled = {n: f"kruise-test/{pool.prefix}-subset-{n}" for n in (0, 1)}
+    (node,) = await pool.add_nodes(1, {enabled[0]: "false", enabled[1]: "false"})
+    body = united(2)
+    body["spec"]["topology"] = {
+        "scheduleStrategy": {
+            "type": "Adaptive",
+            "adaptive": {
+                "reserveUnschedulablePods": True,
+                "rescheduleCriticalSeconds": 3,
+                "unschedulableDuration": 1,
+            },
+        },
+        "subsets": [
+            *(
+                {
+                    "name": f"subset-{n}",
+                    "nodeSelectorTerm": {
+                        "matchExpressions": [{"key": enabled[n], "operator": "In", "values": ["true"]}]
+                    },
+                }
+                for n in (0, 1)
+            ),
+            {"name": "subset-2"},
+        ],
+    }
+    await kube.create(UNITEDDEPLOYMENTS, body, namespace)
+
+    async def reserved_by_subset() -> dict[str, int]:
+        found = await kube.list(PODS, namespace)
+        counts = {"subset-0": 0, "subset-1": 0, "subset-2": 0}
+        for pod in found["items"]:
+            labels = pod["metadata"].get("labels") or {}
+            if pod["metadata"].get("deletionTimestamp") or labels.get(SUBSET) not in counts:
+                continue
+            counts[labels[SUBSET]] += labels.get(RESERVED) == "true"
+        return counts
+
+    async def settled(replicas: tuple[int, int, int], reserved: tuple[int, int, int]) -> JSON | None:
+        names = ("subset-0", "subset-1", "subset-2")
+        if await replicas_by_subset(kube, namespace) != dict(zip(names, replicas, strict=True)):
+            return None
+        if await reserved_by_subset() != dict(zip(names, reserved, strict=True)):
+            return None
+        stored = await kube.get(UNITEDDEPLOYMENTS, "shop", namespace)
+        status = stored.get("status") or {}
+        counted = status.get("replicas") == sum(replicas) - sum(reserved)
+        return stored if counted and status.get("reservedPods", 0) == sum(reserved) else None
+
+    async def scale(replicas: int) -> None:
+        await kube.patch(
+            UNITEDDEPLOYMENTS, "shop", {"spec": {"replicas": replicas}}, namespace, patch_type="merge"
+        )
+
+    stored = await eventually(lambda: settled((2, 2, 2), (2, 2, 0)), timeout=120, what="2/2/2, 4 reserved")
+    status = stored["status"]
+    statuses = {s["name"]: s for s in status["subsetStatuses"]}
+    for name in ("subset-0", "subset-1"):
+        condition = statuses[name]["conditions"][0]
+        assert (condition["type"], condition["status"]) == ("Schedulable", "False")
+        assert statuses[name]["reservedPods"] == 2
+    assert statuses["subset-2"]["conditions"][0]["status"] == "True"
+    assert "reservedPods" not in statuses["subset-2"]
+    assert status["replicas"] == 2, "the 4 reserved pods are not counted"
+    assert status["labelSelector"] == f"app=shop,{RESERVED}=false"
+    pods = (await kube.list(PODS, namespace))["items"]
+    substitutes = [p for p in pods if p["metadata"]["labels"].get(SUBSET) == "subset-2"]
+    assert {p["metadata"]["labels"].get(RESERVED) for p in substitutes} == {"false"}
+
+    # an unschedulable subset's rolling update may take all its unready pods (SetMaxUnavailable)
+    async def raised() -> bool:
+        found = await subsets(kube, namespace)
+        return found["subset-0"]["spec"]["updateStrategy"].get("maxUnavailable") == 2
+
+    await eventually(raised, timeout=30, what="subset-0's maxUnavailable raised to 2")
+
+    await scale(4)
+    await eventually(lambda: settled((2, 2, 4), (2, 2, 0)), timeout=120, what="scale-up to subset-2")
+    await scale(2)
+    await eventually(lambda: settled((2, 2, 2), (2, 2, 0)), timeout=120, what="scale-down in subset-2")
+    await scale(4)
+    await eventually(lambda: settled((2, 2, 4), (2, 2, 0)), timeout=120, what="scale-up again")
+
+    await pool.label(node, {enabled[0]: "true"})
+    stored = await eventually(
+        lambda: settled((4, 0, 0), (0, 0, 0)), timeout=180, what="subset-0 recovered: 4/0/0"
+    )
+    conditions = {s["name"]: s["conditions"][0]["status"] for s in stored["status"]["subsetStatuses"]}
+    assert conditions == {"subset-0": "True", "subset-1": "True", "subset-2": "True"}

@@ -7,6 +7,7 @@ from typing import Any, cast
 
 from kruise.core.kube.resources import (
     CLONESETS,
+    CONTROLLER_REVISIONS,
     DEPLOYMENTS,
     NATIVE_STATEFULSETS,
     PODS,
@@ -29,7 +30,7 @@ def test_every_subset_kind_is_watched_and_replicasets_are_read_by_owner() -> Non
     spec = controller.spec()
     watched = [w.resource for w in spec.watches]
     assert set(SUBSET_RESOURCES) == {NATIVE_STATEFULSETS, STATEFULSETS, CLONESETS, DEPLOYMENTS}
-    assert watched == [UNITEDDEPLOYMENTS, *SUBSET_RESOURCES, PODS]
+    assert watched == [UNITEDDEPLOYMENTS, *SUBSET_RESOURCES, PODS, CONTROLLER_REVISIONS]
     reads = {r.resource: set(r.indexers) for r in spec.all_reads()}
     assert reads[REPLICASETS] == {OWNER_UID}
     assert all(reads[r] == {OWNER_UID} for r in (*SUBSET_RESOURCES, PODS))

@@ -43,6 +43,7 @@ def test_sums_counts_updated_pods_and_promotes_the_revision_when_all_ready() -> 
         allocation,
         {"a": 1, "b": 0},
         "r2",
+        0,
         RoundOutcome(),
         NOW,
     )
@@ -63,7 +64,10 @@ def test_sums_counts_updated_pods_and_promotes_the_revision_when_all_ready() -> 
     assert [(c["type"], c["status"]) for c in first["conditions"]] == [
         ("SubsetProvisioned", "True"),
         ("SubsetUpdated", "True"),
+        ("UnitedDeploymentUpdated", "False"),
     ]
+    assert first["conditions"][2]["reason"] == "UnitedDeploymentRevisionUpdating"
+    assert first["conditions"][2]["message"] == "updating to revision r2"
 
     pods["a"][1] = pod("r2", True)
     done = status_patch(
@@ -73,20 +77,27 @@ def test_sums_counts_updated_pods_and_promotes_the_revision_when_all_ready() -> 
         allocation,
         {"a": 0, "b": 0},
         "r2",
+        0,
         RoundOutcome(),
         NOW,
     )
     assert done is not None and done["currentRevision"] == "r2"
+    assert done["conditions"][2]["status"] == "True"
+    assert done["conditions"][2]["message"] == "updated to revision r2"
     assert (
-        status_patch(ud(done), workloads, pods, allocation, {"a": 0, "b": 0}, "r2", RoundOutcome(), NOW)
+        status_patch(ud(done), workloads, pods, allocation, {"a": 0, "b": 0}, "r2", 0, RoundOutcome(), NOW)
         is None
     )
 
 
 def test_failures_are_conditions_and_keep_their_transition_time() -> None:
     allocation = Allocation(replicas={"a": 1})
-    failed = status_patch(ud(), {}, {}, allocation, {}, "r1", RoundOutcome(provision_error="boom"), NOW)
+    stale = {"conditions": [{"type": "SubsetFailure", "status": "True", "reason": "Error", "message": "old"}]}
+    failed = status_patch(
+        ud(stale), {}, {}, allocation, {}, "r1", 0, RoundOutcome(provision_error="boom"), NOW
+    )
     assert failed is not None
+    assert "SubsetFailure" not in [c["type"] for c in failed["conditions"]], "upstream always removes it"
     provisioned = failed["conditions"][0]
     assert provisioned == {
         "type": "SubsetProvisioned",
@@ -97,6 +108,6 @@ def test_failures_are_conditions_and_keep_their_transition_time() -> None:
     }
     later = datetime(2026, 1, 2, tzinfo=UTC)
     again = status_patch(
-        ud(failed), {}, {}, allocation, {}, "r1", RoundOutcome(provision_error="boom"), later
+        ud(failed), {}, {}, allocation, {}, "r1", 0, RoundOutcome(provision_error="boom"), later
     )
     assert again is None, "nothing changed, nothing written"

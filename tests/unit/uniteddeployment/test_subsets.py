@@ -6,14 +6,18 @@ from typing import Any
 
 from kruise.workloads.api.uniteddeployment import UnitedDeploymentSpec
 from kruise.workloads.uniteddeployment.kinds import CLONESET
+from kruise.workloads.uniteddeployment.revision import new_ud_revision
 from kruise.workloads.uniteddeployment.subsets import (
     REVISION_LABEL,
     next_partitions,
     plan_subsets,
     subset_prefix,
     subset_workload,
-    template_revision,
 )
+
+
+def template_revision(ud: dict[str, Any]) -> str:
+    return str(new_ud_revision(ud, 1, 0)["metadata"]["name"])
 
 
 def cloneset_for(
@@ -178,17 +182,10 @@ def test_plan_creates_updates_and_deletes() -> None:
     rescaled = plan_subsets(ud, [a_old], {"a": 3, "b": 3}, {"a": 0, "b": 0}, rev, partition_of)
     assert rescaled.update == ("a",)
     assert plan_subsets(ud, [a_old], {"a": 2, "b": 4}, {"a": 1, "b": 0}, rev, partition_of).update == ("a",)
+    raised = plan_subsets(
+        ud, [a_old], {"a": 2, "b": 4}, {"a": 0, "b": 0}, rev, partition_of, lambda n, w: n == "a"
+    )
+    assert raised.update == ("a",), "a stale subset (maxUnavailable to raise) is updated"
     assert plan_subsets(ud, [a_old], {"a": 2, "b": 4}, {"a": 0, "b": 0}, "other", partition_of).update == (
         "a",
     )
-
-
-def test_revision_follows_the_template_only() -> None:
-    ud = united()
-    assert template_revision(ud) == template_revision(united(replicas=9))
-    changed = united()
-    changed["spec"]["template"]["cloneSetTemplate"]["spec"]["template"]["spec"]["containers"][0]["image"] = (
-        "nginx:2"
-    )
-    assert template_revision(changed) != template_revision(ud)
-    assert template_revision(ud).startswith("web-")

@@ -115,19 +115,29 @@ async def ensure_revision(
 class History:
     """Revision writes for workloads owned as ``controller`` (``getActiveRevisions``,
     ``getStatefulSetRevisions``, ``truncateHistory``); ``write_status`` records a raised
-    ``collisionCount``."""
+    ``collisionCount``. ``build(owner, revision number, collision count)`` makes the candidate
+    revision of an owner whose data is not its pod template (UnitedDeployment); by default it is
+    :func:`~kruise.workloads.revisions.new_revision`."""
 
     kube: KubeClient
     controller: ControllerKind
     rv_expectations: ResourceVersionExpectations
     write_status: StatusWriter
+    build: Callable[[KubeObject, int, int], KubeObject] | None = None
 
     async def ensure_update_revision(
         self, owner: KubeObject, revisions: Sequence[KubeObject]
     ) -> tuple[JSON | None, int]:
         """The update revision (created or bumped if needed) and the collision count used;
         ``None`` when five name clashes in a row left no revision (try again later)."""
-        plan = plan_revisions(owner, revisions, controller=self.controller)
+        build = self.build
+
+        def candidate(number: int, collision: int) -> KubeObject:
+            if build is not None:
+                return build(owner, number, collision)
+            return new_revision(owner, number, collision, controller=self.controller)
+
+        plan = plan_revisions(owner, revisions, controller=self.controller, build=candidate)
 
         async def record(collision: int) -> None:
             await self.write_status(owner, {"collisionCount": collision})
@@ -136,9 +146,7 @@ class History:
             self.kube,
             plan,
             owner_uid=uid(owner),
-            rebuild=lambda collision: new_revision(
-                owner, plan.revision_number, collision, controller=self.controller
-            ),
+            rebuild=lambda collision: candidate(plan.revision_number, collision),
             on_collision=record,
             expect=self._expect_written,
         )

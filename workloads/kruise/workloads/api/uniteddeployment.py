@@ -51,6 +51,7 @@ from kruise.workloads.api.uniteddeployment_status import (
 __all__ = [
     "DEFAULT_RESCHEDULE_CRITICAL_SECONDS",
     "DEFAULT_UNSCHEDULABLE_SECONDS",
+    "RESERVED_POD_LABEL",
     "SUBSET_NAME_LABEL",
     "SUBSET_PATCH_ANNOTATION",
     "UNITEDDEPLOYMENT_CRD",
@@ -79,6 +80,9 @@ SUBSET_NAME_LABEL = "apps.kruise.io/subset-name"
 """Label on every subset workload (and its pods): the ``topology.subsets[].name`` it serves."""
 SUBSET_PATCH_ANNOTATION = "apps.kruise.io/subset-patch"
 """Annotation on a subset workload: the subset's ``patch`` applied to its template, as JSON."""
+RESERVED_POD_LABEL = "apps.kruise.io/united-deployment-reserved-pod"
+"""Reservation mode: ``"true"`` on a reserved pod, ``"false"`` on a subset's other pods
+(``ReservedPodLabelKey``)."""
 DEFAULT_RESCHEDULE_CRITICAL_SECONDS = 30
 """``adaptive.rescheduleCriticalSeconds`` when unset: a pod pending this long is moved away."""
 DEFAULT_UNSCHEDULABLE_SECONDS = 300

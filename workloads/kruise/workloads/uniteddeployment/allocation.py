@@ -17,7 +17,9 @@ The Adaptive strategy (default mode) keeps one ``Schedulable`` condition per sub
 In reservation mode (``reserveUnschedulablePods``) the caller counts each subset's reserved pods
 (``ObservedSubset.reserved_pods``); the condition follows them ("reserved pods found" / "no
 reserved pods"), and a just-recovered subset that is scaled up is marked False again ("subset just
-recovered scaled up") so its new pods are verified before substitutes go.
+recovered scaled up") so its new pods are verified before substitutes go; a subset added to a
+topology that already has subset statuses starts False ("created", upstream ``initStatus``) so its
+first pods are reserved until proven.
 """
 
 from __future__ import annotations
@@ -147,6 +149,12 @@ def allocate(ud: UnitedDeployment, observed: Mapping[str, ObservedSubset], now: 
             record(name, cond)
         states[name] = state
     replicas = next_replicas(ud.spec, states)
+    if kind == "reservation" and ud.status is not None and ud.status.subset_statuses:
+        known = {s.name for s in ud.status.subset_statuses}
+        for name in list(conditions):
+            if name not in known:
+                message = "newly-created subsets in reservation strategy"
+                record(name, _set(None, False, "created", message, now))
     if kind == "reservation":
         for name, state in states.items():
             if (

@@ -7,18 +7,25 @@ which the webhook refuses, is left alone):
 
 1. the UnitedDeployment and the workloads it controls (indexed by owner UID), their pods (for
    Deployments, through their ReplicaSets: :attr:`.kinds.SubsetKind.pods_of`);
-2. while the UnitedDeployment's last status write, or workloads this controller created,
+2. its ControllerRevisions (:mod:`.revision`): those beyond ``revisionHistoryLimit`` deleted, the
+   update revision reused, bumped (a roll back) or created
+   (:class:`~kruise.workloads.history.History`); a failure is a ``Warning
+   FailedRevisionProvision`` event, retried with backoff;
+3. while the UnitedDeployment's last status write, or workloads this controller created,
    deleted or re-owned, are not yet as written in the cache: wait; then claim (:mod:`.claims`):
    orphans of its namespace matching its selector are adopted, its own that no longer match
    released, and the round ends there when it did either;
-3. :func:`~.allocation.allocate` (Adaptive schedulability from the pods, then the allocator);
+4. in reservation mode, each subset's reserved pods (:func:`~.reservation.reserve_subsets`),
+   their ``apps.kruise.io/united-deployment-reserved-pod`` labels written; then
+   :func:`~.allocation.allocate` (Adaptive schedulability from the pods, then the allocator);
    an allocation error is a ``Warning Failed SpecifySubsetReplicas`` event, retried with backoff;
-4. :func:`~.subsets.plan_subsets`: create missing subset workloads, delete surplus ones (and any
+5. :func:`~.subsets.plan_subsets`: create missing subset workloads, delete surplus ones (and any
    of the other kind, after a template kind change), update
-   those whose revision, replicas, partition or patch differ (``SuccessfulUpdateSubset`` /
+   those whose revision, replicas, partition or patch differ (an unschedulable subset of
+   reservation mode with a raised ``maxUnavailable``) (``SuccessfulUpdateSubset`` /
    ``FailedUpdateSubset`` events as upstream's), then delete the pods a native StatefulSet's
    rolling update is stuck on (:attr:`.kinds.SubsetKind.stuck_pods`);
-5. :func:`~.status.status_patch` written once; requeue when the Adaptive strategy has a timed
+6. :func:`~.status.status_patch` written once; requeue when the Adaptive strategy has a timed
    check due.
 """
 
@@ -34,15 +41,17 @@ from typing import Any
 from pydantic import ValidationError
 
 from kruise.core.errors import KruiseError, NotFoundError
-from kruise.core.events import NORMAL, WARNING
+from kruise.core.events import NORMAL, WARNING, EventRecorder
 from kruise.core.expectations import ScaleAction
 from kruise.core.informer import Delta, EventType
-from kruise.core.kube.resources import PODS, UNITEDDEPLOYMENTS, Resource
-from kruise.core.runtime import OWNER_UID, ControllerSpec, Read, Watch, owner_key, primary
+from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import CONTROLLER_REVISIONS, PODS, UNITEDDEPLOYMENTS, Resource
+from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Read, Watch, owned, owner_key, primary
 from kruise.core.runtime.spec import controller_ref, index_by_owner_uid
 from kruise.core.workqueue import Result
-from kruise.workloads.api.uniteddeployment import UnitedDeployment
+from kruise.workloads.api.uniteddeployment import RESERVED_POD_LABEL, UnitedDeployment
 from kruise.workloads.controllerbase import WorkloadController
+from kruise.workloads.history import History
 from kruise.workloads.objects import (
     KubeObject,
     is_being_deleted,
@@ -56,11 +65,23 @@ from kruise.workloads.objects import (
 )
 from kruise.workloads.objects import namespace as namespace_of
 from kruise.workloads.requeue import soonest
+from kruise.workloads.revisions import sort_revisions
 from kruise.workloads.selector import SelectorError, selector_matches
 from kruise.workloads.uniteddeployment.allocation import ObservedSubset, PodScheduling, allocate
 from kruise.workloads.uniteddeployment.allocator import AllocationError
 from kruise.workloads.uniteddeployment.claims import claim_workloads
 from kruise.workloads.uniteddeployment.kinds import KINDS, SubsetKind, owning_workload, subset_kind
+from kruise.workloads.uniteddeployment.reservation import (
+    PodReservation,
+    SubsetReservation,
+    raised_max_unavailable,
+    reserve_subsets,
+)
+from kruise.workloads.uniteddeployment.revision import (
+    UNITEDDEPLOYMENT_KIND,
+    expire_revisions,
+    new_ud_revision,
+)
 from kruise.workloads.uniteddeployment.status import RoundOutcome, status_patch
 from kruise.workloads.uniteddeployment.subsets import (
     classify,
@@ -68,7 +89,6 @@ from kruise.workloads.uniteddeployment.subsets import (
     owner_reference,
     plan_subsets,
     subset_workload,
-    template_revision,
 )
 
 __all__ = [
@@ -106,8 +126,17 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
 
     name = "uniteddeployment-controller"
 
+    def __init__(
+        self, kube: KubeClient, recorder: EventRecorder, cache: CacheReader, options: UnitedDeploymentOptions
+    ) -> None:
+        super().__init__(kube, recorder, cache, options)
+        self.history = History(
+            kube, UNITEDDEPLOYMENT_KIND, self.rv_expectations, self._patch_status, build=new_ud_revision
+        )
+
     def spec(self) -> ControllerSpec:
-        """Woken by UnitedDeployments, the workloads they control (or could adopt) and their pods."""
+        """Woken by UnitedDeployments, the workloads they control (or could adopt), their pods and
+        their ControllerRevisions."""
         return ControllerSpec(
             name=self.name,
             watches=(
@@ -119,6 +148,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
                     for k in KINDS
                 ),
                 Watch(PODS, self._pod_keys, {OWNER_UID: index_by_owner_uid}),
+                owned(CONTROLLER_REVISIONS, UNITEDDEPLOYMENTS),
             ),
             reads=tuple(Read(r, {OWNER_UID: index_by_owner_uid}) for r in VIA_RESOURCES),
             workers=self.options.workers,
@@ -187,6 +217,10 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         ]
         if not self.rv_expectations.check(uid(ud), metadata(ud).get("resourceVersion")):
             return Result(requeue_after=1.0)  # the cache does not show the last status written yet
+        revisions = await self._revisions(ud)
+        if revisions is None:
+            return Result(requeue_after=1.0)
+        revision, collision = revisions
         waiting = self._waiting(key, [*owned, *orphans])
         if waiting is not None:
             return Result(requeue_after=waiting)
@@ -198,12 +232,16 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         now = datetime.datetime.now(datetime.UTC)
         kept, _ = classify(ud, workloads)
         pods = {n: kind.pods_of(w, self._owned_by) for n, w in kept.items()}
+        facts = {n: [PodReservation.of(p) for p in ps] for n, ps in pods.items()}
+        reservations = reserve_subsets(model, facts, revision, now)
+        await self._label_reserved(ud, pods, reservations)
         observed = {
             n: ObservedSubset(
                 replicas=_int(spec(w).get("replicas")),
                 status_replicas=_int(status(w).get("replicas")),
                 ready_replicas=_int(status(w).get("readyReplicas")),
                 pods=tuple(PodScheduling.of(p) for p in pods[n]),
+                reserved_pods=reservations[n].reserved if n in reservations else 0,
             )
             for n, w in kept.items()
         }
@@ -214,7 +252,12 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             self.recorder.event(ud, WARNING, "Failed SpecifySubsetReplicas", message)
             raise UnitedDeploymentSyncError(f"{key}: {err}") from err
         partitions = next_partitions(model.spec, allocation.replicas)
-        revision = template_revision(ud)
+        max_unavailable = raised_max_unavailable(
+            {n: o.replicas for n, o in observed.items()},
+            {n: o.ready_replicas for n, o in observed.items()},
+            allocation.unschedulable,
+            reservations,
+        )
         plan = plan_subsets(
             ud,
             workloads,
@@ -222,19 +265,31 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             partitions,
             revision,
             lambda w: kind.read_partition(w, kind.pods_of(w, self._owned_by)),
+            lambda n, w: n in max_unavailable and kind.read_max_unavailable(w) != max_unavailable[n],
         )
         surplus = [*((kind.resource, w) for w in plan.delete), *other_kinds]
         provision_error = await self._provision(
             key, kind, ud, plan.create, surplus, allocation.replicas, partitions, revision
         )
         update_error = await self._update(
-            kind, ud, plan.update, plan.workloads, allocation.replicas, partitions, revision
+            kind, ud, plan.update, plan.workloads, allocation.replicas, partitions, revision, max_unavailable
         )
         outcome = RoundOutcome(provision_error, update_error)
-        new_status = status_patch(ud, plan.workloads, pods, allocation, partitions, revision, outcome, now)
+        new_status = status_patch(
+            ud,
+            plan.workloads,
+            pods,
+            allocation,
+            partitions,
+            revision,
+            collision,
+            outcome,
+            now,
+            {n: r.reserved for n, r in reservations.items()},
+        )
         if new_status is not None:
             await self._write_status(ud, new_status)
-        requeue = allocation.requeue_after
+        requeue = soonest(allocation.requeue_after, *(r.check_after for r in reservations.values()))
         strategy = model.spec.topology.schedule_strategy if model.spec.topology else None
         scaled_up = plan.create or any(
             allocation.replicas.get(n, 0) > _int(spec(w).get("replicas")) for n, w in plan.workloads.items()
@@ -244,6 +299,72 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         if provision_error or update_error:
             raise UnitedDeploymentSyncError(f"{key}: {provision_error or update_error}")
         return Result(requeue_after=requeue)
+
+    async def _revisions(self, ud: KubeObject) -> tuple[str, int] | None:
+        """``constructUnitedDeploymentRevisions``: claim the revisions (``controlledHistories``:
+        orphans of its namespace matching its selector adopted, its own that no longer match
+        released, as for subset workloads), delete the expired history, then reuse, bump or
+        create the update revision; its name and the collision count used, or ``None`` while the
+        cache does not show this controller's last revision write, after a claim, or when names
+        clashed five times. A failed write is a ``Warning FailedRevisionProvision`` event and an
+        error."""
+        owned_revisions = self.cache.by_index(CONTROLLER_REVISIONS, OWNER_UID, uid(ud))
+        if not all(
+            self.rv_expectations.check(uid(r), metadata(r).get("resourceVersion")) for r in owned_revisions
+        ):
+            return None
+        orphans = [
+            r
+            for r in self.cache.list(CONTROLLER_REVISIONS)
+            if namespace_of(r) == namespace_of(ud) and controller_ref(r) is None
+        ]
+        claims = claim_workloads(ud, owned_revisions, orphans, owner_reference(ud))
+        if claims.adopt or claims.release:
+            await self._reown(CONTROLLER_REVISIONS, ud, [*claims.adopt, *claims.release])
+            return None
+        stored = sort_revisions(claims.claimed)
+        expired = expire_revisions(ud, stored)
+        try:
+            for old in expired.delete:
+                await self.kube.delete(CONTROLLER_REVISIONS, name(old), namespace_of(old), missing_ok=True)
+            update, collision = await self.history.ensure_update_revision(ud, expired.kept)
+        except KruiseError as err:
+            self.recorder.event(ud, WARNING, "FailedRevisionProvision", str(err))
+            raise UnitedDeploymentSyncError(f"{namespace_of(ud)}/{name(ud)}: {err}") from err
+        return None if update is None else (name(update), collision)
+
+    async def _label_reserved(
+        self, ud: KubeObject, pods: dict[str, list[KubeObject]], found: dict[str, SubsetReservation]
+    ) -> None:
+        """``patchReservedStatusChangedPods``: write each pod's reserved label (``"true"`` /
+        ``"false"``) as :func:`~.reservation.reserve` decided; a failure fails the round."""
+        by_name = {name(p): p for ps in pods.values() for p in ps}
+        for reservation in found.values():
+            for pod_name, reserved in reservation.labels.items():
+                pod = by_name[pod_name]
+                body = {"metadata": {"labels": {RESERVED_POD_LABEL: "true" if reserved else "false"}}}
+                try:
+                    await self.kube.patch(PODS, pod_name, body, namespace_of(pod), patch_type="strategic")
+                except NotFoundError:
+                    continue
+                except KruiseError as err:
+                    raise UnitedDeploymentSyncError(
+                        f"{namespace_of(ud)}/{name(ud)}: patch reserved label of pod {pod_name}: {err}"
+                    ) from err
+
+    async def _patch_status(self, ud: KubeObject, patch: dict[str, Any]) -> None:
+        """Merge ``patch`` into the status (also a raised ``collisionCount``); the next round waits
+        until the cache shows it. A UnitedDeployment gone meanwhile is no error."""
+        with contextlib.suppress(NotFoundError):
+            written = await self.kube.patch(
+                UNITEDDEPLOYMENTS,
+                name(ud),
+                {"status": patch},
+                namespace_of(ud),
+                patch_type="merge",
+                subresource="status",
+            )
+            self.rv_expectations.expect(uid(ud), str(metadata(written).get("resourceVersion")))
 
     def _waiting(self, key: str, workloads: Sequence[KubeObject]) -> float | None:
         """Seconds to wait while the cache does not show this controller's writes yet, else None."""
@@ -276,7 +397,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
         if errors:
             raise UnitedDeploymentSyncError(
-                f"{namespace_of(ud)}/{name(ud)}: claiming subsets: {'; '.join(errors)}"
+                f"{namespace_of(ud)}/{name(ud)}: claiming {resource.plural}: {'; '.join(errors)}"
             )
 
     async def _provision(
@@ -334,15 +455,19 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         replicas: dict[str, int],
         partitions: dict[str, int],
         revision: str,
+        max_unavailable: dict[str, int],
     ) -> str:
-        """Rewrite the subsets whose revision, replicas, partition or patch changed, then delete the
-        pods each one's rolling update is stuck on (``PostUpdate``); the errors, each also a
-        ``FailedUpdateSubset`` event as upstream's."""
+        """Rewrite the subsets whose revision, replicas, partition or patch changed (with
+        ``max_unavailable`` raised where given, :func:`~.reservation.raised_max_unavailable`),
+        then delete the pods each one's rolling update is stuck on (``PostUpdate``); the errors,
+        each also a ``FailedUpdateSubset`` event as upstream's."""
         errors: list[str] = []
         for subset in update:
             stored = kept[subset]
             replica_count, partition = replicas.get(subset, 0), partitions.get(subset, 0)
             body = subset_workload(kind, ud, subset, revision, replica_count, partition, base=stored)
+            if subset in max_unavailable:
+                kind.set_max_unavailable(body["spec"], max_unavailable[subset])
             try:
                 written = await self.kube.replace(kind.resource, body)
                 self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
@@ -356,11 +481,12 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         return "; ".join(errors)
 
     async def _write_status(self, ud: KubeObject, new: dict[str, Any]) -> None:
-        """One merge patch of the status; map keys that disappeared are sent as ``null``. The next
+        """One merge patch of the status; keys that disappeared (``reservedPods`` back to 0, map
+        entries) are sent as ``null``, as upstream's whole-status update drops them. The next
         round waits until the cache shows it: a round on the stale status would forget the
         Adaptive ``Schedulable`` conditions just written and undo the rescheduling."""
         old = status(ud)
-        patch = dict(new)
+        patch = {**{k: None for k in old if k not in new}, **new}
         gone = {k: None for k in mapping(old.get("subsetReplicas")) if k not in new["subsetReplicas"]}
         patch["subsetReplicas"] = {**new["subsetReplicas"], **gone}
         old_partitions = mapping(mapping(old.get("updateStatus")).get("currentPartitions"))
@@ -369,13 +495,4 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             **new["updateStatus"],
             "currentPartitions": {**current, **{k: None for k in old_partitions if k not in current}},
         }
-        with contextlib.suppress(NotFoundError):
-            written = await self.kube.patch(
-                UNITEDDEPLOYMENTS,
-                name(ud),
-                {"status": patch},
-                namespace_of(ud),
-                patch_type="merge",
-                subresource="status",
-            )
-            self.rv_expectations.expect(uid(ud), str(metadata(written).get("resourceVersion")))
+        await self._patch_status(ud, patch)

@@ -121,6 +121,10 @@ class SubsetKind:
             ReplicaSets); the controller reads them indexed by owner UID.
         stuck_pods: ``PostUpdate``: given the written workload, its pods, the revision and the
             partition, the pods to delete after an update (none but for a native StatefulSet).
+        max_unavailable: where its spec holds the rolling update's ``maxUnavailable``
+            (``SetMaxUnavailable``): ``updateStrategy.maxUnavailable`` for a (v1alpha1) CloneSet,
+            ``updateStrategy.rollingUpdate.maxUnavailable`` for both StatefulSets,
+            ``strategy.rollingUpdate.maxUnavailable`` for a Deployment.
     """
 
     template: str
@@ -131,10 +135,28 @@ class SubsetKind:
     pods_of: PodsOf = _controlled_pods
     via: tuple[Resource, ...] = ()
     stuck_pods: StuckPods = _none_stuck
+    max_unavailable: tuple[str, ...] = ("updateStrategy", "rollingUpdate", "maxUnavailable")
 
     @property
     def api_version(self) -> str:
         return f"{self.resource.group}/{self.resource.version}"
+
+    def read_max_unavailable(self, workload: KubeObject) -> Any:
+        """A stored workload's rolling-update ``maxUnavailable`` (``None`` when unset)."""
+        node: Any = spec(workload)
+        for key in self.max_unavailable:
+            node = mapping(node).get(key)
+        return node
+
+    def set_max_unavailable(self, workload: dict[str, Any], value: int) -> None:
+        """Write ``value`` as the rolling update's ``maxUnavailable`` into a workload spec (given
+        as a dict to modify; the maps on the way are copied, not shared)."""
+        *path, last = self.max_unavailable
+        node = workload
+        for key in path:
+            node[key] = dict(mapping(node.get(key)))
+            node = node[key]
+        node[last] = value
 
 
 def _int(value: Any) -> int:
@@ -198,7 +220,12 @@ def _read_asts_partition(workload: KubeObject, pods: Sequence[KubeObject]) -> in
 
 
 CLONESET = SubsetKind(
-    "cloneSetTemplate", CLONESETS, "CloneSet", _set_cloneset_partition, _read_cloneset_partition
+    "cloneSetTemplate",
+    CLONESETS,
+    "CloneSet",
+    _set_cloneset_partition,
+    _read_cloneset_partition,
+    max_unavailable=("updateStrategy", "maxUnavailable"),
 )
 ADVANCED_STATEFULSET = SubsetKind(
     "advancedStatefulSetTemplate",
@@ -223,6 +250,7 @@ DEPLOYMENT = SubsetKind(
     _read_no_partition,
     pods_of=_deployment_pods,
     via=(REPLICASETS,),
+    max_unavailable=("strategy", "rollingUpdate", "maxUnavailable"),
 )
 KINDS = (STATEFULSET, ADVANCED_STATEFULSET, CLONESET, DEPLOYMENT)
 """Every kind managed, in upstream's order of precedence (``getSubsetControls``)."""

@@ -18,8 +18,7 @@ differs per kind is in :mod:`.kinds`), ``calcNextPartitions`` and
   duplicates of a subset (all but the oldest) and workloads of subsets no longer in the topology
   are deleted.
 
-Not yet: the revision is the template's hash (:func:`template_revision`) without
-ControllerRevision objects.
+The revision is the name of the UnitedDeployment's update ControllerRevision (:mod:`.revision`).
 """
 
 from __future__ import annotations
@@ -47,9 +46,9 @@ from kruise.workloads.objects import (
     spec,
     uid,
 )
-from kruise.workloads.revisions import ControllerKind, go_json, hash_revision_data
 from kruise.workloads.uniteddeployment.kinds import REVISION_LABEL, SubsetKind
 from kruise.workloads.uniteddeployment.podpatch import patch_pod_template
+from kruise.workloads.uniteddeployment.revision import UNITEDDEPLOYMENT_KIND
 
 __all__ = [
     "REVISION_LABEL",
@@ -61,22 +60,13 @@ __all__ = [
     "subset_patch",
     "subset_prefix",
     "subset_workload",
-    "template_revision",
 ]
-
-UNITEDDEPLOYMENT_KIND = ControllerKind("apps.kruise.io/v1alpha1", "UnitedDeployment")
 
 
 def subset_prefix(ud_name: str, subset_name: str) -> str:
     """``getSubsetPrefix``: ``<ud>-<subset>-``, or ``<ud>-`` when that is no valid name prefix."""
     prefix = f"{ud_name}-{subset_name}-"
     return prefix if not name_is_dns_subdomain(prefix, True) else f"{ud_name}-"
-
-
-def template_revision(ud: KubeObject) -> str:
-    """``<ud>-<hash>``: the FNV hash of ``spec.template`` as a ControllerRevision would carry it."""
-    data = {"spec": {"template": {**mapping(spec(ud).get("template")), "$patch": "replace"}}}
-    return f"{name(ud)}-{hash_revision_data(go_json(data))}"
 
 
 def next_partitions(ud_spec: UnitedDeploymentSpec, replicas: Mapping[str, int]) -> dict[str, int]:
@@ -239,9 +229,12 @@ def plan_subsets(
     partitions: Mapping[str, int],
     revision: str,
     partition_of: Callable[[KubeObject], int],
+    stale: Callable[[str, KubeObject], bool] | None = None,
 ) -> SubsetPlan:
     """Compare the owned workloads with the topology (see the module doc and :func:`classify`);
-    ``partition_of`` reads a stored workload's partition (:attr:`.kinds.SubsetKind.read_partition`)."""
+    ``partition_of`` reads a stored workload's partition (:attr:`.kinds.SubsetKind.read_partition`);
+    ``stale(subset, workload)`` marks one for update for another reason (reservation mode's
+    raised ``maxUnavailable`` not written yet)."""
     kept, surplus = classify(ud, owned)
     wanted = [str(mapping(s).get("name")) for s in sequence(mapping(spec(ud).get("topology")).get("subsets"))]
     update = []
@@ -255,6 +248,7 @@ def plan_subsets(
             or partition_of(current) != partitions.get(subset_name, 0)
             or mapping(metadata(current).get("annotations")).get(SUBSET_PATCH_ANNOTATION)
             != subset_patch(ud, subset_name)
+            or (stale is not None and stale(subset_name, current))
         ):
             update.append(subset_name)
     create = tuple(n for n in wanted if n not in kept)
