@@ -312,7 +312,7 @@ def test_manager_generated_certificates_need_one_replica(helm: str, tmp_path: Pa
 @pytest.mark.parametrize(
     ("values", "message"),
     [
-        ({"featureGates": "WorkloadSpread=true"}, 'unknown gate "WorkloadSpread"'),
+        ({"featureGates": "NoSuchGate=true"}, 'unknown gate "NoSuchGate"'),
         ({"featureGates": "CloneSetShortHash"}, "is not Name=true|false"),
         ({"manager": {"webhook": {"certSource": "manager"}}}, "use replicas: 1"),
         ({"manager": {"webhook": {"certSource": "helm"}}}, "at '/manager/webhook/certSource'"),

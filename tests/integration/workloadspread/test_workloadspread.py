@@ -45,6 +45,7 @@ def workloadspread(
     cap_a: object = 2,
     cap_b: object = None,
     pool: str | None = None,
+    strategy: JSON | None = None,
 ) -> JSON:
     """Subsets ``subset-a`` (``cap_a``) and ``subset-b`` (``cap_b``; None: unlimited) by zone, and
     by the pool's own label when ``pool`` is given."""
@@ -65,6 +66,7 @@ def workloadspread(
         "spec": {
             "targetRef": {"apiVersion": api_version, "kind": kind, "name": target},
             "subsets": [subset("a", cap_a), subset("b", cap_b)],
+            **({"scheduleStrategy": strategy} if strategy else {}),
         },
     }
 
@@ -187,10 +189,12 @@ async def spread_ready(
     *,
     api_version: str = "apps/v1",
     kind: str = "Deployment",
+    strategy: JSON | None = None,
 ) -> None:
-    """``spread`` (workload ``web``, zone a capped at 2) created, initialised to ``subsets``
-    (name, missingReplicas) and in the mutating pod webhook's scope."""
-    spread = workloadspread("spread", "web", api_version=api_version, kind=kind, pool=pool)
+    """``spread`` (workload ``web``, zone a capped at 2, ``strategy`` its ``scheduleStrategy``)
+    created, initialised to ``subsets`` (name, missingReplicas) and in the mutating pod webhook's
+    scope."""
+    spread = workloadspread("spread", "web", api_version=api_version, kind=kind, pool=pool, strategy=strategy)
     await kube.create(WORKLOADSPREADS, spread, namespace)
 
     async def initialised() -> bool:
@@ -372,3 +376,38 @@ async def test_target_filter_selects_the_pods_and_gives_the_replicas(
 
     zones = await eventually(placed, timeout=60, what="1 pod in zone a, 5 in b")
     await assert_matched(kube, namespace, zones, with_uid=True)
+
+
+@pytest.fixture
+async def zone_b_only(kube: KubeClient) -> AsyncIterator[str]:
+    """Two KWOK nodes in zone b and none in zone a: a pod placed in zone a cannot be scheduled."""
+    async with zoned_pool(kube, POOL, {"b": 2}) as prefix:
+        yield prefix
+
+
+async def test_adaptive_reschedules_pods_stuck_in_a_full_subset(
+    kube: KubeClient, namespace: str, zone_b_only: str
+) -> None:
+    """Upstream's Adaptive strategy: subset-a's pods stay Pending (no zone-a node), so after
+    ``rescheduleCriticalSeconds`` the controller marks subset-a ``Schedulable=False``
+    (``PodUnschedulable``) and deletes them; their replacements skip subset-a and land in zone b.
+    The last subset is never marked unschedulable."""
+    strategy = {"type": "Adaptive", "adaptive": {"rescheduleCriticalSeconds": 2}}
+    await spread_ready(kube, namespace, zone_b_only, [("subset-a", 2), ("subset-b", -1)], strategy=strategy)
+    await kube.create(DEPLOYMENTS, workload("apps/v1", "Deployment", "web", zone_b_only, 4), namespace)
+
+    async def all_in_b() -> dict[str, str] | None:
+        zones = await zones_of_pods(kube, namespace, "web")
+        return zones if zone_counts(zones) == {"b": 4} else None
+
+    zones = await eventually(all_in_b, timeout=90, what="every pod rescheduled into zone b")
+    await assert_matched(kube, namespace, zones, with_uid=True)
+    ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
+    conditions = {
+        s["name"]: [(c["type"], c["status"], c["reason"]) for c in s.get("conditions") or []]
+        for s in ws["status"]["subsetStatuses"]
+    }
+    assert conditions == {
+        "subset-a": [("Schedulable", "False", "PodUnschedulable")],
+        "subset-b": [("Schedulable", "True", "Sufficient")],
+    }

@@ -9,6 +9,7 @@ only through the explicit ``now`` argument. Workload-specific notions (a CloneSe
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -254,3 +255,48 @@ def compare_active_pods(a: KubeObject, b: KubeObject) -> int:
     if is_ready(a) != is_ready(b):
         return _cmp(not is_ready(a))
     return compare_pods_tail(a, b)
+
+
+@dataclass(frozen=True)
+class PodScheduling:
+    """Whether a pod is stuck unscheduled: the facts the Adaptive strategies of UnitedDeployment and
+    WorkloadSpread read.
+
+    Attributes:
+        created: ``metadata.creationTimestamp`` (``None`` reads as the zero time).
+        pending: ``status.phase`` is Pending.
+        bound: ``spec.nodeName`` is set.
+        deleting: ``metadata.deletionTimestamp`` is set.
+        unschedulable: it carries ``PodScheduled=False`` with reason ``Unschedulable``.
+    """
+
+    created: datetime | None
+    pending: bool = True
+    bound: bool = False
+    deleting: bool = False
+    unschedulable: bool = True
+
+    @classmethod
+    def of(cls, pod: KubeObject) -> PodScheduling:
+        """Read these facts from a pod as the API server returns it."""
+        scheduled = get_condition(pod, "PodScheduled") or {}
+        return cls(
+            created=creation_time(pod),
+            pending=phase(pod) == "Pending",
+            bound=node_name(pod) != "",
+            deleting=is_being_deleted(pod),
+            unschedulable=scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable",
+        )
+
+    def pending_timeout(self, timeout: timedelta, now: datetime) -> tuple[bool, timedelta | None]:
+        """Upstream ``GetTimeBeforePendingTimeout``: ``(timed out, check again after)``.
+
+        Only an unbound, not deleting, Pending pod that failed to schedule can time out, once
+        ``created + timeout`` is strictly before ``now``; before that the wait is returned.
+        """
+        if self.deleting or not self.pending or self.bound or not self.unschedulable:
+            return False, None
+        deadline = as_utc(self.created or datetime.min) + timeout
+        if deadline < now:
+            return True, None
+        return False, deadline - now

@@ -366,7 +366,9 @@ ROWS: tuple[Row, ...] = (
     ),
     Row(
         WorkloadSpreadController.name,
-        lambda w, view: WorkloadSpreadController(w.kube, view),
+        lambda w, view: WorkloadSpreadController(
+            w.kube, view, recorder=w.recorder(WorkloadSpreadController.name)
+        ),
         lambda w: w.gates.get("PodWebhook", True) and w.gates.get("WorkloadSpread", True),
     ),
     # the manager's side of kruise-daemon's kinds

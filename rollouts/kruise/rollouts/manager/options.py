@@ -57,6 +57,9 @@ FEATURE_GATES: dict[str, bool] = {
     # for the images of an in-place update (kruise.workloads.predownload); needs KruiseDaemon and
     # turns ImagePullJobGate on.
     "PreDownloadImageForInPlaceUpdate": False,
+    # OpenKruise's gate (default on since v1.3): the WorkloadSpread controller, its pod webhook
+    # steps (placement on CREATE, deletingPods on DELETE/eviction) and its validating webhook.
+    "WorkloadSpread": True,
     # OpenKruise's PodUnavailableBudget gates: DELETE and eviction of protected pods spend the
     # budget (default on); in-place UPDATEs too (default off). PodWebhook off forces both off.
     "PodUnavailableBudgetDeleteGate": True,
@@ -94,6 +97,7 @@ FEATURE_GATE_STAGES: dict[str, str] = {
     "DaemonWatchingPod": BETA,
     "ImagePullJobGate": ALPHA,
     "PodProbeMarkerGate": BETA,
+    "WorkloadSpread": BETA,
     "PreDownloadImageForInPlaceUpdate": ALPHA,
     "PodUnavailableBudgetDeleteGate": BETA,
     "PodUnavailableBudgetUpdateGate": ALPHA,

@@ -31,55 +31,11 @@ from datetime import datetime, timedelta
 from kruise.core.api import ConditionStatus
 from kruise.workloads.api.uniteddeployment import UnitedDeployment
 from kruise.workloads.api.uniteddeployment_status import SUBSET_SCHEDULABLE, UnitedDeploymentSubsetCondition
-from kruise.workloads.objects import KubeObject, as_utc, creation_time, is_being_deleted
-from kruise.workloads.pods import get_condition, node_name, phase
+from kruise.workloads.objects import as_utc
+from kruise.workloads.pods import PodScheduling as PodScheduling
 from kruise.workloads.uniteddeployment.allocator import SubsetState, allocator_kind, next_replicas
 
 __all__ = ["Allocation", "ObservedSubset", "PodScheduling", "allocate"]
-
-
-@dataclass(frozen=True)
-class PodScheduling:
-    """The facts of one subset pod the Adaptive strategy reads.
-
-    Attributes:
-        created: ``metadata.creationTimestamp`` (``None`` reads as the zero time).
-        pending: ``status.phase`` is Pending.
-        bound: ``spec.nodeName`` is set.
-        deleting: ``metadata.deletionTimestamp`` is set.
-        unschedulable: it carries ``PodScheduled=False`` with reason ``Unschedulable``.
-    """
-
-    created: datetime | None
-    pending: bool = True
-    bound: bool = False
-    deleting: bool = False
-    unschedulable: bool = True
-
-    @classmethod
-    def of(cls, pod: KubeObject) -> PodScheduling:
-        """Read these facts from a pod as the API server returns it."""
-        scheduled = get_condition(pod, "PodScheduled") or {}
-        return cls(
-            created=creation_time(pod),
-            pending=phase(pod) == "Pending",
-            bound=node_name(pod) != "",
-            deleting=is_being_deleted(pod),
-            unschedulable=scheduled.get("status") == "False" and scheduled.get("reason") == "Unschedulable",
-        )
-
-    def pending_timeout(self, timeout: timedelta, now: datetime) -> tuple[bool, timedelta | None]:
-        """Upstream ``GetTimeBeforePendingTimeout``: ``(timed out, check again after)``.
-
-        Only an unbound, not deleting, Pending pod that failed to schedule can time out, once
-        ``created + timeout`` is strictly before ``now``; before that the wait is returned.
-        """
-        if self.deleting or not self.pending or self.bound or not self.unschedulable:
-            return False, None
-        deadline = as_utc(self.created or datetime.min) + timeout
-        if deadline < now:
-            return True, None
-        return False, deadline - now
 
 
 @dataclass(frozen=True)

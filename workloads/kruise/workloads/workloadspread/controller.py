@@ -20,8 +20,9 @@ malformed selector or a path to a non-integer skips the round (logged, retried).
 
 Wake-ups: every WorkloadSpread event; every event of a pod annotated for a WorkloadSpread, or of
 an unannotated pod bound to a node whose workload a WorkloadSpread targets; a target workload's
-events. Not done yet: Adaptive rescheduling (the ``Schedulable`` condition and deleting
-long-pending pods).
+events. Adaptive rescheduling (:mod:`.reschedule`): the subsets' ``Schedulable`` conditions are
+written with the status, then the schedule-failed pods are deleted; a round comes back when a
+pending pod would time out or an unschedulable subset recover.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from kruise.core.errors import ConflictError, NotFoundError
+from kruise.core.events import EventRecorder
+from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import (
     CLONESETS,
     DEPLOYMENTS,
@@ -44,7 +47,7 @@ from kruise.core.kube.resources import (
     STATEFULSETS,
     Resource,
 )
-from kruise.core.runtime import ControllerSpec, Watch, controller_ref
+from kruise.core.runtime import CacheReader, ControllerSpec, Watch, controller_ref
 from kruise.core.workqueue import Result
 from kruise.workloads.api.workloadspread import WORKLOADSPREADS, TargetView, WorkloadSpreadView
 from kruise.workloads.controllerbase import CacheController
@@ -53,6 +56,7 @@ from kruise.workloads.pods import is_active
 from kruise.workloads.selector import SelectorError
 from kruise.workloads.workloadspread.adoption import adopt, adoption_patch, initial_room
 from kruise.workloads.workloadspread.podstep import target_of_pod
+from kruise.workloads.workloadspread.reschedule import Rescheduled, critical_seconds, reschedule
 from kruise.workloads.workloadspread.subsets import (
     DELETION_COST_ANNOTATION,
     deletion_costs,
@@ -95,6 +99,12 @@ class WorkloadSpreadController(CacheController):
     """Reconciles WorkloadSpreads' subset accounting and their pods' deletion costs."""
 
     name = "workloadspread-controller"
+
+    def __init__(
+        self, kube: KubeClient, cache: CacheReader, *, workers: int = 3, recorder: EventRecorder | None = None
+    ) -> None:
+        super().__init__(kube, cache, workers=workers)
+        self.recorder = recorder
 
     def spec(self) -> ControllerSpec:
         """Woken by WorkloadSpreads, their pods and their target workloads."""
@@ -211,6 +221,9 @@ class WorkloadSpreadController(CacheController):
         status = ws.get("status") or {}
         now = datetime.now(UTC)
         statuses = next_statuses(ws_name, subsets, status.get("subsetStatuses") or [], active, replicas, now)
+        grouped = pods_by_subset(ws_name, subsets, active) if workload is not None else {}
+        adaptive = reschedule(statuses, grouped, critical_seconds(ws.get("spec") or {}), now)
+        statuses = adaptive.statuses
         wanted: dict[str, Any] = {
             **status,
             "observedGeneration": (obj.get("metadata") or {}).get("generation"),
@@ -223,7 +236,7 @@ class WorkloadSpreadController(CacheController):
                 return Result()
             except ConflictError:
                 return Result(requeue_after=0.5)
-        grouped = pods_by_subset(ws_name, subsets, active) if workload is not None else {}
+        await self._reschedule(obj, adaptive)
         for pod_name, cost in deletion_costs(subsets, grouped, replicas).items():
             pod = next(p for p in active if name(p) == pod_name)
             if annotations_of(pod).get(DELETION_COST_ANNOTATION) != str(cost):
@@ -231,4 +244,31 @@ class WorkloadSpreadController(CacheController):
                 with contextlib.suppress(NotFoundError):
                     await self.kube.patch(PODS, pod_name, patch, ns)
         waiting = any(s.get("creatingPods") or s.get("deletingPods") for s in statuses)
-        return Result(requeue_after=RECHECK_SECONDS if waiting else None)
+        waits = [w for w in (RECHECK_SECONDS if waiting else None, adaptive.check_after) if w is not None]
+        return Result(requeue_after=min(waits) if waits else None)
+
+    async def _reschedule(self, ws: KubeObject, adaptive: Rescheduled) -> None:
+        """Delete the schedule-failed pods (their replacements skip the now unschedulable
+        subset) and announce the subsets that recovered, as upstream's ``cleanupUnscheduledPods``."""
+        ns = namespace(ws)
+        for subset in adaptive.recovered:
+            recovered = "is recovered from unschedulable to schedulable"
+            message = f"Subset {subset} of WorkloadSpread {ns}/{name(ws)} {recovered}"
+            self._event(ws, "Normal", "RecoverSchedulable", message)
+        for subset, pods in adaptive.failed.items():
+            for pod in pods:
+                try:
+                    await self.kube.delete(PODS, pod, ns, missing_ok=True)
+                except ConflictError:
+                    continue
+                log.info(
+                    "WorkloadSpread %s/%s deleted unschedulable pod %s of subset %s",
+                    ns,
+                    name(ws),
+                    pod,
+                    subset,
+                )
+
+    def _event(self, ws: KubeObject, type_: str, reason: str, message: str) -> None:
+        if self.recorder is not None:
+            self.recorder.event(ws, type_, reason, message)
