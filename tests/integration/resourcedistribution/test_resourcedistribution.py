@@ -233,3 +233,25 @@ async def test_webhook_refuses_bad_distributors_and_changes_nothing(kube: KubeCl
     assert "resource apiVersion, kind, and name are immutable" in err.value.message
     stored = await kube.get(RESOURCEDISTRIBUTIONS, world.prefix)
     assert stored["spec"]["resource"]["metadata"]["name"] == SECRET_NAME
+
+
+async def test_two_hundred_namespaces_with_changing_labels(kube: KubeClient, world: World) -> None:
+    """An RD over 200 namespaces by label: copies in exactly the labelled ones while labels move
+    both ways in bulk (100 unlabelled, 50 labelled), and the status counts follow."""
+    p = world.prefix
+    names = [await world.namespace(f"n{i:03d}", **({p: "yes"} if i % 2 == 0 else {})) for i in range(200)]
+    await world.distributor({"namespaceLabelSelector": {"matchLabels": {p: "yes"}}})
+    labelled = set(names[::2])
+    found = await copies_in(kube, names, labelled)
+    hashes = {obj["metadata"]["annotations"][RESOURCE_HASH_ANNOTATION] for obj in found.values()}
+    assert len(hashes) == 1
+    await status_of(kube, p, desired=100, succeeded=100, failed=0)
+
+    dropped, added = names[0:100:2], names[1:100:2]  # 50 labelled lose it, 50 unlabelled gain it
+    for ns in dropped:
+        await kube.patch(NAMESPACES, ns, {"metadata": {"labels": {p: None}}})
+    for ns in added:
+        await kube.patch(NAMESPACES, ns, {"metadata": {"labels": {p: "yes"}}})
+    labelled = (labelled - set(dropped)) | set(added)
+    await copies_in(kube, names, labelled)
+    await status_of(kube, p, desired=100, succeeded=100, failed=0)
