@@ -12,14 +12,30 @@ Both stop holding a round back after ``options.expectation_timeout`` seconds (up
 
 from __future__ import annotations
 
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
+from kruise.core.errors import NotFoundError
 from kruise.core.events import EventRecorder
 from kruise.core.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import Resource
 from kruise.core.runtime import CacheReader
+from kruise.workloads.objects import KubeObject, name, namespace
 
-__all__ = ["CacheController", "ControllerOptions", "WorkloadController"]
+__all__ = ["CacheController", "ControllerOptions", "WorkloadController", "merge_status"]
+
+
+async def merge_status(
+    kube: KubeClient, resource: Resource, obj: KubeObject, status: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Merge-patch ``status`` into ``obj``'s status subresource (no resourceVersion: the status is
+    the controller's alone); the object as written, or None when it is gone meanwhile."""
+    try:
+        return await kube.patch(
+            resource, name(obj), {"status": status}, namespace(obj), patch_type="merge", subresource="status"
+        )
+    except NotFoundError:
+        return None
 
 
 class ControllerOptions(Protocol):

@@ -16,7 +16,6 @@ Reconcile order follows OpenKruise's ``doReconcile``/``syncCloneSet``:
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import logging
 from collections.abc import Sequence
@@ -38,6 +37,7 @@ from kruise.workloads.cloneset.readiness import cloneset_health
 from kruise.workloads.cloneset.status import calculate_status, seconds_until_available, status_to_write
 from kruise.workloads.cloneset.sync_scale import Scaler
 from kruise.workloads.cloneset.sync_update import UpdateGuard, Updater
+from kruise.workloads.controllerbase import merge_status
 from kruise.workloads.history import History
 from kruise.workloads.objects import (
     KubeObject,
@@ -303,15 +303,7 @@ class CloneSetController:
         return new
 
     async def _patch_status(self, cs: KubeObject, new_status: JSON) -> None:
-        with contextlib.suppress(NotFoundError):
-            await self.kube.patch(
-                CLONESETS,
-                name(cs),
-                {"status": new_status},
-                namespace(cs),
-                patch_type="merge",
-                subresource="status",
-            )
+        await merge_status(self.kube, CLONESETS, cs, new_status)
 
     async def _truncate_pods_to_delete(self, cs: KubeObject, pods: Sequence[KubeObject]) -> None:
         """Drop ``scaleStrategy.podsToDelete`` names that no longer exist (``truncatePodsToDelete``)."""

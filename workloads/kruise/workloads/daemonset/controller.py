@@ -21,14 +21,13 @@ there (so the status follows at once). Pods are read from the shared pod informe
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kruise.core.errors import KruiseError, NotFoundError
+from kruise.core.errors import KruiseError
 from kruise.core.events import WARNING, EventRecorder
 from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
 from kruise.core.informer import Delta, EventType
@@ -37,6 +36,7 @@ from kruise.core.kube.resources import CONTROLLER_REVISIONS, DAEMONSETS, NODES, 
 from kruise.core.metrics import DAEMONSET_IN_PLACE_UPDATE_DURATION, forget_daemonset
 from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Watch, owned, owner_key, primary
 from kruise.core.workqueue import Result
+from kruise.workloads.controllerbase import merge_status
 from kruise.workloads.daemonset.backoff import FailedPodBackoff
 from kruise.workloads.daemonset.daemonpods import DAEMONSET_KIND, canonical
 from kruise.workloads.daemonset.nodes import daemon_pod_spec, node_fit
@@ -239,12 +239,4 @@ class DaemonSetController:
             await self._patch_status(ds, patch)
 
     async def _patch_status(self, ds: KubeObject, patch: dict[str, Any]) -> None:
-        with contextlib.suppress(NotFoundError):
-            await self.kube.patch(
-                DAEMONSETS,
-                name(ds),
-                {"status": patch},
-                namespace_of(ds),
-                patch_type="merge",
-                subresource="status",
-            )
+        await merge_status(self.kube, DAEMONSETS, ds, patch)

@@ -38,6 +38,7 @@ from kruise.core.metrics import STATEFULSET_IN_PLACE_UPDATE_DURATION, forget_sta
 from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Watch, owned, owner_key, primary
 from kruise.core.runtime.spec import controller_ref, index_by_owner_uid
 from kruise.core.workqueue import Result
+from kruise.workloads.controllerbase import merge_status
 from kruise.workloads.history import History
 from kruise.workloads.inplace import in_place_update_seconds
 from kruise.workloads.inplace.writer import PodWriter, RefreshResult
@@ -296,12 +297,4 @@ class StatefulSetController:
             await self._patch_status(sts, patch)
 
     async def _patch_status(self, sts: KubeObject, patch: dict[str, Any]) -> None:
-        with contextlib.suppress(NotFoundError):
-            await self.kube.patch(
-                STATEFULSETS,
-                name(sts),
-                {"status": patch},
-                namespace(sts),
-                patch_type="merge",
-                subresource="status",
-            )
+        await merge_status(self.kube, STATEFULSETS, sts, patch)

@@ -50,7 +50,7 @@ from kruise.core.runtime import OWNER_UID, CacheReader, ControllerSpec, Read, Wa
 from kruise.core.runtime.spec import controller_ref, index_by_owner_uid
 from kruise.core.workqueue import Result
 from kruise.workloads.api.uniteddeployment import RESERVED_POD_LABEL, UnitedDeployment
-from kruise.workloads.controllerbase import WorkloadController
+from kruise.workloads.controllerbase import WorkloadController, merge_status
 from kruise.workloads.history import History
 from kruise.workloads.objects import (
     KubeObject,
@@ -355,15 +355,8 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
     async def _patch_status(self, ud: KubeObject, patch: dict[str, Any]) -> None:
         """Merge ``patch`` into the status (also a raised ``collisionCount``); the next round waits
         until the cache shows it. A UnitedDeployment gone meanwhile is no error."""
-        with contextlib.suppress(NotFoundError):
-            written = await self.kube.patch(
-                UNITEDDEPLOYMENTS,
-                name(ud),
-                {"status": patch},
-                namespace_of(ud),
-                patch_type="merge",
-                subresource="status",
-            )
+        written = await merge_status(self.kube, UNITEDDEPLOYMENTS, ud, patch)
+        if written is not None:
             self.rv_expectations.expect(uid(ud), str(metadata(written).get("resourceVersion")))
 
     def _waiting(self, key: str, workloads: Sequence[KubeObject]) -> float | None:
