@@ -4,10 +4,8 @@ Not a test. One embedded control plane (3 KWOK nodes), one manager (``ResourceDi
 on) and a kube-controller-manager running only ``disruption-controller`` (the native PDB's
 status). Every comparison runs on the same API server, its sides interleaved, and prints ratios:
 
-1. Eviction (``pods/eviction``, one at a time, client round trip) of Running, Ready pods (bound
-   to a node that does not exist and given that status by the benchmark, so no kubelet or KWOK
-   acts on them) in three namespaces, round-robin pod by pod (the first side rotating): no
-   budget; a native
+1. Eviction (``pods/eviction``, one at a time, client round trip) of Ready pods (run by KWOK) in
+   three namespaces, round-robin pod by pod (the first side rotating): no budget; a native
    PodDisruptionBudget (``minAvailable: 0``; the API server checks and decrements its status);
    a PodUnavailableBudget (``maxUnavailable: N``; ``vpodeviction.kb.io`` checks and writes its
    status). Target: PUB p50 <= 1.5x PDB p50.
@@ -60,8 +58,6 @@ PDBS = Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget")
 WARM = 5
 """Leading operations per side not counted (connections, first webhook calls)."""
 IMAGE = "registry.example.com/bench/app:1"
-READY: JSON = {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
-"""The status the benchmark gives a pod itself (no kubelet or KWOK runs it: see the module doc)."""
 
 
 def pod(name: str, app: str, *, nowhere: bool = False, owner: JSON | None = None) -> JSON:
@@ -141,8 +137,7 @@ async def eviction(kube: KubeClient, probes: Probes, n: int) -> Latencies:
 
             async def create(i: int, ns: str = ns) -> None:
                 async with sem:
-                    await kube.create(PODS, pod(f"p{i}", "guarded", nowhere=True), ns)
-                    await kube.patch(PODS, f"p{i}", READY, ns, patch_type="strategic", subresource="status")
+                    await kube.create(PODS, pod(f"p{i}", "guarded"), ns)
 
             await asyncio.gather(*(create(i) for i in range(total)))
             await stream.wait(all_ready([f"p{i}" for i in range(total)]), timeout=600)
