@@ -236,7 +236,15 @@ async def spread_create(kube: KubeClient, probes: Probes, n: int) -> Latencies:
     result = await interleaved(probes, list(sides), n, create)
     last = await kube.get(PODS, f"p{n + WARM - 1}", "ws-with")
     injected = "apps.kruise.io/matched-workloadspread" in (last["metadata"].get("annotations") or {})
-    console.print(f"WorkloadSpread injected into the last pod: {injected}")
+    ws = await kube.get(WORKLOADSPREADS, "spread", "ws-with")
+    creating = sum(len(st.get("creatingPods") or {}) for st in ws.get("status", {}).get("subsetStatuses", []))
+    with_ws = result["with WorkloadSpread"]
+    tenth = max(1, len(with_ws) // 10)
+    console.print(
+        f"WorkloadSpread injected into the last pod: {injected}; creatingPods recorded at the end: "
+        f"{creating}; with-WorkloadSpread p50 of the first/last tenth: "
+        f"{percentile(with_ws[:tenth], 0.5) * 1000:.1f}/{percentile(with_ws[-tenth:], 0.5) * 1000:.1f} ms"
+    )
     for ns in sides.values():
         await kube.delete(NAMESPACES, ns, missing_ok=True)
     return result
