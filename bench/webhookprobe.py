@@ -54,13 +54,15 @@ class Probes:
 
     cluster: LocalCluster
     manager: ManagerProcess
+    series: tuple[tuple[str, str, str, str], ...] = SERIES
+    """(metric, label, label value, title) rows read; :func:`breakdown` needs :data:`SERIES`."""
 
     def sums(self) -> Sums:
-        """:data:`SERIES` now, from both ``/metrics`` endpoints."""
+        """``series`` now, from both ``/metrics`` endpoints."""
         url = f"http://127.0.0.1:{self.manager.metrics_port}/metrics"
         with urllib.request.urlopen(url, timeout=10) as resp:
             texts = [self.cluster.kubectl("get", "--raw", "/metrics"), resp.read().decode()]
-        wanted = {(metric, label, value): title for metric, label, value, title in SERIES}
+        wanted = {(metric, label, value): title for metric, label, value, title in self.series}
         out: dict[str, list[float]] = {}
         for text in texts:
             for family in text_string_to_metric_families(text):
