@@ -204,6 +204,7 @@ async def cron_phase(kube: KubeClient, count: int, nodes: int, seconds: float, o
     await add_nodes(kube, pool, nodes)
     ns = await common.fresh_namespace(kube, "acj")
     lateness: dict[str, float] = {}
+    seen_at: dict[str, str] = {}
     window: list[float] = []
 
     def observe(_at: float, job: JSON) -> None:
@@ -213,6 +214,7 @@ async def cron_phase(kube: KubeClient, count: int, nodes: int, seconds: float, o
             return
         if window[0] <= scheduled.timestamp() <= window[1]:
             lateness[name] = time.time() - scheduled.timestamp()
+            seen_at[name] = job["metadata"].get("creationTimestamp", "")
 
     async with ObjectStream(kube, JOBS, ns, observer=observe):
         gate = asyncio.Semaphore(32)
@@ -228,6 +230,8 @@ async def cron_phase(kube: KubeClient, count: int, nodes: int, seconds: float, o
         await asyncio.sleep(10 + seconds + 5)  # runs due in the window, plus time to see the last ones
         out["cpu"] = cpu_since(cpu)
     out["lateness"] = sorted(lateness.values())
+    worst = sorted(lateness, key=lambda k: -lateness[k])[:5]
+    out["worst"] = [f"{k} {lateness[k]:.2f}s (created {seen_at[k]})" for k in worst]
     out["expected"] = count * math.floor(seconds / 10)
     await common.drop_namespace(kube, ns)
 
@@ -264,10 +268,16 @@ def report(n: int, run: str, rows: list[Row], cron: dict[str, Any], acjs: int, s
         table.add_row(str(len(late)), str(cron["expected"]), f"{p50:.3f}", f"{p99:.3f}", f"{top:.3f}",
                       "met" if p99 <= 1 else "NOT met", cpu_cell(cron["cpu"]))  # fmt: skip
         console.print(table)
+        console.print("latest runs: " + "; ".join(cron["worst"]))
+        buckets = (0.1, 0.25, 0.5, 1.0, 2.0, math.inf)
+        lows = (-math.inf, *buckets[:-1])
+        counts = [sum(1 for x in late if lo < x <= hi) for lo, hi in zip(lows, buckets, strict=True)]
+        shown = zip(buckets, counts, strict=True)
+        console.print("lateness histogram: " + ", ".join(f"<= {b}s: {c}" for b, c in shown))
 
 
 def cpu_cell(cpu: dict[str, float]) -> str:
-    return " / ".join(f"{cpu.get(role, math.nan):.0f}" for role in ("manager", "kcm", "control plane"))
+    return " / ".join(f"{cpu.get(role, math.nan):.1f}" for role in ("manager", "kcm", "control plane"))
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -289,7 +299,8 @@ async def main(args: argparse.Namespace) -> None:
             async def cron_work(kube: KubeClient) -> None:
                 await cron_phase(kube, args.acjs, args.acj_nodes, args.acj_seconds, cron)
 
-            rss.append(await common.run_phase(StageDelays(), cron_work, Path(tmp) / "acj", WORKERS))
+            workers = f"--advancedcronjob-workers={args.acj_workers}"
+            rss.append(await common.run_phase(StageDelays(), cron_work, Path(tmp) / "acj", workers))
             load.append(" ".join(f"{x:.2f}" for x in os.getloadavg()))
     report(args.nodes, args.run, rows, cron, args.acjs, args.acj_seconds)
     console.print(f"manager peak RSS per phase: {', '.join(f'{r:.0f} MiB' for r in rss)}")
@@ -308,5 +319,6 @@ if __name__ == "__main__":
     parser.add_argument("--run", default="2s", help="how long each pod runs (a Go duration)")
     parser.add_argument("--acjs", type=int, default=200, help="AdvancedCronJobs (0 to skip)")
     parser.add_argument("--acj-nodes", type=int, default=20, help="KWOK nodes for the ACJs' pods")
+    parser.add_argument("--acj-workers", type=int, default=3, help="the manager's ACJ workers (3: default)")
     parser.add_argument("--acj-seconds", type=float, default=300, help="how long to watch the ACJs")
     asyncio.run(main(parser.parse_args()))
