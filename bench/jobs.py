@@ -9,8 +9,8 @@ client QPS/burst 1000/2000 as kube-controller-manager's; ``cloneset.run_phase``)
   ``--parallelism``), side by side on the same control plane, the seconds from the create until:
 
   - the BroadcastJob (``completionPolicy`` Always, pods on the pool's nodes; placed by
-    kube-scheduler through node affinity, upstream's default ``AssignBcjPodsByScheduler``) reads
-    ``status.phase: completed``;
+    kube-scheduler through node affinity, upstream's default ``AssignBcjPodsByScheduler``, or
+    given ``nodeName`` with ``--bcj-node-name``) reads ``status.phase: completed``;
   - a raw client (the same KubeClient limits, 64 requests in flight) that creates one pod per
     node with ``spec.nodeName`` set (at most ``parallelism`` unfinished at once, each slot refilled
     when its pod Succeeded) sees every pod Succeeded, through one pod watch;
@@ -292,7 +292,8 @@ async def main(args: argparse.Namespace) -> None:
             async def bcj_work(kube: KubeClient) -> None:
                 await broadcast_phase(kube, args.nodes, args.run, parallelisms, rows)
 
-            rss.append(await common.run_phase(StageDelays(), bcj_work, Path(tmp) / "bcj", WORKERS))
+            more = ("--no-assign-bcj-pods-by-scheduler",) if args.bcj_node_name else ()
+            rss.append(await common.run_phase(StageDelays(), bcj_work, Path(tmp) / "bcj", WORKERS, *more))
             load.append(" ".join(f"{x:.2f}" for x in os.getloadavg()))
         if args.acjs:
 
@@ -317,6 +318,9 @@ if __name__ == "__main__":
         "--parallelism", type=int, default=100, help="the limited run's parallelism (0: skip)"
     )
     parser.add_argument("--run", default="2s", help="how long each pod runs (a Go duration)")
+    parser.add_argument(
+        "--bcj-node-name", action="store_true", help="BroadcastJob pods get nodeName (not the scheduler)"
+    )
     parser.add_argument("--acjs", type=int, default=200, help="AdvancedCronJobs (0 to skip)")
     parser.add_argument("--acj-nodes", type=int, default=20, help="KWOK nodes for the ACJs' pods")
     parser.add_argument("--acj-workers", type=int, default=3, help="the manager's ACJ workers (3: default)")
