@@ -230,10 +230,12 @@ async def run_phase(
     work: Callable[[KubeClient], Awaitable[None]],
     workdir: Path,
     workers: str = "--cloneset-workers=4",
+    *more: str,
 ) -> float:
     """Start a control plane with ``delays`` and a manager, run ``work``; returns the manager's peak RSS.
 
-    ``workers``: the manager flag giving the benchmarked controller its workers."""
+    ``workers``: the manager flag giving the benchmarked controller its workers; ``more``: further
+    manager flags."""
     cluster = LocalCluster(workdir / "cluster", nodes=3, delays=delays, attached=True)
     crd_dir = workdir / "crds"
     crd_dir.mkdir(parents=True, exist_ok=True)
@@ -244,7 +246,7 @@ async def run_phase(
     manager = ManagerProcess(
         state.kubeconfig,
         workdir / "manager",
-        extra_args=(workers, "--kube-client-qps=1000", "--kube-client-burst=2000"),
+        extra_args=(workers, *more, "--kube-client-qps=1000", "--kube-client-burst=2000"),
     )
     manager.start()
     assert manager.proc is not None
