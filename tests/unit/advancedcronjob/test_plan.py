@@ -202,7 +202,24 @@ def test_unparseable_schedule_is_an_error_without_requeue() -> None:
 def test_every_seconds_schedule() -> None:
     a = next_action(acj(schedule="@every 2s"), [child(at(0, 2), "Complete", at(0, 2))], at(0, 5))
     assert a.scheduled_time == at(0, 4)
-    assert a.requeue_after == pytest.approx(2)
+    # the next run of the chain, 0:06 (upstream's Next(now) would say 0:07, a second late)
+    assert a.requeue_after == pytest.approx(1)
+
+
+def test_a_late_round_does_not_push_later_every_runs_back() -> None:
+    """``@every 10s``: a round 3 s late creates the 0:10 run and comes back for 0:20 (7 s), not
+    10 s after it ran (upstream's ``Next(now)``, which would make every later run 3 s late)."""
+    a = next_action(acj(schedule="@every 10s"), [child(at(0, 0), "Complete", at(0, 0))], at(0, 13))
+    assert a.scheduled_time == at(0, 10)
+    assert a.requeue_after == pytest.approx(7)
+    on_time = next_action(acj(schedule="@every 10s"), [child(at(0, 10))], at(0, 20))
+    assert on_time.scheduled_time == at(0, 20) and on_time.requeue_after == pytest.approx(10)
+
+
+def test_a_cron_schedule_requeues_at_its_next_activation_after_a_late_round() -> None:
+    a = next_action(acj(schedule="*/5 * * * *"), [child(at(5), "Complete", at(5))], at(10, 40))
+    assert a.scheduled_time == at(10)
+    assert a.requeue_after == pytest.approx(260)  # 0:15:00, as Next(now)
 
 
 def test_image_list_pull_job_children() -> None:

@@ -21,7 +21,11 @@ requeues after ``Action.requeue_after``.
    error (upstream's "Too many missed start times (> 100). Set or decrease
    .spec.startingDeadlineSeconds or check clock skew."): nothing is created and no requeue is
    asked (upstream waits for the next change). An unparseable schedule likewise.
-5. Otherwise the requeue is at the next activation after ``now``. No missed run, or a run older
+5. Otherwise the requeue is at the next activation after ``now`` in the chain of activations
+   from ``lastScheduleTime`` (for a cron schedule the same time as upstream's
+   ``schedule.Next(now)``; for ``@every`` it is the last scheduled time plus the interval, so a
+   round that ran late does not delay every later run: upstream requeues ``Next(now)`` and
+   carries the delay over, skipping a run once it falls an interval behind). No missed run, or a run older
    than ``startingDeadlineSeconds``: nothing to create. ``Forbid`` with an active child: skip
    this run. ``Replace``: delete every active child, then create. ``Allow``: create.
 6. The child is named ``<acj>-<scheduled time in unix seconds>`` (so a run is never created twice),
@@ -236,6 +240,7 @@ def next_action(acj: AdvancedCronJob, children: Sequence[KubeObject], now: datet
         deadline = now - datetime.timedelta(seconds=spec.starting_deadline_seconds)
         earliest = max(earliest, deadline)
     missed: datetime.datetime | None = None
+    upcoming = schedule.next(now)
     if earliest <= now:
         starts = 0
         t = schedule.next(earliest)
@@ -246,7 +251,10 @@ def next_action(acj: AdvancedCronJob, children: Sequence[KubeObject], now: datet
                 action.error = TOO_MANY_MISSED
                 return action
             t = schedule.next(t)
-    upcoming = schedule.next(now)
+        # the next activation of the chain the runs are named by (a cron schedule: the same as
+        # next(now); ``@every``: last scheduled + the interval, so a late round does not push
+        # every later run back, where upstream's next(now) does)
+        upcoming = t
     action.requeue_after = None if upcoming is None else max(0.0, (upcoming - now).total_seconds())
     if missed is None:
         return action
