@@ -144,6 +144,17 @@ def test_injection() -> None:
     assert matched_of({"metadata": {"annotations": {MATCHED_ANNOTATION: "{bad"}}}) is None
 
 
+def test_a_patch_changing_the_priority_class_drops_the_resolved_priority() -> None:
+    """Upstream: the apiserver resolved ``priority`` from the template's class before the
+    webhook; a patch naming another class clears it (re-resolved), any other patch keeps it."""
+    pod: Any = {"metadata": {}, "spec": {"priorityClassName": "low", "priority": 0}}
+    raised: Any = {"name": "a", "patch": {"spec": {"priorityClassName": "high"}}}
+    out = inject_into_pod(pod, raised, "ws")
+    assert out["spec"]["priorityClassName"] == "high" and "priority" not in out["spec"]
+    labelled: Any = {"name": "a", "patch": {"metadata": {"labels": {"subset": "a"}}}}
+    assert inject_into_pod(pod, labelled, "ws")["spec"]["priority"] == 0
+
+
 def test_max_replicas_percent_rounds_up() -> None:
     assert max_replicas({"name": "a", "maxReplicas": "50%"}, 5) == 3
     assert max_replicas({"name": "a", "maxReplicas": 2}, 5) == 2

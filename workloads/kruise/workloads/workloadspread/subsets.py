@@ -213,7 +213,9 @@ def and_required_term(terms: Sequence[Any], required: Mapping[str, Any]) -> list
 
 def inject_into_pod(pod: KubeObject, subset: SubsetView, ws_name: str, uid: str = "") -> dict[str, Any]:
     """A copy of ``pod`` with ``subset``'s scheduling constraints, patch and the matched
-    annotation (see the module doc). The patch is a strategic merge patch of the pod."""
+    annotation (see the module doc). The patch is a strategic merge patch of the pod; when it
+    changes ``spec.priorityClassName``, ``spec.priority`` is dropped (as upstream) so the
+    apiserver resolves it again from the new class."""
     out: dict[str, Any] = copy.deepcopy(dict(pod))
     spec = out.setdefault("spec", {})
     if subset.get("tolerations"):
@@ -228,7 +230,13 @@ def inject_into_pod(pod: KubeObject, subset: SubsetView, ws_name: str, uid: str 
         selector = node_affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
         selector["nodeSelectorTerms"] = and_required_term(selector.get("nodeSelectorTerms") or [], required)
     if subset.get("patch"):
+        before = spec.get("priorityClassName")
         out = patch_pod_template(out, subset["patch"])
+        patched = out.get("spec") or {}
+        if patched.get("priorityClassName") != before:
+            # the apiserver's Priority plugin already resolved ``priority`` from the old class and
+            # refuses a mismatched pair; cleared, the plugin (re-run after the webhooks) sets it
+            patched.pop("priority", None)
     metadata = out.setdefault("metadata", {})
     metadata.setdefault("annotations", {})[MATCHED_ANNOTATION] = Matched(
         ws_name, subset.get("name", ""), uid
