@@ -26,8 +26,9 @@
   gives its room back to ``missingReplicas``.
 - **Deletion cost** (:func:`deletion_costs`): subset ``i`` of ``n`` gives its pods
   ``100 * (n - i)``; the pods over a capped subset's ``maxReplicas`` (the ones that sort first as
-  scale-in victims) get ``-100 * (n - i)``. So scale-in removes later subsets' pods and pods over a
-  cap first.
+  scale-in victims) get ``-100 * (i + 1)``, and the pods matched to a subset since removed from
+  the spec (upstream's fake subset) ``-100 * (n + 1)``. So scale-in removes those orphans, pods
+  over a cap and later subsets' pods first.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ __all__ = [
     "matched_of",
     "max_replicas",
     "next_statuses",
+    "orphaned_pods",
     "pods_by_subset",
     "record_creation",
     "record_deletion",
@@ -296,13 +298,18 @@ def subset_status(
 
 
 def deletion_costs(
-    subsets: Sequence[SubsetView], pods_by_subset: Mapping[str, Sequence[KubeObject]], workload_replicas: int
+    subsets: Sequence[SubsetView],
+    pods_by_subset: Mapping[str, Sequence[KubeObject]],
+    workload_replicas: int,
+    orphans: Sequence[KubeObject] = (),
 ) -> dict[str, int]:
     """Pod name -> the ``pod-deletion-cost`` it should carry (see the module doc). Pods over a
     cap are chosen as ``kubecontroller.ActivePods`` orders scale-in victims (unscheduled, pending,
-    not ready, ... first)."""
+    not ready, ... first); ``orphans`` (:func:`orphaned_pods`) all get the lowest cost."""
     total = len(subsets)
-    costs: dict[str, int] = {}
+    costs: dict[str, int] = {
+        str(p["metadata"]["name"]): DELETION_COST_NEGATIVE * (total + 1) for p in orphans
+    }
     for index, subset in enumerate(subsets):
         pods = list(pods_by_subset.get(subset.get("name", "")) or [])
         weight = total - index
@@ -314,8 +321,22 @@ def deletion_costs(
         for pod in pods:
             costs[str(pod["metadata"]["name"])] = DELETION_COST_POSITIVE * weight
         for pod in over:
-            costs[str(pod["metadata"]["name"])] = DELETION_COST_NEGATIVE * weight
+            costs[str(pod["metadata"]["name"])] = DELETION_COST_NEGATIVE * (index + 1)
     return costs
+
+
+def orphaned_pods(
+    ws_name: str, subsets: Sequence[SubsetView], pods: Sequence[KubeObject]
+) -> list[KubeObject]:
+    """The pods whose ``matched-workloadspread`` annotation names this WorkloadSpread and a subset
+    no longer in its spec (upstream groups them under its fake subset)."""
+    names = {s.get("name") for s in subsets}
+    out = []
+    for pod in pods:
+        matched = matched_of(pod)
+        if matched is not None and matched.name == ws_name and matched.subset not in names:
+            out.append(pod)
+    return out
 
 
 def pods_by_subset(
