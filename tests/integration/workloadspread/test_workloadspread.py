@@ -203,6 +203,12 @@ async def spread_ready(
         return [(s["name"], s["missingReplicas"]) for s in statuses] == subsets
 
     await eventually(initialised, what="the WorkloadSpread's subset statuses")
+    await pod_webhook_in_scope(kube, namespace)
+
+
+async def pod_webhook_in_scope(kube: KubeClient, namespace: str) -> None:
+    """Wait until ``mpod.kb.io``'s match condition names ``namespace`` (a WorkloadSpread there is
+    seen by the mutating pod webhook)."""
 
     async def in_scope() -> bool:
         config = await kube.get(MUTATING_WEBHOOKS, MUTATING_NAME)
@@ -359,15 +365,7 @@ async def test_target_filter_selects_the_pods_and_gives_the_replicas(
         return [(s["name"], s["missingReplicas"]) for s in statuses][:1] == [("subset-a", 1)]
 
     await eventually(initialised, what="subset-a's room from the filtered replicas (50% of 2)")
-
-    async def in_scope() -> bool:
-        config = await kube.get(MUTATING_WEBHOOKS, MUTATING_NAME)
-        (hook,) = [h for h in config["webhooks"] if h["name"] == "mpod.kb.io"]
-        return f"request.namespace == '{namespace}'" in " ".join(
-            c["expression"] for c in hook.get("matchConditions") or []
-        )
-
-    await eventually(in_scope, what="mpod.kb.io's condition names this WorkloadSpread's workload")
+    await pod_webhook_in_scope(kube, namespace)
     await kube.patch(DEPLOYMENTS, "web", {"spec": {"replicas": 6}}, namespace, patch_type="merge")
 
     async def placed() -> dict[str, str] | None:

@@ -15,6 +15,7 @@ from kruise.workloads.workloadspread.subsets import (
     matched_of,
     max_replicas,
     next_statuses,
+    orphaned_pods,
     record_creation,
     record_deletion,
     subset_status,
@@ -144,6 +145,17 @@ def test_injection() -> None:
     assert matched_of({"metadata": {"annotations": {MATCHED_ANNOTATION: "{bad"}}}) is None
 
 
+def test_a_patch_changing_the_priority_class_drops_the_resolved_priority() -> None:
+    """Upstream: the apiserver resolved ``priority`` from the template's class before the
+    webhook; a patch naming another class clears it (re-resolved), any other patch keeps it."""
+    pod: Any = {"metadata": {}, "spec": {"priorityClassName": "low", "priority": 0}}
+    raised: Any = {"name": "a", "patch": {"spec": {"priorityClassName": "high"}}}
+    out = inject_into_pod(pod, raised, "ws")
+    assert out["spec"]["priorityClassName"] == "high" and "priority" not in out["spec"]
+    labelled: Any = {"name": "a", "patch": {"metadata": {"labels": {"subset": "a"}}}}
+    assert inject_into_pod(pod, labelled, "ws")["spec"]["priority"] == 0
+
+
 def test_max_replicas_percent_rounds_up() -> None:
     assert max_replicas({"name": "a", "maxReplicas": "50%"}, 5) == 3
     assert max_replicas({"name": "a", "maxReplicas": 2}, 5) == 2
@@ -179,7 +191,33 @@ def test_deletion_costs_prefer_later_subsets_and_pods_over_cap() -> None:
         "b": [_pod("b1"), _pod("b2")],
     }
     costs = deletion_costs(subsets, pods, 5)
-    assert costs == {"a1": 200, "a2": 200, "a3": -200, "b1": 100, "b2": 100}
+    # upstream: over subset i's cap -100 * (i + 1); kept 100 * (n - i)
+    assert costs == {"a1": 200, "a2": 200, "a3": -100, "b1": 100, "b2": 100}
+    pods["a"] = []
+    pods["b"] = [_pod("b1"), _pod("b2"), _pod("b3", ready=False)]
+    assert deletion_costs([{"name": "a"}, {"name": "b", "maxReplicas": 2}], pods, 5)["b3"] == -200
+
+
+def test_pods_of_a_removed_subset_get_the_lowest_deletion_cost() -> None:
+    """Upstream's fake subset: a pod matched to a subset no longer in the spec costs -100 * (n + 1);
+    pods of other WorkloadSpreads or without the annotation are not orphans."""
+
+    def placed(name: str, ws: str, subset: str | None) -> dict[str, Any]:
+        pod = _pod(name)
+        if subset is not None:
+            pod["metadata"]["annotations"] = {MATCHED_ANNOTATION: Matched(ws, subset).encode()}
+        return pod
+
+    subsets: Any = [{"name": "a", "maxReplicas": 3}]
+    pods = [
+        placed("p1", "ws", "b"),
+        placed("p2", "ws", "a"),
+        placed("p3", "other", "b"),
+        placed("p4", "ws", None),
+    ]
+    orphans = orphaned_pods("ws", subsets, pods)
+    assert [p["metadata"]["name"] for p in orphans] == ["p1"]
+    assert deletion_costs(subsets, {"a": [pods[1]]}, 3, orphans) == {"p1": -200, "p2": 100}
 
 
 def test_next_statuses_groups_pods_by_their_matched_subset() -> None:

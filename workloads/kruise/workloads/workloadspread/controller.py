@@ -62,6 +62,7 @@ from kruise.workloads.workloadspread.subsets import (
     deletion_costs,
     matched_of,
     next_statuses,
+    orphaned_pods,
     pods_by_subset,
 )
 from kruise.workloads.workloadspread.targetfilter import TargetFilterError, counts, filtered_replicas
@@ -237,7 +238,8 @@ class WorkloadSpreadController(CacheController):
             except ConflictError:
                 return Result(requeue_after=0.5)
         await self._reschedule(obj, adaptive)
-        for pod_name, cost in deletion_costs(subsets, grouped, replicas).items():
+        orphans = orphaned_pods(ws_name, subsets, active) if workload is not None else []
+        for pod_name, cost in deletion_costs(subsets, grouped, replicas, orphans).items():
             pod = next(p for p in active if name(p) == pod_name)
             if annotations_of(pod).get(DELETION_COST_ANNOTATION) != str(cost):
                 patch = {"metadata": {"annotations": {DELETION_COST_ANNOTATION: str(cost)}}}

@@ -26,8 +26,9 @@
   gives its room back to ``missingReplicas``.
 - **Deletion cost** (:func:`deletion_costs`): subset ``i`` of ``n`` gives its pods
   ``100 * (n - i)``; the pods over a capped subset's ``maxReplicas`` (the ones that sort first as
-  scale-in victims) get ``-100 * (n - i)``. So scale-in removes later subsets' pods and pods over a
-  cap first.
+  scale-in victims) get ``-100 * (i + 1)``, and the pods matched to a subset since removed from
+  the spec (upstream's fake subset) ``-100 * (n + 1)``. So scale-in removes those orphans, pods
+  over a cap and later subsets' pods first.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ __all__ = [
     "matched_of",
     "max_replicas",
     "next_statuses",
+    "orphaned_pods",
     "pods_by_subset",
     "record_creation",
     "record_deletion",
@@ -213,7 +215,9 @@ def and_required_term(terms: Sequence[Any], required: Mapping[str, Any]) -> list
 
 def inject_into_pod(pod: KubeObject, subset: SubsetView, ws_name: str, uid: str = "") -> dict[str, Any]:
     """A copy of ``pod`` with ``subset``'s scheduling constraints, patch and the matched
-    annotation (see the module doc). The patch is a strategic merge patch of the pod."""
+    annotation (see the module doc). The patch is a strategic merge patch of the pod; when it
+    changes ``spec.priorityClassName``, ``spec.priority`` is dropped (as upstream) so the
+    apiserver resolves it again from the new class."""
     out: dict[str, Any] = copy.deepcopy(dict(pod))
     spec = out.setdefault("spec", {})
     if subset.get("tolerations"):
@@ -228,7 +232,13 @@ def inject_into_pod(pod: KubeObject, subset: SubsetView, ws_name: str, uid: str 
         selector = node_affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
         selector["nodeSelectorTerms"] = and_required_term(selector.get("nodeSelectorTerms") or [], required)
     if subset.get("patch"):
+        before = spec.get("priorityClassName")
         out = patch_pod_template(out, subset["patch"])
+        patched = out.get("spec") or {}
+        if patched.get("priorityClassName") != before:
+            # the apiserver's Priority plugin already resolved ``priority`` from the old class and
+            # refuses a mismatched pair; cleared, the plugin (re-run after the webhooks) sets it
+            patched.pop("priority", None)
     metadata = out.setdefault("metadata", {})
     metadata.setdefault("annotations", {})[MATCHED_ANNOTATION] = Matched(
         ws_name, subset.get("name", ""), uid
@@ -288,13 +298,18 @@ def subset_status(
 
 
 def deletion_costs(
-    subsets: Sequence[SubsetView], pods_by_subset: Mapping[str, Sequence[KubeObject]], workload_replicas: int
+    subsets: Sequence[SubsetView],
+    pods_by_subset: Mapping[str, Sequence[KubeObject]],
+    workload_replicas: int,
+    orphans: Sequence[KubeObject] = (),
 ) -> dict[str, int]:
     """Pod name -> the ``pod-deletion-cost`` it should carry (see the module doc). Pods over a
     cap are chosen as ``kubecontroller.ActivePods`` orders scale-in victims (unscheduled, pending,
-    not ready, ... first)."""
+    not ready, ... first); ``orphans`` (:func:`orphaned_pods`) all get the lowest cost."""
     total = len(subsets)
-    costs: dict[str, int] = {}
+    costs: dict[str, int] = {
+        str(p["metadata"]["name"]): DELETION_COST_NEGATIVE * (total + 1) for p in orphans
+    }
     for index, subset in enumerate(subsets):
         pods = list(pods_by_subset.get(subset.get("name", "")) or [])
         weight = total - index
@@ -306,8 +321,22 @@ def deletion_costs(
         for pod in pods:
             costs[str(pod["metadata"]["name"])] = DELETION_COST_POSITIVE * weight
         for pod in over:
-            costs[str(pod["metadata"]["name"])] = DELETION_COST_NEGATIVE * weight
+            costs[str(pod["metadata"]["name"])] = DELETION_COST_NEGATIVE * (index + 1)
     return costs
+
+
+def orphaned_pods(
+    ws_name: str, subsets: Sequence[SubsetView], pods: Sequence[KubeObject]
+) -> list[KubeObject]:
+    """The pods whose ``matched-workloadspread`` annotation names this WorkloadSpread and a subset
+    no longer in its spec (upstream groups them under its fake subset)."""
+    names = {s.get("name") for s in subsets}
+    out = []
+    for pod in pods:
+        matched = matched_of(pod)
+        if matched is not None and matched.name == ws_name and matched.subset not in names:
+            out.append(pod)
+    return out
 
 
 def pods_by_subset(

@@ -1,0 +1,371 @@
+"""One test per ``It`` of upstream's e2e ``test/e2e/apps/v1alpha1/workloadspread.go`` (three of
+them live in test_workloadspread.py: "elastic deployment, zone-a=2, zone-b=nil", "reschedule
+subset-a" and "manage the pods that were created before workloadspread"). Each builds the same
+WorkloadSpread and workload on KWOK nodes of two zones (kube-scheduler binds the pods) and
+asserts the facts upstream asserts: pods per subset, the matched annotation, the injected
+required node term, the subset's patch, the deletion cost and the subset statuses."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator
+
+import pytest
+
+from kruise.core.kube import KubeClient
+from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, NODES, PODS, SERVICES, STATEFULSETS, Resource
+from kruise.workloads.api.workloadspread import MATCHED_ANNOTATION, WORKLOADSPREADS
+from kruise.workloads.workloadspread.subsets import DELETION_COST_ANNOTATION
+from tests.integration.workloadspread.test_workloadspread import POOL, ZONE, pod_webhook_in_scope, workload
+from tests.support.nodes import zoned_pool
+from tests.support.wait import eventually
+
+pytestmark = pytest.mark.usefixtures("manager")
+JSON = dict[str, object]
+PRIORITY_CLASSES = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass")
+CLONESET = ("apps.kruise.io/v1alpha1", "CloneSet")
+IMAGE_2 = "registry.example.com/web:2"
+
+
+@pytest.fixture
+async def pool(kube: KubeClient) -> AsyncIterator[str]:
+    """Upstream's nodes: one worker in zone a, two in zone b (labelled with this pool's label)."""
+    async with zoned_pool(kube, POOL, {"a": 1, "b": 2}) as prefix:
+        yield prefix
+
+
+def zone_term(zone: str) -> JSON:
+    return {"matchExpressions": [{"key": ZONE, "operator": "In", "values": [zone]}]}
+
+
+def subset(name: str, *, zone: str | None = None, cap: object = None, patch: JSON | None = None) -> JSON:
+    """A subset; ``zone`` its required node term, ``patch`` (default: annotation ``subset:
+    <name>``) its patch, ``cap`` its maxReplicas (None: unlimited)."""
+    out: JSON = {"name": name, "patch": patch or {"metadata": {"annotations": {"subset": name}}}}
+    if zone is not None:
+        out["requiredNodeSelectorTerm"] = zone_term(zone)
+    if cap is not None:
+        out["maxReplicas"] = cap
+    return out
+
+
+async def create_spread(
+    kube: KubeClient, namespace: str, target: tuple[str, str], subsets: list[JSON], *, scope: bool = True
+) -> JSON:
+    """WorkloadSpread ``spread`` on workload ``web``, once its statuses exist and (``scope``) the
+    mutating pod webhook sees it."""
+    api_version, kind = target
+    ws: JSON = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "spread"},
+        "spec": {"targetRef": {"apiVersion": api_version, "kind": kind, "name": "web"}, "subsets": subsets},
+    }
+    created = await kube.create(WORKLOADSPREADS, ws, namespace)
+
+    async def initialised() -> bool:
+        got = await kube.get(WORKLOADSPREADS, "spread", namespace)
+        return len((got.get("status") or {}).get("subsetStatuses") or []) == len(subsets)
+
+    await eventually(initialised, what="the WorkloadSpread's subset statuses")
+    if scope:
+        await pod_webhook_in_scope(kube, namespace)
+    return created
+
+
+def matched_subset(pod: JSON) -> str | None:
+    raw = (pod["metadata"].get("annotations") or {}).get(MATCHED_ANNOTATION)  # type: ignore[attr-defined]
+    return None if raw is None else str(json.loads(raw)["subset"])
+
+
+async def live_pods(kube: KubeClient, namespace: str) -> list[JSON]:
+    pods = (await kube.list(PODS, namespace, label_selector="app=web"))["items"]
+    return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+
+
+def statuses(ws: JSON) -> list[tuple[str, int, int, int, int]]:
+    """(name, replicas, missingReplicas, len(creatingPods), len(deletingPods)) per subset."""
+    return [
+        (
+            s["name"],
+            s.get("replicas", 0),
+            s["missingReplicas"],
+            len(s.get("creatingPods") or {}),
+            len(s.get("deletingPods") or {}),
+        )
+        for s in (ws.get("status") or {}).get("subsetStatuses") or []  # type: ignore[attr-defined]
+    ]
+
+
+async def settle(
+    kube: KubeClient,
+    namespace: str,
+    per_subset: dict[str | None, int],
+    *,
+    image: str | None = None,
+    status: list[tuple[str, int, int, int, int]] | None = None,
+    check: tuple[list[JSON], dict[str, str] | None] | None = None,
+) -> list[JSON]:
+    """Wait until ``web``'s live pods are all bound (and run ``image``), ``per_subset`` of them
+    (None: unmatched) in each subset, (``status``) the WorkloadSpread's statuses equal it and
+    (``check``: subsets, costs) :func:`assert_pods` holds."""
+
+    async def settled() -> list[JSON]:
+        pods = await live_pods(kube, namespace)
+        assert all(p["spec"].get("nodeName") for p in pods), "unbound pods"
+        if image:
+            assert all(c["image"] == image for p in pods for c in p["spec"]["containers"]), "old image"
+        counts = Counter(matched_subset(p) for p in pods)
+        assert counts == Counter(per_subset), (
+            f"per subset {counts}: {[(p['spec']['nodeName'], matched_subset(p)) for p in pods]}"
+        )
+        if status is not None:
+            got = statuses(await kube.get(WORKLOADSPREADS, "spread", namespace))
+            assert got == status, f"statuses {got}"
+        if check is not None:
+            await assert_pods(kube, pods, *check)
+        return pods
+
+    return await eventually(settled, timeout=90, what=f"pods per subset {per_subset}, statuses {status}")
+
+
+async def assert_pods(
+    kube: KubeClient, pods: list[JSON], subsets: list[JSON], costs: dict[str, str] | None
+) -> None:
+    """Upstream's per-pod checks: a matched pod names ``spread``, carries its subset's required
+    term as its first node selector term, its patch and deletion cost ``costs[subset]``, and is
+    bound in the subset's zone; an unmatched pod has no deletion cost. ``costs`` None: not
+    checked (upstream checks none for a StatefulSet)."""
+    by_name = {str(s["name"]): s for s in subsets}
+    for pod in pods:
+        annotations: dict[str, str] = pod["metadata"].get("annotations") or {}  # type: ignore[attr-defined]
+        name = matched_subset(pod)
+        if name is None:
+            assert DELETION_COST_ANNOTATION not in annotations
+            continue
+        assert json.loads(annotations[MATCHED_ANNOTATION])["name"] == "spread"
+        if costs is not None:
+            assert annotations.get(DELETION_COST_ANNOTATION) == costs[name]
+        assert annotations["subset"] == name
+        term = by_name[name].get("requiredNodeSelectorTerm")
+        if term is not None:
+            spec: dict[str, object] = pod["spec"]  # type: ignore[assignment]
+            node_affinity = spec["affinity"]["nodeAffinity"]  # type: ignore[index]
+            first = node_affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"][0]
+            assert first["matchExpressions"] == term["matchExpressions"]  # type: ignore[index]
+            node = await kube.get(NODES, str(spec["nodeName"]))
+            assert [node["metadata"]["labels"][ZONE]] == term["matchExpressions"][0]["values"]  # type: ignore[index]
+
+
+def preferring_zone_b(obj: JSON) -> JSON:
+    """``obj`` (a workload) with its pod template preferring zone b (weight 100)."""
+    preferred = [{"weight": 100, "preference": zone_term("b")}]
+    obj["spec"]["template"]["spec"]["affinity"] = {  # type: ignore[index]
+        "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": preferred}
+    }
+    return obj
+
+
+async def update_spread(kube: KubeClient, namespace: str, subsets: list[JSON]) -> None:
+    """Replace the subsets and wait for the controller to observe the new generation (as
+    upstream's ``UpdateWorkloadSpread``)."""
+    await kube.patch(WORKLOADSPREADS, "spread", {"spec": {"subsets": subsets}}, namespace, patch_type="merge")
+
+    async def observed() -> bool:
+        ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
+        return bool((ws.get("status") or {}).get("observedGeneration") == ws["metadata"]["generation"])
+
+    await eventually(observed, what="the WorkloadSpread's new generation observed")
+
+
+async def set_image(kube: KubeClient, res: Resource, namespace: str, image: str) -> None:
+    containers = [{"name": "web", "image": image}]
+    patch = {"spec": {"template": {"spec": {"containers": containers}}}}
+    await kube.patch(res, "web", patch, namespace, patch_type="merge")
+
+
+async def scale(kube: KubeClient, res: Resource, namespace: str, replicas: int) -> None:
+    await kube.patch(res, "web", {"spec": {"replicas": replicas}}, namespace, patch_type="merge")
+
+
+async def test_deploy_in_two_zone_the_type_of_max_replicas_is_integer(
+    kube: KubeClient, namespace: str, pool: str
+) -> None:
+    """CloneSet of 6 under zone-a=3, zone-b=3: 3 pods each (costs 200, 100); the same after an
+    image update; caps 2/2 and 4 replicas: 2 each; caps 4/4 and 8 replicas: 4 each."""
+    subsets = [subset("zone-a", zone="a", cap=3), subset("zone-b", zone="b", cap=3)]
+    await create_spread(kube, namespace, CLONESET, subsets)
+    await kube.create(CLONESETS, workload(*CLONESET, "web", pool, 6), namespace)
+    costs = {"zone-a": "200", "zone-b": "100"}
+
+    def even(n: int) -> list[tuple[str, int, int, int, int]]:
+        return [("zone-a", n, 0, 0, 0), ("zone-b", n, 0, 0, 0)]
+
+    await settle(kube, namespace, {"zone-a": 3, "zone-b": 3}, status=even(3), check=(subsets, costs))
+    await set_image(kube, CLONESETS, namespace, IMAGE_2)
+    await settle(
+        kube, namespace, {"zone-a": 3, "zone-b": 3}, image=IMAGE_2, status=even(3), check=(subsets, costs)
+    )
+    for cap, replicas in ((2, 4), (4, 8)):
+        await update_spread(kube, namespace, [{**s, "maxReplicas": cap} for s in subsets])
+        await scale(kube, CLONESETS, namespace, replicas)
+        await settle(
+            kube, namespace, {"zone-a": cap, "zone-b": cap}, status=even(cap), check=(subsets, costs)
+        )
+
+
+@pytest.fixture
+async def priority_class(kube: KubeClient) -> AsyncIterator[str]:
+    """A PriorityClass of value 100 (cluster-scoped: a unique name, deleted afterwards)."""
+    name = f"ws-priority-{uuid.uuid4().hex[:6]}"
+    await kube.create(PRIORITY_CLASSES, {"metadata": {"name": name}, "value": 100, "globalDefault": False})
+    try:
+        yield name
+    finally:
+        await kube.delete(PRIORITY_CLASSES, name, missing_ok=True)
+
+
+async def test_only_one_subset_zone_a_nil(
+    kube: KubeClient, namespace: str, pool: str, priority_class: str
+) -> None:
+    """One uncapped subset whose patch also sets a priorityClassName: every pod (2, 6, 6 after an
+    image update) is in it, with that class and its priority 100, cost 100, missingReplicas -1."""
+    patch: JSON = {
+        "metadata": {"annotations": {"subset": "zone-a"}},
+        "spec": {"priorityClassName": priority_class},
+    }
+    subsets = [subset("zone-a", zone="a", patch=patch)]
+    await create_spread(kube, namespace, CLONESET, subsets)
+    await kube.create(CLONESETS, workload(*CLONESET, "web", pool, 2), namespace)
+    steps = [(2, None), (6, None), (6, IMAGE_2)]
+    for replicas, image in steps:
+        await scale(kube, CLONESETS, namespace, replicas)
+        if image:
+            await set_image(kube, CLONESETS, namespace, image)
+        status = [("zone-a", replicas, -1, 0, 0)]
+        pods = await settle(
+            kube,
+            namespace,
+            {"zone-a": replicas},
+            image=image,
+            status=status,
+            check=(subsets, {"zone-a": "100"}),
+        )
+        for pod in pods:
+            assert (pod["spec"]["priorityClassName"], pod["spec"]["priority"]) == (priority_class, 100)  # type: ignore[index]
+
+
+async def test_only_one_subset_zone_a_2(kube: KubeClient, namespace: str, pool: str) -> None:
+    """One subset capped at 2: 2 pods in it; scaled to 6, the 4 others are unmatched and have no
+    deletion cost; scaled back to 2, the matched 2 remain. The template prefers zone b, so the
+    unmatched pods land there (on zone a's node the controller would adopt them into the subset,
+    as upstream's ``matchesSubset`` does for any fitting node)."""
+    subsets = [subset("zone-a", zone="a", cap=2)]
+    await create_spread(kube, namespace, CLONESET, subsets)
+    await kube.create(CLONESETS, preferring_zone_b(workload(*CLONESET, "web", pool, 2)), namespace)
+    status = [("zone-a", 2, 0, 0, 0)]
+    for replicas in (2, 6, 2):
+        await scale(kube, CLONESETS, namespace, replicas)
+        expected: dict[str | None, int] = {"zone-a": 2}
+        if replicas > 2:
+            expected[None] = replicas - 2
+        await settle(kube, namespace, expected, status=status, check=(subsets, {"zone-a": "100"}))
+
+
+async def test_manage_existing_pods_by_only_preferred_node_selector_then_deletion_subset_b(
+    kube: KubeClient, namespace: str, pool: str
+) -> None:
+    """A CloneSet's 3 pods, preferring zone b, exist before a WorkloadSpread whose subsets only
+    prefer zones (a: 20/10, capped 3; b: 10/20): all 3 are adopted into subset-b (cost 100); once
+    subset-b is removed from the spec their cost is -200."""
+
+    def preferring(name: str, weight_a: int, weight_b: int, cap: object = None) -> JSON:
+        out: JSON = {
+            "name": name,
+            "tolerations": [{"key": "node-taint", "operator": "Exists", "effect": "NoSchedule"}],
+            "preferredNodeSelectorTerms": [
+                {"weight": weight_a, "preference": zone_term("a")},
+                {"weight": weight_b, "preference": zone_term("b")},
+            ],
+        }
+        if cap is not None:
+            out["maxReplicas"] = cap
+        return out
+
+    await kube.create(CLONESETS, preferring_zone_b(workload(*CLONESET, "web", pool, 3)), namespace)
+    await settle(kube, namespace, {None: 3})
+    subsets = [preferring("subset-a", 20, 10, cap=3), preferring("subset-b", 10, 20)]
+    await create_spread(kube, namespace, CLONESET, subsets, scope=False)
+
+    async def costs_are(cost: str) -> bool:
+        pods = await live_pods(kube, namespace)
+        return [(p["metadata"].get("annotations") or {}).get(DELETION_COST_ANNOTATION) for p in pods] == [
+            cost
+        ] * 3
+
+    await settle(kube, namespace, {"subset-b": 3})
+    await eventually(lambda: costs_are("100"), what="the adopted pods' deletion cost 100")
+    ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
+    assert [(s[0], s[1]) for s in statuses(ws)] == [("subset-a", 0), ("subset-b", 3)]
+    await update_spread(kube, namespace, subsets[:1])
+    await eventually(lambda: costs_are("-200"), what="deletion cost -200 once subset-b is gone")
+
+
+async def test_manage_statefulset_pods_only_with_patch(kube: KubeClient, namespace: str, pool: str) -> None:
+    """An Advanced StatefulSet of 5 under subsets with only patches (a=2, b=2, c unlimited):
+    statuses count 2/2/1 and the pods carry their subset's patch 2/2/1."""
+    subsets = [subset("subset-a", cap=2), subset("subset-b", cap=2), subset("subset-c")]
+    await create_spread(kube, namespace, ("apps.kruise.io/v1alpha1", "StatefulSet"), subsets)
+    service = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "web"},
+        "spec": {"clusterIP": "None", "selector": {"app": "web"}, "ports": [{"port": 80}]},
+    }
+    await kube.create(SERVICES, service, namespace)
+    sts = workload("apps.kruise.io/v1beta1", "StatefulSet", "web", pool, 5)
+    sts["spec"]["serviceName"] = "web"  # type: ignore[index]
+    await kube.create(STATEFULSETS, sts, namespace)
+    status = [("subset-a", 2, 0, 0, 0), ("subset-b", 2, 0, 0, 0), ("subset-c", 1, -1, 0, 0)]
+    pods = await settle(kube, namespace, {"subset-a": 2, "subset-b": 2, "subset-c": 1}, status=status)
+    subsets_by_annotation = Counter(
+        (p["metadata"].get("annotations") or {}).get("subset")  # type: ignore[attr-defined]
+        for p in pods
+    )
+    assert subsets_by_annotation == {"subset-a": 2, "subset-b": 2, "subset-c": 1}
+    await assert_pods(kube, pods, subsets, None)
+
+
+def test_job_like_custom_workload() -> None:
+    pytest.skip(
+        reason="needs the custom-workload white list (kruise-configuration ConfigMap key "
+        "WorkloadSpread_Watch_Custom_Workload_WhiteList): our validation refuses any target kind "
+        "other than CloneSet/Deployment/ReplicaSet/Job/StatefulSet ('TargetReference's GroupKind "
+        "is not permitted.'), so the Advanced DaemonSet and TFJob targets it spreads are refused"
+    )
+
+
+async def test_elastic_deploy_for_deployment_zone_a_2_zone_b_nil(
+    kube: KubeClient, namespace: str, pool: str
+) -> None:
+    """A Deployment under zone-a=2, zone-b=nil: 2 replicas both in zone-a (cost 200); 6: 2 and 4
+    (cost 100), zone-a's status full; back to 2: zone-a only. Upstream's image-update step (2/4
+    again after a rollout) is skipped at the end: see the skip reason."""
+    subsets = [subset("zone-a", zone="a", cap=2), subset("zone-b", zone="b")]
+    await create_spread(kube, namespace, ("apps/v1", "Deployment"), subsets)
+    await kube.create(DEPLOYMENTS, workload("apps/v1", "Deployment", "web", pool, 2), namespace)
+    costs = {"zone-a": "200", "zone-b": "100"}
+    await settle(kube, namespace, {"zone-a": 2}, check=(subsets, costs))
+    await scale(kube, DEPLOYMENTS, namespace, 6)
+    status = [("zone-a", 2, 0, 0, 0), ("zone-b", 4, -1, 0, 0)]
+    await settle(kube, namespace, {"zone-a": 2, "zone-b": 4}, status=status, check=(subsets, costs))
+    await scale(kube, DEPLOYMENTS, namespace, 2)
+    await settle(kube, namespace, {"zone-a": 2}, check=(subsets, costs))
+    pytest.skip(
+        reason="the image-update step needs upstream's per-revision spreading "
+        "(status.versionedSubsetStatuses counted by the pod webhook, and deletion costs per "
+        "ReplicaSet revision with old revisions reversed): we keep one subsetStatuses, so a "
+        "rollout's new pods find zone-a full of old pods and all land in zone-b"
+    )
