@@ -160,7 +160,7 @@ def unschedulable(pod: JSON) -> bool:
     """Pending and refused by the scheduler (what the Adaptive strategy times)."""
     for c in (pod.get("status") or {}).get("conditions") or []:
         if c.get("type") == "PodScheduled":
-            return c.get("status") == "False" and c.get("reason") == "Unschedulable"
+            return bool(c.get("status") == "False" and c.get("reason") == "Unschedulable")
     return False
 
 
