@@ -91,6 +91,9 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
     ("rollouts/kruise/rollouts/rollouthistory/controller.py", "_snapshot", "res"): {
         "get": ("SERVICES", "INGRESSES", "HTTPROUTES")  # a release's snapshots
     },
+    ("workloads/kruise/workloads/controllerbase.py", "merge_status", "resource"): {
+        "patch": ("STATUS_WRITERS",)  # the workload controllers' status subresource
+    },
     ("workloads/kruise/workloads/uniteddeployment/controller.py", "_reown", "resource"): {
         "patch": ("SUBSET_RESOURCES",)  # adopting and releasing subset workloads
     },

@@ -18,11 +18,15 @@ from kruise.core.errors import NotFoundError
 from kruise.core.events import EventRecorder
 from kruise.core.expectations import ResourceVersionExpectations, ScaleExpectations
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import Resource
+from kruise.core.kube.resources import CLONESETS, DAEMONSETS, STATEFULSETS, UNITEDDEPLOYMENTS, Resource
 from kruise.core.runtime import CacheReader
 from kruise.workloads.objects import KubeObject, name, namespace
 
-__all__ = ["CacheController", "ControllerOptions", "WorkloadController", "merge_status"]
+__all__ = ["STATUS_WRITERS", "CacheController", "ControllerOptions", "WorkloadController", "merge_status"]
+
+STATUS_WRITERS = (CLONESETS, STATEFULSETS, DAEMONSETS, UNITEDDEPLOYMENTS)
+"""The kinds whose controllers write their status through :func:`merge_status` (the chart's RBAC
+audit resolves its call site by this list)."""
 
 
 async def merge_status(
