@@ -134,3 +134,24 @@ def test_update_without_template_change_leaves_the_template() -> None:
 )
 def test_validation_messages(obj: JSON, message: str) -> None:
     assert verdict(obj) == message
+
+
+@pytest.mark.parametrize(
+    ("parallelism", "message"),
+    [
+        (
+            "lots",
+            'spec.parallelism: Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:"lots"}: '
+            "a valid percent string must be a numeric string",
+        ),
+        (-2, "spec.parallelism: Invalid value: -2: must be greater than or equal to 0"),
+    ],
+)
+def test_parallelism_must_be_a_non_negative_int_or_percent(parallelism: object, message: str) -> None:
+    """Ours: upstream's webhook admits these, then its controller fails on them every round."""
+    assert verdict(bcj(parallelism=parallelism)).startswith(message)
+
+
+@pytest.mark.parametrize("parallelism", [0, 100, "50%", "150%"])
+def test_valid_parallelism_is_admitted(parallelism: object) -> None:
+    assert verdict(bcj(parallelism=parallelism)) == ""

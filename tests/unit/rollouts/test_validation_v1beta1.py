@@ -346,3 +346,32 @@ def test_models_and_dicts_are_validated_alike() -> None:
     assert validate_rollout(Rollout.from_dict(copy.deepcopy(doc)), workload_lookup=[]) == validate_rollout(
         doc, workload_lookup=[]
     )
+
+
+@pytest.mark.parametrize(
+    ("threshold", "detail"),
+    [
+        ("banana", "a valid percent string must be a numeric string followed by an ending '%'"),
+        (-1, "must be greater than or equal to 0"),
+        ("120%", "must not be greater than 100%"),
+    ],
+)
+def test_failure_threshold_must_be_a_percent_or_count(threshold: object, detail: str) -> None:
+    """Ours (upstream's webhook does not look): a malformed threshold is refused naming the field,
+    rather than stopping the release at its first batch with nothing on the objects."""
+    steps = [{"replicas": "20%"}]
+    for doc, path in (
+        (canary(*steps, failureThreshold=threshold), "Spec.Strategy.Canary.FailureThreshold"),
+        (
+            blue_green({"replicas": "50%"}, failureThreshold=threshold),
+            "Spec.Strategy.BlueGreen.FailureThreshold",
+        ),
+    ):
+        errors = check(doc)
+        assert [f for f, _ in errors] == [path]
+        assert errors[0][1].startswith(detail)
+
+
+def test_a_valid_failure_threshold_is_admitted() -> None:
+    assert check(canary({"replicas": "20%"}, failureThreshold="20%")) == []
+    assert check(canary({"replicas": "20%"}, failureThreshold=2)) == []

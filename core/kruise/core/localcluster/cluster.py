@@ -39,7 +39,7 @@ from kruise.core.localcluster.components import (
     kwok_args,
     scheduler_args,
 )
-from kruise.core.localcluster.errors import ClusterError
+from kruise.core.localcluster.errors import ClusterError, ClusterRunningError
 from kruise.core.localcluster.pki import write_pki
 from kruise.core.localcluster.processes import (
     free_port,
@@ -113,7 +113,7 @@ class LocalCluster:
         if (self.directory / "state.json").exists():
             existing = ClusterState.load(self.directory)
             if any(pid_alive(p) for p in existing.pids.values()):
-                raise ClusterError(f"a cluster is already running in {self.directory}")
+                raise ClusterRunningError(f"a cluster is already running in {self.directory}")
             LocalCluster.attach(self.directory).stop(remove=True)  # undoes a dead one's host changes
         self.directory.mkdir(parents=True, exist_ok=True)
         (self.directory / "logs").mkdir(exist_ok=True)

@@ -10,6 +10,7 @@ import typer
 
 from kruise.core.localcluster import LocalCluster, default_cluster_dir
 from kruise.core.localcluster.cluster import ClusterError, ClusterState
+from kruise.core.localcluster.errors import ClusterRunningError
 from kruise.core.localcluster.install import install as install_chart
 from kruise.core.localcluster.realnode.images import catalogue_refs
 from kruise.core.localcluster.stages import StageDelays
@@ -71,6 +72,9 @@ def up(
     )
     try:
         state = cluster.start()
+    except ClusterRunningError as err:
+        typer.echo(f"error: {err}; it was left running (use it, or pick another --dir)", err=True)
+        raise typer.Exit(1) from err
     except ClusterError as err:
         where = cluster.directory
         typer.echo(f"error: {err}", err=True)

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kruise.workloads.admission.fielderrors import FieldError, go_string_map, invalid
+from kruise.workloads.admission.intstr import validate_positive_int_or_percent
 from kruise.workloads.admission.metavalidation import max_len_error, regex_error, validate_object_meta
 from kruise.workloads.admission.pod_defaults import add_marshal_artifacts, default_pod_template
 from kruise.workloads.broadcastjob.jobpods import CONTROLLER_UID_LABEL, JOB_NAME_LABEL
@@ -111,6 +112,9 @@ def validate_broadcastjob(
                 errs.append(
                     invalid(path, completion[key], f"{key} can just work with Always CompletionPolicyType")
                 )
+    if spec.get("parallelism") is not None:
+        # ours: upstream's webhook does not look, and its controller then fails every round
+        errs.extend(validate_positive_int_or_percent(spec["parallelism"], "spec.parallelism", max_100=False))
     template = _mapping(spec.get("template"))
     restart = str(_mapping(template.get("spec")).get("restartPolicy") or "")
     if restart not in ("OnFailure", "Never"):
