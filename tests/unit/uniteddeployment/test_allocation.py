@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kruise.workloads.api.uniteddeployment import UnitedDeployment
-from kruise.workloads.uniteddeployment.allocation import ObservedSubset, PodScheduling, allocate
+from kruise.workloads.pods import PodScheduling
+from kruise.workloads.uniteddeployment.allocation import ObservedSubset, allocate
 from kruise.workloads.uniteddeployment.allocator import AllocationError, parse_subset_replicas
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)

@@ -99,8 +99,8 @@ class HoldWebhook:
                 rollouts = (await self.kube.list(ROLLOUTS, req.namespace))["items"]
             except NotFoundError:  # Rollout CRD not installed
                 return AdmissionResponse.allow()
-        if rollout_for(new, rollouts) is None:
-            return AdmissionResponse.allow()
+            if rollout_for(new, rollouts) is None:
+                return AdmissionResponse.allow()
         related: list[dict[str, Any]] = []
         wanted = self.hold.related(new)
         if wanted is not None:

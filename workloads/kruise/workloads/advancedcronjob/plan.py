@@ -240,8 +240,9 @@ def next_action(acj: AdvancedCronJob, children: Sequence[KubeObject], now: datet
         deadline = now - datetime.timedelta(seconds=spec.starting_deadline_seconds)
         earliest = max(earliest, deadline)
     missed: datetime.datetime | None = None
-    upcoming = schedule.next(now)
-    if earliest <= now:
+    if earliest > now:
+        upcoming = schedule.next(now)
+    else:
         starts = 0
         t = schedule.next(earliest)
         while t is not None and t <= now:

@@ -32,10 +32,10 @@ from kruise.core.api import ConditionStatus
 from kruise.workloads.api.uniteddeployment import UnitedDeployment
 from kruise.workloads.api.uniteddeployment_status import SUBSET_SCHEDULABLE, UnitedDeploymentSubsetCondition
 from kruise.workloads.objects import as_utc
-from kruise.workloads.pods import PodScheduling as PodScheduling
+from kruise.workloads.pods import PodScheduling
 from kruise.workloads.uniteddeployment.allocator import SubsetState, allocator_kind, next_replicas
 
-__all__ = ["Allocation", "ObservedSubset", "PodScheduling", "allocate"]
+__all__ = ["Allocation", "ObservedSubset", "allocate"]
 
 
 @dataclass(frozen=True)

@@ -64,10 +64,11 @@ from kruise.workloads.objects import (
     uid,
 )
 from kruise.workloads.objects import namespace as namespace_of
+from kruise.workloads.pods import PodScheduling
 from kruise.workloads.requeue import soonest
 from kruise.workloads.revisions import sort_revisions
 from kruise.workloads.selector import SelectorError, selector_matches
-from kruise.workloads.uniteddeployment.allocation import ObservedSubset, PodScheduling, allocate
+from kruise.workloads.uniteddeployment.allocation import ObservedSubset, allocate
 from kruise.workloads.uniteddeployment.allocator import AllocationError
 from kruise.workloads.uniteddeployment.claims import claim_workloads
 from kruise.workloads.uniteddeployment.kinds import KINDS, SubsetKind, owning_workload, subset_kind

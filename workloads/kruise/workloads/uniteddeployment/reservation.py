@@ -31,8 +31,7 @@ from datetime import datetime, timedelta
 from kruise.workloads.api.uniteddeployment import RESERVED_POD_LABEL, UnitedDeployment
 from kruise.workloads.api.uniteddeployment_status import SUBSET_SCHEDULABLE
 from kruise.workloads.objects import KubeObject, as_utc, labels, name, parse_time
-from kruise.workloads.pods import get_condition, phase
-from kruise.workloads.uniteddeployment.allocation import PodScheduling
+from kruise.workloads.pods import PodScheduling, get_condition, phase
 from kruise.workloads.uniteddeployment.kinds import REVISION_LABEL
 from kruise.workloads.uniteddeployment.status import updated_condition
 
