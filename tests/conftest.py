@@ -51,6 +51,7 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's worker hook turns the groups into nodeid suffixes
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         path = str(item.fspath)
