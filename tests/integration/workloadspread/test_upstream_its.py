@@ -351,8 +351,10 @@ async def test_elastic_deploy_for_deployment_zone_a_2_zone_b_nil(
     kube: KubeClient, namespace: str, pool: str
 ) -> None:
     """A Deployment under zone-a=2, zone-b=nil: 2 replicas both in zone-a (cost 200); 6: 2 and 4
-    (cost 100), zone-a's status full; back to 2: zone-a only. Upstream's image-update step (2/4
-    again after a rollout) is skipped at the end: see the skip reason."""
+    (cost 100), zone-a's status full; after an image update (a rolling update: the new
+    ReplicaSet's pods are counted in their own revision's ``versionedSubsetStatuses``, so 2 of
+    them take zone-a again) 2 and 4, only the new revision left in the versioned statuses; back
+    to 2: zone-a only."""
     subsets = [subset("zone-a", zone="a", cap=2), subset("zone-b", zone="b")]
     await create_spread(kube, namespace, ("apps/v1", "Deployment"), subsets)
     await kube.create(DEPLOYMENTS, workload("apps/v1", "Deployment", "web", pool, 2), namespace)
@@ -361,11 +363,104 @@ async def test_elastic_deploy_for_deployment_zone_a_2_zone_b_nil(
     await scale(kube, DEPLOYMENTS, namespace, 6)
     status = [("zone-a", 2, 0, 0, 0), ("zone-b", 4, -1, 0, 0)]
     await settle(kube, namespace, {"zone-a": 2, "zone-b": 4}, status=status, check=(subsets, costs))
+    await set_image(kube, DEPLOYMENTS, namespace, IMAGE_2)
+    pods = await settle(
+        kube, namespace, {"zone-a": 2, "zone-b": 4}, image=IMAGE_2, status=status, check=(subsets, costs)
+    )
+    (new_hash,) = {p["metadata"]["labels"]["pod-template-hash"] for p in pods}  # type: ignore[index]
+
+    async def only_new_revision() -> bool:
+        assert versioned(await kube.get(WORKLOADSPREADS, "spread", namespace)) == {new_hash: status}
+        return True
+
+    await eventually(only_new_revision, what="versionedSubsetStatuses of the new revision only")
     await scale(kube, DEPLOYMENTS, namespace, 2)
     await settle(kube, namespace, {"zone-a": 2}, check=(subsets, costs))
-    pytest.skip(
-        reason="the image-update step needs upstream's per-revision spreading "
-        "(status.versionedSubsetStatuses counted by the pod webhook, and deletion costs per "
-        "ReplicaSet revision with old revisions reversed): we keep one subsetStatuses, so a "
-        "rollout's new pods find zone-a full of old pods and all land in zone-b"
-    )
+
+
+def versioned(ws: JSON) -> dict[str, list[tuple[str, int, int, int, int]]]:
+    """:func:`statuses` of each revision of ``status.versionedSubsetStatuses``."""
+    entries = (ws.get("status") or {}).get("versionedSubsetStatuses") or {}  # type: ignore[attr-defined]
+    return {
+        version: statuses({"status": {"subsetStatuses": subset_statuses}})
+        for version, subset_statuses in entries.items()
+    }
+
+
+async def test_elastic_deploy_for_deployment_rollout_counts_the_new_revision_per_subset(
+    kube: KubeClient, namespace: str, pool: str
+) -> None:
+    """Upstream's per-revision accounting caught mid-rollout: a Deployment of 6 (zone-a=2,
+    zone-b=nil) rolls to a template no node fits (maxSurge 2, maxUnavailable 0), so its 2 surge
+    pods stay Pending beside the 6 old ones. Counted in their own revision, both new pods take
+    zone-a (full of old pods in ``subsetStatuses``); ``versionedSubsetStatuses`` holds both
+    revisions; the old revision's pods get their deletion costs with the subsets reversed (zone-a
+    100, zone-b 200), the latest revision's in order (zone-a 200)."""
+    subsets = [subset("zone-a", zone="a", cap=2), subset("zone-b", zone="b")]
+    await create_spread(kube, namespace, ("apps/v1", "Deployment"), subsets)
+    deployment = workload("apps/v1", "Deployment", "web", pool, 6)
+    deployment["spec"]["strategy"] = {  # type: ignore[index]
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 2, "maxUnavailable": 0},
+    }
+    await kube.create(DEPLOYMENTS, deployment, namespace)
+    await settle(kube, namespace, {"zone-a": 2, "zone-b": 4})
+    patch = {"spec": {"template": {"spec": {"nodeSelector": {POOL: "no-such-pool"}}}}}
+    await kube.patch(DEPLOYMENTS, "web", patch, namespace, patch_type="merge")
+
+    async def mid_rollout() -> bool:
+        pods = await live_pods(kube, namespace)
+        new = [p for p in pods if not p["spec"].get("nodeName")]  # type: ignore[attr-defined]
+        old = [p for p in pods if p["spec"].get("nodeName")]  # type: ignore[attr-defined]
+        assert (len(old), len(new)) == (6, 2), f"{len(old)} old, {len(new)} new pods"
+        assert Counter(matched_subset(p) for p in new) == {"zone-a": 2}
+        assert Counter(matched_subset(p) for p in old) == {"zone-a": 2, "zone-b": 4}
+        (old_hash,) = {p["metadata"]["labels"]["pod-template-hash"] for p in old}  # type: ignore[index]
+        (new_hash,) = {p["metadata"]["labels"]["pod-template-hash"] for p in new}  # type: ignore[index]
+        ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
+        assert versioned(ws) == {
+            old_hash: [("zone-a", 2, 0, 0, 0), ("zone-b", 4, -1, 0, 0)],
+            new_hash: [("zone-a", 2, 0, 0, 0), ("zone-b", 0, -1, 0, 0)],
+        }
+        assert statuses(ws) == [("zone-a", 4, 0, 0, 0), ("zone-b", 4, -1, 0, 0)]
+        costs = Counter(
+            (
+                p in new,
+                matched_subset(p),
+                (p["metadata"].get("annotations") or {}).get(DELETION_COST_ANNOTATION),
+            )  # type: ignore[attr-defined]
+            for p in pods
+        )
+        assert costs == {(False, "zone-a", "100"): 2, (False, "zone-b", "200"): 4, (True, "zone-a", "200"): 2}
+        return True
+
+    await eventually(mid_rollout, timeout=90, what="the rollout's new pods counted in their own revision")
+
+
+async def test_deploy_in_two_zone_cloneset_partition_counts_one_version(
+    kube: KubeClient, namespace: str, pool: str
+) -> None:
+    """A CloneSet canary (image update with partition 3) under zone-a=2, zone-b=nil: upstream
+    versions only Deployment/ReplicaSet pods, so the CloneSet's pods of both revisions are counted
+    together under ``versionIgnored``; a replaced pod's room is given back by its deletion record,
+    so the spread stays 2/4 with 3 pods at the new image."""
+    subsets = [subset("zone-a", zone="a", cap=2), subset("zone-b", zone="b")]
+    await create_spread(kube, namespace, CLONESET, subsets)
+    await kube.create(CLONESETS, workload(*CLONESET, "web", pool, 6), namespace)
+    status = [("zone-a", 2, 0, 0, 0), ("zone-b", 4, -1, 0, 0)]
+    costs = {"zone-a": "200", "zone-b": "100"}
+    await settle(kube, namespace, {"zone-a": 2, "zone-b": 4}, status=status, check=(subsets, costs))
+    containers = [{"name": "web", "image": IMAGE_2}]
+    patch = {"spec": {"updateStrategy": {"partition": 3}, "template": {"spec": {"containers": containers}}}}
+    await kube.patch(CLONESETS, "web", patch, namespace, patch_type="merge")
+
+    async def canary() -> bool:
+        pods = await live_pods(kube, namespace)
+        images = Counter(c["image"] for p in pods for c in p["spec"]["containers"])  # type: ignore[index]
+        assert images == {IMAGE_2: 3, "registry.example.com/web:1": 3}, f"images {images}"
+        ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
+        assert versioned(ws) == {"versionIgnored": status}
+        return True
+
+    await eventually(canary, timeout=90, what="the canary's pods counted under versionIgnored")
+    await settle(kube, namespace, {"zone-a": 2, "zone-b": 4}, status=status, check=(subsets, costs))

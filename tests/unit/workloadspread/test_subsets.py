@@ -41,13 +41,13 @@ def test_first_subset_with_room_takes_the_pod() -> None:
         {"name": "b", "replicas": 0, "missingReplicas": -1},
     ]
     out = record_creation(statuses, "p1", NOW)
-    assert out.subset == "b" and out.statuses is not None
-    assert out.statuses[1]["creatingPods"] == {"p1": "2026-01-01T12:00:00Z"}
-    assert out.statuses[1]["missingReplicas"] == -1
-    assert "creatingPods" not in statuses[1]  # input untouched
+    # upstream: an uncapped subset takes the pod but records nothing (no status write)
+    assert out.subset == "b" and out.statuses is None
     statuses[0]["missingReplicas"] = 2
     out = record_creation(statuses, "p2", NOW)
     assert out.subset == "a" and out.statuses is not None and out.statuses[0]["missingReplicas"] == 1
+    assert out.statuses[0]["creatingPods"] == {"p2": "2026-01-01T12:00:00Z"}
+    assert "creatingPods" not in statuses[0]  # input untouched
 
 
 def test_unschedulable_subset_skipped_and_nameless_pod_gets_uid() -> None:
@@ -254,3 +254,15 @@ def test_a_creation_recorded_by_uid_is_dropped_when_its_pod_is_seen() -> None:
     old: Any = {"name": "a", "replicas": 0, "missingReplicas": 1, "creatingPods": {"u-1": stamp}}
     out = subset_status({"name": "a", "maxReplicas": 2}, old, [pod], 6, NOW)
     assert "creatingPods" not in out and out["missingReplicas"] == 1
+
+
+def test_an_old_revisions_deletion_costs_number_the_subsets_from_the_last() -> None:
+    """Upstream's ``updateDeletionCostBySubset(reverseOrder)``: for an old revision subset ``i``
+    counts as ``n - i - 1``, so its first subset's pods go first; over a cap as usual."""
+    subsets: Any = [{"name": "a", "maxReplicas": 2}, {"name": "b"}]
+    pods = {
+        "a": [_pod("a1", created=0), _pod("a2", created=1), _pod("a3", ready=False, created=2)],
+        "b": [_pod("b1")],
+    }
+    costs = deletion_costs(subsets, pods, 4, reverse=True)
+    assert costs == {"a1": 100, "a2": 100, "a3": -200, "b1": 200}

@@ -6,7 +6,8 @@ ReplicaSet, Job, Advanced or native StatefulSet), ``spec.subsets`` are ordered n
 an optional int-or-percent ``maxReplicas`` cap; ``status.subsetStatuses`` keeps per-subset
 accounting (``missingReplicas`` is ``-1`` for an uncapped subset) and the pods the webhook has
 admitted (``creatingPods``) or seen deleted (``deletingPods``) but the controller has not yet
-observed (pod name -> time).
+observed (pod name -> time); ``status.versionedSubsetStatuses`` holds the same entries per pod
+revision (``versionIgnored`` for workloads not versioned), the ones the pod webhook counts in.
 
 The ``*View`` ``TypedDict``\\ s are the raw (orjson) shape the webhook step and controller read.
 """
@@ -224,6 +225,12 @@ class WorkloadSpreadStatus(KubeModel):
     subset_statuses: list[WorkloadSpreadSubsetStatus] | None = Field(
         default=None, description="Contains the status of each subset."
     )
+    versioned_subset_statuses: dict[str, list[WorkloadSpreadSubsetStatus]] | None = Field(
+        default=None,
+        description="VersionedSubsetStatuses is to solve rolling-update problems, where the creation of "
+        "new-version pod may be earlier than deletion of old-version pod. We have to calculate the pod "
+        "subset distribution for each version.",
+    )
 
 
 class WorkloadSpread(KubeObject):
@@ -330,6 +337,7 @@ class WsStatusView(TypedDict, total=False):
 
     observedGeneration: int
     subsetStatuses: list[SubsetStatusView]
+    versionedSubsetStatuses: dict[str, list[SubsetStatusView]]
 
 
 class WorkloadSpreadView(TypedDict, total=False):

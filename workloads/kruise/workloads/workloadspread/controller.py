@@ -1,13 +1,17 @@
 """The WorkloadSpread controller shell: upstream's ``workloadspread-controller`` (v1.8), in part.
 
 A round for ``<ns>/<name>``: the target workload's replicas come from the cache
-(``spec.replicas``, a Job's ``spec.parallelism``; 1 when unset), the pods are the namespace's
-pods whose ``apps.kruise.io/matched-workloadspread`` names this WorkloadSpread;
-:func:`~.subsets.next_statuses` gives ``status.subsetStatuses`` (written whole to the status
-subresource with the cached resourceVersion; a conflict retries the round) and
-:func:`~.subsets.deletion_costs` the ``controller.kubernetes.io/pod-deletion-cost`` each active
-pod should carry (merge-patched where it differs). While ``creatingPods``/``deletingPods``
-entries wait, the round comes back after :data:`RECHECK_SECONDS` to expire them.
+(:func:`~.target.target_replicas`), the pods are the namespace's pods whose
+``apps.kruise.io/matched-workloadspread`` names this WorkloadSpread;
+:func:`~.subsets.next_statuses` gives ``status.subsetStatuses`` and
+:func:`~.versions.next_versioned_statuses` ``status.versionedSubsetStatuses`` (the same per pod
+revision; written whole to the status subresource with the cached resourceVersion; a conflict
+retries the round). For a ReplicaSet, Deployment or CloneSet target (:data:`DELETION_COST_KINDS`)
+:func:`~.subsets.deletion_costs` gives the ``controller.kubernetes.io/pod-deletion-cost`` each
+active pod should carry, per revision, an old revision's subsets reversed (merge-patched where
+it differs); a Deployment whose current ReplicaSet is not in the cache yet skips the round (as
+upstream's ``getWorkloadLatestVersion`` error). While ``creatingPods``/``deletingPods`` entries
+wait, the round comes back after :data:`RECHECK_SECONDS` to expire them.
 
 Before the accounting, the target's active pods bound to a node whose annotation does not name
 this WorkloadSpread (created before it, or left by another) are adopted (:mod:`.adoption`: the
@@ -36,20 +40,15 @@ from typing import Any, cast
 from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.events import EventRecorder
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import (
-    CLONESETS,
-    DEPLOYMENTS,
-    JOBS,
-    NATIVE_STATEFULSETS,
-    NODES,
-    PODS,
-    REPLICASETS,
-    STATEFULSETS,
-    Resource,
-)
+from kruise.core.kube.resources import NODES, PODS, REPLICASETS
 from kruise.core.runtime import CacheReader, ControllerSpec, Watch, controller_ref
 from kruise.core.workqueue import Result
-from kruise.workloads.api.workloadspread import WORKLOADSPREADS, TargetView, WorkloadSpreadView
+from kruise.workloads.api.workloadspread import (
+    WORKLOADSPREADS,
+    SubsetView,
+    TargetView,
+    WorkloadSpreadView,
+)
 from kruise.workloads.controllerbase import CacheController
 from kruise.workloads.objects import KubeObject, annotations_of, labels, mapping, name, namespace, spec
 from kruise.workloads.pods import is_active
@@ -65,35 +64,21 @@ from kruise.workloads.workloadspread.subsets import (
     orphaned_pods,
     pods_by_subset,
 )
-from kruise.workloads.workloadspread.targetfilter import TargetFilterError, counts, filtered_replicas
+from kruise.workloads.workloadspread.target import WORKLOADS, target_replicas, workload_resource
+from kruise.workloads.workloadspread.targetfilter import TargetFilterError, counts
 from kruise.workloads.workloadspread.validation import same_target
+from kruise.workloads.workloadspread.versions import (
+    next_versioned_statuses,
+    pods_by_version,
+    workload_version,
+)
 
-__all__ = ["RECHECK_SECONDS", "WorkloadSpreadController", "workload_resource"]
+__all__ = ["DELETION_COST_KINDS", "RECHECK_SECONDS", "WorkloadSpreadController", "workload_resource"]
 
 log = logging.getLogger("kruise.workloadspread")
 RECHECK_SECONDS = 5.0
-_WORKLOADS: tuple[Resource, ...] = (
-    DEPLOYMENTS,
-    CLONESETS,
-    REPLICASETS,
-    JOBS,
-    NATIVE_STATEFULSETS,
-    STATEFULSETS,
-)
-
-
-def workload_resource(target: TargetView) -> Resource | None:
-    """The informer resource of a ``targetRef`` (group and kind), or ``None``."""
-    group = str(target.get("apiVersion") or "").rpartition("/")[0]
-    for res in _WORKLOADS:
-        if res.kind == target.get("kind") and res.group == group:
-            return res
-    return None
-
-
-def _replicas(res: Resource, workload: KubeObject) -> int:
-    value = spec(workload).get("parallelism" if res is JOBS else "replicas")
-    return 1 if value is None else int(value)
+DELETION_COST_KINDS = frozenset({"ReplicaSet", "Deployment", "CloneSet"})
+"""Target kinds whose pods get deletion costs (upstream's ``isEffectiveKindForDeletionCost``)."""
 
 
 class WorkloadSpreadController(CacheController):
@@ -114,7 +99,7 @@ class WorkloadSpreadController(CacheController):
             watches=(
                 Watch(WORKLOADSPREADS, lambda obj: (f"{namespace(obj)}/{name(obj)}",)),
                 Watch(PODS, self.pod_keys),
-                *(Watch(res, self.workload_keys) for res in _WORKLOADS),
+                *(Watch(res, self.workload_keys) for res in WORKLOADS),
             ),
             workers=self.workers,
         )
@@ -199,11 +184,11 @@ class WorkloadSpreadController(CacheController):
         target = cast(TargetView, mapping(spec(obj).get("targetRef")))
         res = workload_resource(target)
         workload = self.cache.get(res, f"{ns}/{target.get('name')}") if res is not None else None
-        replicas = _replicas(res, workload) if res is not None and workload is not None else 0
+        replicas = 0
         target_filter = (ws.get("spec") or {}).get("targetFilter")
         try:
-            if workload is not None:
-                replicas = filtered_replicas(workload, target_filter, replicas)
+            if res is not None and workload is not None:
+                replicas = target_replicas(res, workload, target_filter)
             mine: list[KubeObject] = [
                 p
                 for p in self.cache.list(PODS)
@@ -217,19 +202,34 @@ class WorkloadSpreadController(CacheController):
         except (TargetFilterError, SelectorError) as err:
             log.warning("WorkloadSpread %s: targetFilter: %s", key, err)
             return Result(requeue_after=RECHECK_SECONDS)
+        latest = self._latest_version(workload) if workload is not None else None
+        if workload is not None and latest is None:
+            # upstream's GetWorkloadVersion: the Deployment's current ReplicaSet not seen yet
+            log.info("WorkloadSpread %s: the latest version of its workload is not known yet", key)
+            return Result(requeue_after=RECHECK_SECONDS)
         active = [p for p in mine if is_active(p)]
         subsets = (ws.get("spec") or {}).get("subsets") or []
         status = ws.get("status") or {}
         now = datetime.now(UTC)
         statuses = next_statuses(ws_name, subsets, status.get("subsetStatuses") or [], active, replicas, now)
         grouped = pods_by_subset(ws_name, subsets, active) if workload is not None else {}
-        adaptive = reschedule(statuses, grouped, critical_seconds(ws.get("spec") or {}), now)
-        statuses = adaptive.statuses
+        critical = critical_seconds(ws.get("spec") or {})
+        adaptive = reschedule(statuses, grouped, critical, now)
+        versioned = next_versioned_statuses(
+            ws_name, subsets, status.get("versionedSubsetStatuses") or {}, active, replicas, now
+        )
+        by_version = pods_by_version(active)
+        for version, entries in versioned.items():
+            version_grouped = pods_by_subset(ws_name, subsets, by_version.get(version) or [])
+            versioned[version] = reschedule(entries, version_grouped, critical, now).statuses
         wanted: dict[str, Any] = {
             **status,
             "observedGeneration": (obj.get("metadata") or {}).get("generation"),
-            "subsetStatuses": statuses,
+            "subsetStatuses": adaptive.statuses,
         }
+        wanted.pop("versionedSubsetStatuses", None)
+        if versioned:
+            wanted["versionedSubsetStatuses"] = versioned
         if wanted != dict(status):
             try:
                 await self.kube.replace(WORKLOADSPREADS, {**obj, "status": wanted}, subresource="status")
@@ -238,16 +238,47 @@ class WorkloadSpreadController(CacheController):
             except ConflictError:
                 return Result(requeue_after=0.5)
         await self._reschedule(obj, adaptive)
-        orphans = orphaned_pods(ws_name, subsets, active) if workload is not None else []
-        for pod_name, cost in deletion_costs(subsets, grouped, replicas, orphans).items():
-            pod = next(p for p in active if name(p) == pod_name)
-            if annotations_of(pod).get(DELETION_COST_ANNOTATION) != str(cost):
-                patch = {"metadata": {"annotations": {DELETION_COST_ANNOTATION: str(cost)}}}
-                with contextlib.suppress(NotFoundError):
-                    await self.kube.patch(PODS, pod_name, patch, ns)
-        waiting = any(s.get("creatingPods") or s.get("deletingPods") for s in statuses)
+        if workload is not None and target.get("kind") in DELETION_COST_KINDS:
+            await self._deletion_costs(ws_name, subsets, active, replicas, str(latest), ns)
+        waiting = any(
+            s.get("creatingPods") or s.get("deletingPods")
+            for s in [*adaptive.statuses, *(e for entries in versioned.values() for e in entries)]
+        )
         waits = [w for w in (RECHECK_SECONDS if waiting else None, adaptive.check_after) if w is not None]
         return Result(requeue_after=min(waits) if waits else None)
+
+    def _latest_version(self, workload: KubeObject) -> str | None:
+        """The target's latest revision (:func:`~.versions.workload_version`; a Deployment's
+        ReplicaSets from the cache)."""
+        ns = namespace(workload)
+        replicasets = (
+            [rs for rs in self.cache.list(REPLICASETS) if namespace(rs) == ns]
+            if workload.get("kind") == "Deployment"
+            else []
+        )
+        return workload_version(workload, replicasets)
+
+    async def _deletion_costs(
+        self,
+        ws_name: str,
+        subsets: list[SubsetView],
+        active: list[KubeObject],
+        replicas: int,
+        latest: str,
+        ns: str,
+    ) -> None:
+        """Patch each active pod's ``pod-deletion-cost`` where it differs: per revision, an old
+        revision's with the subsets reversed (upstream's ``updateDeletionCost``)."""
+        for version, pods in pods_by_version(active).items():
+            grouped = pods_by_subset(ws_name, subsets, pods)
+            orphans = orphaned_pods(ws_name, subsets, pods)
+            costs = deletion_costs(subsets, grouped, replicas, orphans, reverse=version != latest)
+            for pod_name, cost in costs.items():
+                pod = next(p for p in pods if name(p) == pod_name)
+                if annotations_of(pod).get(DELETION_COST_ANNOTATION) != str(cost):
+                    patch = {"metadata": {"annotations": {DELETION_COST_ANNOTATION: str(cost)}}}
+                    with contextlib.suppress(NotFoundError):
+                        await self.kube.patch(PODS, pod_name, patch, ns)
 
     async def _reschedule(self, ws: KubeObject, adaptive: Rescheduled) -> None:
         """Delete the schedule-failed pods (their replacements skip the now unschedulable

@@ -6,15 +6,19 @@ On a pod CREATE (:class:`WsPodMutator`), as upstream's ``pkg/util/workloadspread
 1. the pod's controller names the workload: a CloneSet (``apps.kruise.io``), a ReplicaSet
    (``apps``; the Deployment controlling that ReplicaSet when there is one), a Job (``batch``) or
    a StatefulSet (``apps``/``apps.kruise.io``);
-2. the namespace's WorkloadSpread whose ``targetRef`` has that group, kind and name (the first
-   found) is read fresh from the API server, :func:`~.subsets.record_creation` picks the subset
-   and the new ``subsetStatuses`` are written to the status subresource with that read's
-   resourceVersion (a conflict reads again, up to :data:`RETRIES` times, as upstream's
-   ``RetryOnConflict``);
+2. the namespace's WorkloadSpread (not being deleted) whose ``targetRef`` has that group, kind
+   and name (the first found) is read fresh from the API server,
+   :func:`~.subsets.record_creation` picks the subset from the entries of the pod's revision in
+   ``versionedSubsetStatuses`` (:func:`~.versions.pod_version`; started from the spec by
+   :func:`~.versions.initial_statuses` when the revision has none) and the new entries are
+   written to the status subresource with that read's resourceVersion (a conflict reads again,
+   up to :data:`RETRIES` times, as upstream's ``RetryOnConflict``); a WorkloadSpread of a single
+   uncapped subset puts every pod there without reading or writing its status (as upstream);
 3. the pod gets the subset's constraints, patch and ``apps.kruise.io/matched-workloadspread``
    (:func:`~.subsets.inject_into_pod`).
 
-No subset with room (or no status yet) leaves the pod unchanged. A failed status write refuses
+An inactive pod (terminal or being deleted) is passed over; no subset with room leaves the pod
+unchanged. A failed status write refuses
 the pod (HTTP 500), as upstream's handler returns the error. A WorkloadSpread whose
 ``targetFilter`` does not admit the pod (:func:`~.targetfilter.admits`) is passed over.
 
@@ -24,8 +28,9 @@ ReplicaSets' ``<name>-`` prefix).
 On a pod DELETE, and on a ``pods/eviction`` CREATE (the pod read fresh), neither a dry run
 (:class:`WsPodValidator`, as upstream's ``workloadSpreadValidatingPod``, which runs before the
 budget check): a pod :func:`~.subsets.deleting_subset` names (annotated, active, controlled) is
-recorded in its subset's ``deletingPods`` by :func:`~.subsets.record_deletion`, written as on
-CREATE (fresh read, resourceVersion, up to :data:`RETRIES` conflicts), so the workload's
+recorded in its subset's ``deletingPods`` (its revision's entries) by
+:func:`~.subsets.record_deletion`, written as on CREATE (fresh read, resourceVersion, up to
+:data:`RETRIES` conflicts), so the workload's
 replacement pod is admitted into the subset being vacated. The request is then left to the next
 step; a WorkloadSpread gone changes nothing; a failed read or write refuses the request (HTTP 400
 and the error, as upstream's ``admission.Errored(400, err)``). :func:`ws_validating_scope` sends
@@ -54,7 +59,9 @@ from kruise.workloads.api.workloadspread import (
     TargetView,
     WorkloadSpreadView,
 )
+from kruise.workloads.intorpercent import IntOrPercentError
 from kruise.workloads.objects import KubeObject, labels, mapping, name, namespace, spec
+from kruise.workloads.pods import is_active
 from kruise.workloads.podwebhook import PodMutationError, ValidatingScope
 from kruise.workloads.selector import SelectorError
 from kruise.workloads.sidecarset.scope import cel_literal
@@ -65,8 +72,10 @@ from kruise.workloads.workloadspread.subsets import (
     record_creation,
     record_deletion,
 )
-from kruise.workloads.workloadspread.targetfilter import admits
+from kruise.workloads.workloadspread.target import target_replicas, workload_resource
+from kruise.workloads.workloadspread.targetfilter import TargetFilterError, admits
 from kruise.workloads.workloadspread.validation import same_target
+from kruise.workloads.workloadspread.versions import initial_statuses, pod_version
 
 __all__ = [
     "GATE",
@@ -165,13 +174,43 @@ def _admits(ws: KubeObject, pod: KubeObject) -> bool:
         return False
 
 
+async def _initial(kube: KubeClient, ws: WorkloadSpreadView) -> list[SubsetStatusView]:
+    """A revision's first statuses (:func:`~.versions.initial_statuses`); the target's replicas
+    are read from the API server only when a ``maxReplicas`` is a percent (upstream's
+    ``getWorkloadReplicas``: 0 otherwise, or when the workload is gone).
+
+    Raises:
+        StatusWriteError: the read failed, a ``replicasPathList`` path is not an integer or a
+            ``maxReplicas`` is malformed.
+    """
+    ws_spec = ws.get("spec") or {}
+    subsets = ws_spec.get("subsets") or []
+    replicas = 0
+    try:
+        if any(isinstance(s.get("maxReplicas"), str) for s in subsets):
+            target = ws_spec.get("targetRef") or {}
+            res = workload_resource(target)
+            workload = (
+                await kube.get_or_none(res, str(target.get("name")), namespace(cast(KubeObject, ws)))
+                if res is not None
+                else None
+            )
+            if res is not None and workload is not None:
+                replicas = target_replicas(res, workload, ws_spec.get("targetFilter"))
+        return initial_statuses(subsets, replicas)
+    except (ApiError, TargetFilterError, IntOrPercentError) as err:
+        raise StatusWriteError(str(err)) from err
+
+
 async def _record(
     kube: KubeClient,
     ws_name: str,
     ns: str,
+    version: str,
     decide: Callable[[Sequence[SubsetStatusView]], Recorded],
 ) -> tuple[WorkloadSpreadView, Recorded] | None:
-    """Read the WorkloadSpread fresh, ``decide`` on its ``subsetStatuses`` and write the new ones
+    """Read the WorkloadSpread fresh, ``decide`` on the ``versionedSubsetStatuses`` entries of
+    the pod's revision ``version`` (:func:`_initial` when it has none yet) and write the new ones
     (when there are) with that read's resourceVersion; a conflict reads again, up to
     :data:`RETRIES` times (upstream's ``RetryOnConflict``). ``None``: the WorkloadSpread is gone.
 
@@ -185,9 +224,12 @@ async def _record(
             return None
         except ApiError as err:
             raise StatusWriteError(str(err)) from err
-        recorded = decide((ws.get("status") or {}).get("subsetStatuses") or [])
+        status = ws.get("status") or {}
+        versioned = dict(status.get("versionedSubsetStatuses") or {})
+        recorded = decide(versioned.get(version) or await _initial(kube, ws))
         if recorded.statuses is not None:
-            body = {**ws, "status": {**(ws.get("status") or {}), "subsetStatuses": recorded.statuses}}
+            versioned[version] = recorded.statuses
+            body = {**ws, "status": {**status, "versionedSubsetStatuses": versioned}}
             try:
                 await kube.replace(WORKLOADSPREADS, cast(dict[str, Any], body), subresource="status")
             except ConflictError:
@@ -230,6 +272,8 @@ class WsPodMutator:
         return await self.kube.get_or_none(REPLICASETS, str(ref.get("name")), namespace(pod))
 
     async def mutate(self, pod: dict[str, Any], request: AdmissionRequest) -> bool:
+        if not is_active(pod):
+            return False
         target = target_of_pod(pod, await self._replicaset(pod))
         if target is None:
             return False
@@ -239,6 +283,7 @@ class WsPodMutator:
                 w
                 for w in self.cache.list(WORKLOADSPREADS)
                 if namespace(w) == ns
+                and not (w.get("metadata") or {}).get("deletionTimestamp")
                 and same_target(cast(TargetView, mapping(spec(w).get("targetRef"))), target)
                 and _admits(w, pod)
             ),
@@ -246,23 +291,32 @@ class WsPodMutator:
         )
         if matched is None:
             return False
-        pod_name = str((pod.get("metadata") or {}).get("name") or "")
-        try:
-            done = await _record(
-                self.kube, name(matched), ns, lambda s: record_creation(s, pod_name, datetime.now(UTC))
-            )
-        except StatusWriteError as err:
-            raise PodMutationError(str(err)) from err
-        if done is None or done[1].subset is None:
-            return False
-        ws, recorded = done
+        subsets = cast(WorkloadSpreadView, matched).get("spec", {}).get("subsets") or []
+        if len(subsets) == 1 and subsets[0].get("maxReplicas") is None:
+            # upstream: a single uncapped subset takes every pod, no status kept
+            ws, recorded = cast(WorkloadSpreadView, matched), Recorded(None, subsets[0].get("name"))
+        else:
+            pod_name = str((pod.get("metadata") or {}).get("name") or "")
+            try:
+                done = await _record(
+                    self.kube,
+                    name(matched),
+                    ns,
+                    pod_version(pod),
+                    lambda s: record_creation(s, pod_name, datetime.now(UTC)),
+                )
+            except StatusWriteError as err:
+                raise PodMutationError(str(err)) from err
+            if done is None or done[1].subset is None:
+                return False
+            ws, recorded = done
         subset = next(
             (s for s in (ws.get("spec") or {}).get("subsets") or [] if s.get("name") == recorded.subset),
             None,
         )
         if subset is None:
             return False
-        injected = inject_into_pod(pod, subset, name(ws), recorded.uid)
+        injected = inject_into_pod(pod, subset, name(cast(KubeObject, ws)), recorded.uid)
         pod.clear()
         pod.update(injected)
         return True
@@ -298,6 +352,7 @@ class WsPodValidator:
                 self.kube,
                 matched.name,
                 namespace(pod) or str(req.namespace or ""),
+                pod_version(pod),
                 lambda s: record_deletion(s, pod_name, matched.subset, datetime.now(UTC)),
             )
         except KruiseError as err:

@@ -3,9 +3,11 @@
 
 - **Admission** (:func:`record_creation`): a new pod takes the first subset, in status order,
   whose ``Schedulable`` condition is not ``False`` and that has room (``missingReplicas > 0`` or
-  ``-1``, the uncapped value); its name (or a generated uid when it has none yet) goes into that
-  subset's ``creatingPods`` and ``missingReplicas`` drops by one (not below 0). A pod already
-  recorded in some subset's ``creatingPods``/``deletingPods`` changes nothing.
+  ``-1``, the uncapped value); in a capped subset its name (or a generated uid when it has none
+  yet) goes into that subset's ``creatingPods`` and ``missingReplicas`` drops by one; an uncapped
+  subset records nothing (as upstream). A pod already recorded in some subset's
+  ``creatingPods``/``deletingPods`` changes nothing. The statuses are those of the pod's revision
+  (:mod:`.versions`).
 - **Deletion** (:func:`deleting_subset`, :func:`record_deletion`): an active pod with a
   controller whose ``apps.kruise.io/matched-workloadspread`` annotation parses is recorded in its
   subset's ``deletingPods`` (pod name -> time) when it is deleted or evicted; a non-negative
@@ -28,7 +30,8 @@
   ``100 * (n - i)``; the pods over a capped subset's ``maxReplicas`` (the ones that sort first as
   scale-in victims) get ``-100 * (i + 1)``, and the pods matched to a subset since removed from
   the spec (upstream's fake subset) ``-100 * (n + 1)``. So scale-in removes those orphans, pods
-  over a cap and later subsets' pods first.
+  over a cap and later subsets' pods first. For an old revision's pods ``i`` counts from the last
+  subset (``reverse``), so its first subsets' pods go first.
 """
 
 from __future__ import annotations
@@ -157,10 +160,11 @@ def record_creation(
         missing = status.get("missingReplicas", 0)
         if not _schedulable(status) or not (missing > 0 or missing == -1):
             continue
+        if missing == -1:
+            return Recorded(None, status.get("name"))  # uncapped: upstream records nothing
         uid = "" if pod_name else (new_uid or str(uuid.uuid4()))
         status.setdefault("creatingPods", {})[pod_name or uid] = _stamp(now)
-        if missing > 0:
-            status["missingReplicas"] = missing - 1
+        status["missingReplicas"] = missing - 1
         return Recorded(out, status.get("name"), uid)
     return Recorded(None, None)
 
@@ -302,15 +306,19 @@ def deletion_costs(
     pods_by_subset: Mapping[str, Sequence[KubeObject]],
     workload_replicas: int,
     orphans: Sequence[KubeObject] = (),
+    *,
+    reverse: bool = False,
 ) -> dict[str, int]:
     """Pod name -> the ``pod-deletion-cost`` it should carry (see the module doc). Pods over a
     cap are chosen as ``kubecontroller.ActivePods`` orders scale-in victims (unscheduled, pending,
-    not ready, ... first); ``orphans`` (:func:`orphaned_pods`) all get the lowest cost."""
+    not ready, ... first); ``orphans`` (:func:`orphaned_pods`) all get the lowest cost;
+    ``reverse`` (an old revision's pods) numbers the subsets from the last."""
     total = len(subsets)
     costs: dict[str, int] = {
         str(p["metadata"]["name"]): DELETION_COST_NEGATIVE * (total + 1) for p in orphans
     }
-    for index, subset in enumerate(subsets):
+    for position, subset in enumerate(subsets):
+        index = total - position - 1 if reverse else position
         pods = list(pods_by_subset.get(subset.get("name", "")) or [])
         weight = total - index
         cap = max_replicas(subset, workload_replicas)
