@@ -14,8 +14,20 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from kruise.core.errors import ApiError
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, NODES, PODS, SERVICES, STATEFULSETS, Resource
+from kruise.core.kube.resources import (
+    CLONESETS,
+    CONFIGMAPS,
+    CRDS,
+    DAEMONSETS,
+    DEPLOYMENTS,
+    NODES,
+    PODS,
+    SERVICES,
+    STATEFULSETS,
+    Resource,
+)
 from kruise.workloads.api.workloadspread import MATCHED_ANNOTATION, WORKLOADSPREADS
 from kruise.workloads.workloadspread.subsets import DELETION_COST_ANNOTATION
 from tests.integration.workloadspread.test_workloadspread import POOL, ZONE, pod_webhook_in_scope, workload
@@ -338,13 +350,189 @@ async def test_manage_statefulset_pods_only_with_patch(kube: KubeClient, namespa
     await assert_pods(kube, pods, subsets, None)
 
 
-def test_job_like_custom_workload() -> None:
-    pytest.skip(
-        reason="needs the custom-workload white list (kruise-configuration ConfigMap key "
-        "WorkloadSpread_Watch_Custom_Workload_WhiteList): our validation refuses any target kind "
-        "other than CloneSet/Deployment/ReplicaSet/Job/StatefulSet ('TargetReference's GroupKind "
-        "is not permitted.'), so the Advanced DaemonSet and TFJob targets it spreads are refused"
+TFJOBS = Resource("kubeflow.org", "v1", "tfjobs", "TFJob")
+# upstream's e2e configuration (test/kruise-e2e-config.yaml)
+CUSTOM_WHITELIST = {
+    "workloads": [
+        {
+            "Group": "kubeflow.org",
+            "Version": "v1",
+            "Kind": "TFJob",
+            "ReplicasPath": "spec.tfReplicaSpecs.MASTER.replicas",
+        },
+        {"Group": "apps.kruise.io", "Kind": "DaemonSet"},
+    ]
+}
+
+
+@pytest.fixture
+async def custom_whitelist(kube: KubeClient) -> AsyncIterator[None]:
+    """``kruise-configuration`` (manager namespace ``kruise-system``) with upstream's e2e white
+    list, and a TFJob CRD (``kubeflow.org/v1``, schemaless) for its custom workload; the key and
+    the CRD are removed afterwards (the ConfigMap too when nothing else is left in it)."""
+    key = "WorkloadSpread_Watch_Custom_Workload_WhiteList"
+    data = {key: json.dumps(CUSTOM_WHITELIST)}
+    if await kube.get_or_none(CONFIGMAPS, "kruise-configuration", "kruise-system") is None:
+        body = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "kruise-configuration"},
+            "data": data,
+        }
+        await kube.create(CONFIGMAPS, body, "kruise-system")
+    else:
+        await kube.patch(
+            CONFIGMAPS, "kruise-configuration", {"data": data}, "kruise-system", patch_type="merge"
+        )
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "tfjobs.kubeflow.org"},
+        "spec": {
+            "group": "kubeflow.org",
+            "scope": "Namespaced",
+            "names": {"plural": "tfjobs", "singular": "tfjob", "kind": "TFJob", "listKind": "TFJobList"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+                    },
+                }
+            ],
+        },
+    }
+    await kube.create(CRDS, crd)
+
+    async def established() -> bool:
+        got = await kube.get(CRDS, "tfjobs.kubeflow.org")
+        conditions = (got.get("status") or {}).get("conditions") or []
+        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
+    await eventually(established, what="the TFJob CRD established")
+    try:
+        yield
+    finally:
+        await kube.delete(CRDS, "tfjobs.kubeflow.org", missing_ok=True)
+        config = await kube.get_or_none(CONFIGMAPS, "kruise-configuration", "kruise-system")
+        if config is not None:
+            left = {k: v for k, v in (config.get("data") or {}).items() if k != key}
+            if left:
+                await kube.patch(
+                    CONFIGMAPS,
+                    "kruise-configuration",
+                    {"data": {key: None}},
+                    "kruise-system",
+                    patch_type="merge",
+                )
+            else:
+                await kube.delete(CONFIGMAPS, "kruise-configuration", "kruise-system", missing_ok=True)
+
+
+async def test_job_like_custom_workload(
+    kube: KubeClient, namespace: str, pool: str, custom_whitelist: None
+) -> None:
+    """Upstream's custom workloads of the white list (subsets capped only): a malformed
+    targetFilter is refused; an Advanced DaemonSet (listed without replicasPath) of 3 pods under
+    a=2, b=5 counts 2/0 and 1/4; a TFJob whose MASTER replicas (its replicasPath) are 5 under
+    20%/80% with 1 PS + 3 MASTER pods counts 1/0 and 3/1; a TFJob filtered to its workers
+    (replicasPathList Worker.replicas = 4) under 25%/75% with 1 PS + 1 MASTER + 2 workers counts
+    1/0 and 1/2. The pods are the TFJob's own (created by the test, as upstream's fakes)."""
+
+    def spread(name: str, api_version: str, kind: str, caps: tuple[object, object]) -> JSON:
+        subsets = [{"name": "subset-a", "maxReplicas": caps[0]}, {"name": "subset-b", "maxReplicas": caps[1]}]
+        target = {"apiVersion": api_version, "kind": kind, "name": name.removeprefix("ws-")}
+        return {
+            "apiVersion": "apps.kruise.io/v1alpha1",
+            "kind": "WorkloadSpread",
+            "metadata": {"name": name},
+            "spec": {"targetRef": target, "subsets": subsets},
+        }
+
+    async def counted(name: str, expected: list[tuple[int, int]]) -> None:
+        async def probe() -> bool:
+            ws = await kube.get(WORKLOADSPREADS, name, namespace)
+            got = [
+                (s.get("replicas", 0), s["missingReplicas"])
+                for s in (ws.get("status") or {}).get("subsetStatuses") or []
+            ]
+            assert got == expected, f"{name}: {got}"
+            return True
+
+        await eventually(probe, timeout=60, what=f"{name}'s subsets {expected}")
+
+    invalid = spread("ws-invalid-target-filter", "apps.kruise.io/v1alpha1", "DaemonSet", (2, 5))
+    invalid["spec"]["targetFilter"] = {"selector": {"matchExpressions": [{"key": "key", "operator": "In"}]}}  # type: ignore[index]
+    with pytest.raises(ApiError):
+        await kube.create(WORKLOADSPREADS, invalid, namespace)
+
+    await kube.create(
+        WORKLOADSPREADS, spread("ws-no-replicas", "apps.kruise.io/v1alpha1", "DaemonSet", (2, 5)), namespace
     )
+    await pod_webhook_in_scope(kube, namespace)
+    ads = workload("apps.kruise.io/v1alpha1", "DaemonSet", "no-replicas", pool, 0)
+    del ads["spec"]["replicas"]  # type: ignore[attr-defined]
+    await kube.create(DAEMONSETS, ads, namespace)
+    await counted("ws-no-replicas", [(2, 0), (1, 4)])
+
+    async def tfjob(name: str, ps: int, master: int, worker: int, created: tuple[int, int, int]) -> None:
+        specs = {"PS": {"replicas": ps}, "MASTER": {"replicas": master}, "Worker": {"replicas": worker}}
+        job = await kube.create(
+            TFJOBS,
+            {
+                "apiVersion": "kubeflow.org/v1",
+                "kind": "TFJob",
+                "metadata": {"name": name},
+                "spec": {"tfReplicaSpecs": specs},
+            },
+            namespace,
+        )
+        owner = {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "TFJob",
+            "name": name,
+            "uid": job["metadata"]["uid"],
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+        roles = [("ps", f"tfjob-{name}-ps-{i}") for i in range(created[0])]
+        roles += [("master", f"tfjob-{name}-master-{i}") for i in range(created[1])]
+        roles += [("worker", f"fake-tfjob-{name}-worker-{i}") for i in range(created[2])]
+        for role, pod_name in roles:
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": pod_name,
+                    "labels": {"app": "tfjob", "role": role},
+                    "ownerReferences": [owner],
+                },
+                "spec": {
+                    "nodeSelector": {POOL: pool},
+                    "terminationGracePeriodSeconds": 0,
+                    "containers": [{"name": "main", "image": "registry.example.com/web:1"}],
+                },
+            }
+            await kube.create(PODS, pod, namespace)
+
+    await kube.create(
+        WORKLOADSPREADS,
+        spread("ws-replicas-whitelist", "kubeflow.org/v1", "TFJob", ("20%", "80%")),
+        namespace,
+    )
+    await tfjob("replicas-whitelist", 1, 5, 0, (1, 3, 0))
+    await counted("ws-replicas-whitelist", [(1, 0), (3, 1)])
+
+    filtered = spread("ws-with-filter", "kubeflow.org/v1", "TFJob", ("25%", "75%"))
+    filtered["spec"]["targetFilter"] = {  # type: ignore[index]
+        "selector": {"matchLabels": {"role": "worker"}},
+        "replicasPathList": ["spec.tfReplicaSpecs.Worker.replicas"],
+    }
+    await kube.create(WORKLOADSPREADS, filtered, namespace)
+    await tfjob("with-filter", 1, 1, 4, (1, 1, 2))
+    await counted("ws-with-filter", [(1, 0), (1, 2)])
 
 
 async def test_elastic_deploy_for_deployment_zone_a_2_zone_b_nil(

@@ -6,6 +6,7 @@ from typing import Any
 
 from kruise.workloads.admission.fielderrors import aggregate
 from kruise.workloads.workloadspread.validation import validate_ws
+from kruise.workloads.workloadspread.whitelist import parse_whitelist
 
 DEPLOY = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
 ZONE_A = {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}]}
@@ -113,3 +114,21 @@ def test_target_filter_selector_must_convert() -> None:
     assert _msg(ws) == ""
     ws["spec"]["targetFilter"] = {"replicasPathList": ["spec.x"]}  # no selector: valid (selects nothing)
     assert _msg(ws) == ""
+
+
+def test_white_listed_custom_kinds_are_permitted() -> None:
+    """Upstream's default branch: a kind not built in is admitted when the custom white list has
+    its group and kind (any version); a white list that could not be read is an internal error."""
+    custom = parse_whitelist(
+        '{"workloads": [{"Group": "kubeflow.org", "Version": "v1", "Kind": "TFJob"},'
+        ' {"group": "apps.kruise.io", "kind": "DaemonSet"}]}'
+    )
+    tfjob = _ws(target={"apiVersion": "kubeflow.org/v1beta9", "kind": "TFJob", "name": "t"})
+    ads = _ws(target={"apiVersion": "apps.kruise.io/v1alpha1", "kind": "DaemonSet", "name": "d"})
+    assert aggregate(validate_ws(tfjob, None, [], custom)) == ""  # type: ignore[arg-type]
+    assert aggregate(validate_ws(ads, None, [], custom)) == ""  # type: ignore[arg-type]
+    native = _ws(target={"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "d"})
+    assert aggregate(validate_ws(native, None, [], custom)).endswith(  # type: ignore[arg-type]
+        "TargetReference's GroupKind is not permitted."
+    )
+    assert aggregate(validate_ws(tfjob, None, [], "boom")) == "spec.targetRef: Internal error: boom"  # type: ignore[arg-type]

@@ -367,7 +367,10 @@ ROWS: tuple[Row, ...] = (
     Row(
         WorkloadSpreadController.name,
         lambda w, view: WorkloadSpreadController(
-            w.kube, view, recorder=w.recorder(WorkloadSpreadController.name)
+            w.kube,
+            view,
+            recorder=w.recorder(WorkloadSpreadController.name),
+            config_namespace=w.opts.leader_election_namespace,
         ),
         lambda w: w.gates.get("PodWebhook", True) and w.gates.get("WorkloadSpread", True),
     ),

@@ -200,8 +200,8 @@ def _pods(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapp
         PpsPodMutator(cache),
     ]
     if _gates(options).get(WS_GATE, True):
-        mutators.insert(0, WsPodMutator(kube, cache))
-        validators.insert(0, WsPodValidator(kube))  # upstream: before the budget check
+        mutators.insert(0, WsPodMutator(kube, cache, namespace))
+        validators.insert(0, WsPodValidator(kube, namespace))  # upstream: before the budget check
     pods = PodWebhook(mutators, validators)
     return {MUTATE_POD_PATH: pods.mutate, VALIDATE_POD_PATH: pods.validate}
 
@@ -359,7 +359,9 @@ WEBHOOK_ROWS: tuple[WebhookRow, ...] = (
     WebhookRow(
         "workloadspread",
         lambda c: ws_webhook_specs(c.settings),
-        lambda kube, o, cache: {VALIDATE_WS_PATH: WorkloadSpreadWebhooks(cache).validate},
+        lambda kube, o, cache: {
+            VALIDATE_WS_PATH: WorkloadSpreadWebhooks(cache, kube, o.leader_election_namespace).validate
+        },
     ),
     WebhookRow(
         "deletion-protection",

@@ -18,6 +18,11 @@ this WorkloadSpread (created before it, or left by another) are adopted (:mod:`.
 subset that best fits their node; the node read from the API server) and merge-patched with the
 annotation, then counted like the others.
 
+A target of a custom kind listed in the white list (:mod:`.whitelist`) is read from the API
+server each round (:meth:`~.customtargets.CustomTargets.target`: its ``replicasPath``, or the
+``replicasPathList``); it is not watched (its pods' and the WorkloadSpread's events wake the
+round) and its pods without the annotation are not adopted.
+
 ``spec.targetFilter`` (:mod:`.targetfilter`): only the pods its selector matches are counted
 and adopted, and a ``replicasPathList`` gives the replicas the percentages resolve against; a
 malformed selector or a path to a non-integer skips the round (logged, retried).
@@ -37,7 +42,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from kruise.core.errors import ConflictError, NotFoundError
+from kruise.core.errors import ApiError, ConflictError, NotFoundError
 from kruise.core.events import EventRecorder
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import NODES, PODS, REPLICASETS
@@ -54,6 +59,7 @@ from kruise.workloads.objects import KubeObject, annotations_of, labels, mapping
 from kruise.workloads.pods import is_active
 from kruise.workloads.selector import SelectorError
 from kruise.workloads.workloadspread.adoption import adopt, adoption_patch, initial_room
+from kruise.workloads.workloadspread.customtargets import CustomTargets
 from kruise.workloads.workloadspread.podstep import target_of_pod
 from kruise.workloads.workloadspread.reschedule import Rescheduled, critical_seconds, reschedule
 from kruise.workloads.workloadspread.subsets import (
@@ -72,6 +78,7 @@ from kruise.workloads.workloadspread.versions import (
     pods_by_version,
     workload_version,
 )
+from kruise.workloads.workloadspread.whitelist import DEFAULT_NAMESPACE
 
 __all__ = ["DELETION_COST_KINDS", "RECHECK_SECONDS", "WorkloadSpreadController", "workload_resource"]
 
@@ -87,10 +94,17 @@ class WorkloadSpreadController(CacheController):
     name = "workloadspread-controller"
 
     def __init__(
-        self, kube: KubeClient, cache: CacheReader, *, workers: int = 3, recorder: EventRecorder | None = None
+        self,
+        kube: KubeClient,
+        cache: CacheReader,
+        *,
+        workers: int = 3,
+        recorder: EventRecorder | None = None,
+        config_namespace: str = DEFAULT_NAMESPACE,
     ) -> None:
         super().__init__(kube, cache, workers=workers)
         self.recorder = recorder
+        self.custom = CustomTargets(kube, config_namespace)
 
     def spec(self) -> ControllerSpec:
         """Woken by WorkloadSpreads, their pods and their target workloads."""
@@ -183,12 +197,16 @@ class WorkloadSpreadController(CacheController):
         ns, ws_name = namespace(obj), name(obj)
         target = cast(TargetView, mapping(spec(obj).get("targetRef")))
         res = workload_resource(target)
-        workload = self.cache.get(res, f"{ns}/{target.get('name')}") if res is not None else None
+        workload: KubeObject | None = (
+            self.cache.get(res, f"{ns}/{target.get('name')}") if res is not None else None
+        )
         replicas = 0
         target_filter = (ws.get("spec") or {}).get("targetFilter")
         try:
             if res is not None and workload is not None:
                 replicas = target_replicas(res, workload, target_filter)
+            elif res is None:
+                workload, replicas = await self.custom.target(target, target_filter, ns)
             mine: list[KubeObject] = [
                 p
                 for p in self.cache.list(PODS)
@@ -201,6 +219,9 @@ class WorkloadSpreadController(CacheController):
                 mine.extend(await self._adopt(obj, target, mine, replicas))
         except (TargetFilterError, SelectorError) as err:
             log.warning("WorkloadSpread %s: targetFilter: %s", key, err)
+            return Result(requeue_after=RECHECK_SECONDS)
+        except ApiError as err:
+            log.warning("WorkloadSpread %s: custom target not read: %s", key, err)
             return Result(requeue_after=RECHECK_SECONDS)
         latest = self._latest_version(workload) if workload is not None else None
         if workload is not None and latest is None:

@@ -5,7 +5,9 @@ On a pod CREATE (:class:`WsPodMutator`), as upstream's ``pkg/util/workloadspread
 
 1. the pod's controller names the workload: a CloneSet (``apps.kruise.io``), a ReplicaSet
    (``apps``; the Deployment controlling that ReplicaSet when there is one), a Job (``batch``) or
-   a StatefulSet (``apps``/``apps.kruise.io``);
+   a StatefulSet (``apps``/``apps.kruise.io``); when a WorkloadSpread of the namespace targets a
+   custom kind, also the owners :meth:`~.customtargets.CustomTargets.owners` reads up through the
+   white list (:mod:`.whitelist`);
 2. the namespace's WorkloadSpread (not being deleted) whose ``targetRef`` has that group, kind
    and name (the first found) is read fresh from the API server,
    :func:`~.subsets.record_creation` picks the subset from the entries of the pod's revision in
@@ -65,6 +67,7 @@ from kruise.workloads.pods import is_active
 from kruise.workloads.podwebhook import PodMutationError, ValidatingScope
 from kruise.workloads.selector import SelectorError
 from kruise.workloads.sidecarset.scope import cel_literal
+from kruise.workloads.workloadspread.customtargets import CustomTargets
 from kruise.workloads.workloadspread.subsets import (
     Recorded,
     deleting_subset,
@@ -74,8 +77,9 @@ from kruise.workloads.workloadspread.subsets import (
 )
 from kruise.workloads.workloadspread.target import target_replicas, workload_resource
 from kruise.workloads.workloadspread.targetfilter import TargetFilterError, admits
-from kruise.workloads.workloadspread.validation import same_target
+from kruise.workloads.workloadspread.validation import BUILTIN_GROUP_KINDS, is_builtin_kind, same_target
 from kruise.workloads.workloadspread.versions import initial_statuses, pod_version
+from kruise.workloads.workloadspread.whitelist import DEFAULT_NAMESPACE
 
 __all__ = [
     "GATE",
@@ -143,7 +147,8 @@ def target_of_pod(pod: KubeObject, replicaset: KubeObject | None) -> TargetView 
 
 def pod_terms(workloadspreads: Iterable[KubeObject]) -> list[str]:
     """CEL terms over the pod being created, one per WorkloadSpread: a pod of its namespace whose
-    controller is the target (a Deployment's: a ReplicaSet named ``<deployment>-...``). A name CEL
+    controller is the target (a Deployment's: a ReplicaSet named ``<deployment>-...``; a custom
+    white-listed kind's: any controller, its pods may be owned through sub-resources). A name CEL
     cannot quote safely is skipped (such a pod is not spread)."""
     terms: set[str] = set()
     for ws in workloadspreads:
@@ -155,6 +160,8 @@ def pod_terms(workloadspreads: Iterable[KubeObject]) -> list[str]:
         if kind == "Deployment":
             prefix = cel_literal(f"{ref.get('name')}-")
             match = f"r.kind == 'ReplicaSet' && r.name.startsWith({prefix})"
+        elif not is_builtin_kind(kind):
+            match = "true"  # a custom target's pods may be owned through its sub-resources
         else:
             match = f"r.kind == {cel_literal(kind)} && r.name == {target}"
         owned = (
@@ -174,10 +181,11 @@ def _admits(ws: KubeObject, pod: KubeObject) -> bool:
         return False
 
 
-async def _initial(kube: KubeClient, ws: WorkloadSpreadView) -> list[SubsetStatusView]:
+async def _initial(custom: CustomTargets, ws: WorkloadSpreadView) -> list[SubsetStatusView]:
     """A revision's first statuses (:func:`~.versions.initial_statuses`); the target's replicas
     are read from the API server only when a ``maxReplicas`` is a percent (upstream's
-    ``getWorkloadReplicas``: 0 otherwise, or when the workload is gone).
+    ``getWorkloadReplicas``: 0 otherwise, or when the workload is gone; a custom target's by
+    :meth:`~.customtargets.CustomTargets.target`).
 
     Raises:
         StatusWriteError: the read failed, a ``replicasPathList`` path is not an integer or a
@@ -189,13 +197,11 @@ async def _initial(kube: KubeClient, ws: WorkloadSpreadView) -> list[SubsetStatu
     try:
         if any(isinstance(s.get("maxReplicas"), str) for s in subsets):
             target = ws_spec.get("targetRef") or {}
+            ns = namespace(cast(KubeObject, ws))
             res = workload_resource(target)
-            workload = (
-                await kube.get_or_none(res, str(target.get("name")), namespace(cast(KubeObject, ws)))
-                if res is not None
-                else None
-            )
-            if res is not None and workload is not None:
+            if res is None:
+                replicas = (await custom.target(target, ws_spec.get("targetFilter"), ns))[1]
+            elif (workload := await custom.kube.get_or_none(res, str(target.get("name")), ns)) is not None:
                 replicas = target_replicas(res, workload, ws_spec.get("targetFilter"))
         return initial_statuses(subsets, replicas)
     except (ApiError, TargetFilterError, IntOrPercentError) as err:
@@ -203,7 +209,7 @@ async def _initial(kube: KubeClient, ws: WorkloadSpreadView) -> list[SubsetStatu
 
 
 async def _record(
-    kube: KubeClient,
+    custom: CustomTargets,
     ws_name: str,
     ns: str,
     version: str,
@@ -217,6 +223,7 @@ async def _record(
     Raises:
         StatusWriteError: the write failed, or conflicted :data:`RETRIES` times.
     """
+    kube = custom.kube
     for _ in range(RETRIES):
         try:
             ws = cast(WorkloadSpreadView, await kube.get(WORKLOADSPREADS, ws_name, ns))
@@ -226,7 +233,7 @@ async def _record(
             raise StatusWriteError(str(err)) from err
         status = ws.get("status") or {}
         versioned = dict(status.get("versionedSubsetStatuses") or {})
-        recorded = decide(versioned.get(version) or await _initial(kube, ws))
+        recorded = decide(versioned.get(version) or await _initial(custom, ws))
         if recorded.statuses is not None:
             versioned[version] = recorded.statuses
             body = {**ws, "status": {**status, "versionedSubsetStatuses": versioned}}
@@ -261,9 +268,12 @@ class WsPodMutator:
 
     name = "workloadspread"
 
-    def __init__(self, kube: KubeClient, cache: CacheReader) -> None:
+    def __init__(
+        self, kube: KubeClient, cache: CacheReader, config_namespace: str = DEFAULT_NAMESPACE
+    ) -> None:
         self.kube = kube
         self.cache = cache
+        self.custom = CustomTargets(kube, config_namespace)
 
     async def _replicaset(self, pod: KubeObject) -> KubeObject | None:
         ref = controller_ref(pod)
@@ -274,17 +284,25 @@ class WsPodMutator:
     async def mutate(self, pod: dict[str, Any], request: AdmissionRequest) -> bool:
         if not is_active(pod):
             return False
-        target = target_of_pod(pod, await self._replicaset(pod))
-        if target is None:
-            return False
         ns = namespace(pod)
+        spreads = [
+            w
+            for w in self.cache.list(WORKLOADSPREADS)
+            if namespace(w) == ns and not (w.get("metadata") or {}).get("deletionTimestamp")
+        ]
+        target = target_of_pod(pod, await self._replicaset(pod))
+        candidates = [target] if target is not None else []
+        if any(
+            not is_builtin_kind(str(mapping(spec(w).get("targetRef")).get("kind") or "")) for w in spreads
+        ):
+            candidates += await self.custom.owners(pod, BUILTIN_GROUP_KINDS)
         matched = next(
             (
                 w
-                for w in self.cache.list(WORKLOADSPREADS)
-                if namespace(w) == ns
-                and not (w.get("metadata") or {}).get("deletionTimestamp")
-                and same_target(cast(TargetView, mapping(spec(w).get("targetRef"))), target)
+                for w in spreads
+                if any(
+                    same_target(cast(TargetView, mapping(spec(w).get("targetRef"))), t) for t in candidates
+                )
                 and _admits(w, pod)
             ),
             None,
@@ -299,7 +317,7 @@ class WsPodMutator:
             pod_name = str((pod.get("metadata") or {}).get("name") or "")
             try:
                 done = await _record(
-                    self.kube,
+                    self.custom,
                     name(matched),
                     ns,
                     pod_version(pod),
@@ -328,8 +346,9 @@ class WsPodValidator:
 
     name = "workloadspread"
 
-    def __init__(self, kube: KubeClient) -> None:
+    def __init__(self, kube: KubeClient, config_namespace: str = DEFAULT_NAMESPACE) -> None:
         self.kube = kube
+        self.custom = CustomTargets(kube, config_namespace)
 
     async def _pod(self, req: AdmissionRequest) -> KubeObject | None:
         sub = req.raw.get("subResource") or ""
@@ -349,7 +368,7 @@ class WsPodValidator:
                 return None
             pod_name = name(pod)
             await _record(
-                self.kube,
+                self.custom,
                 matched.name,
                 namespace(pod) or str(req.namespace or ""),
                 pod_version(pod),

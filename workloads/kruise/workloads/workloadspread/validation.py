@@ -6,8 +6,9 @@ Field errors (answered as one aggregate, HTTP 400, nothing stored):
 1. ``spec.targetRef``: set (``no targetRef defined in WorkloadSpread``), apiVersion, kind and
    name non-empty (``empty TargetReference is not valid for WorkloadSpread.``), and a supported
    group for its kind: CloneSet ``apps.kruise.io``; Deployment, ReplicaSet ``apps``; Job
-   ``batch``; StatefulSet ``apps`` or ``apps.kruise.io``; any other kind ``TargetReference's
-   GroupKind is not permitted.`` (the custom-workload white list is not supported);
+   ``batch``; StatefulSet ``apps`` or ``apps.kruise.io``; any other kind must have the group
+   and kind of a workload of the custom white list (:mod:`.whitelist`), else ``TargetReference's
+   GroupKind is not permitted.`` (a white list that could not be read: an internal error);
 2. ``spec.subsets``: at least one; names unique; ``maxReplicas`` all of one type (int or
    percent), Int for a StatefulSet, non-negative, percent sum at most 100% and exactly 100% when
    the last one is capped (each of these stops the subset checks, as upstream);
@@ -25,13 +26,14 @@ runs the core validators on them; not reproduced).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kruise.workloads.admission.fielderrors import (
     FieldError,
     go_int_or_string,
     go_label_selector,
+    internal_error,
     invalid,
     required,
 )
@@ -39,9 +41,19 @@ from kruise.workloads.admission.metavalidation import LabelSelectorError, select
 from kruise.workloads.api.workloadspread import ADAPTIVE, FIXED, TargetView, WorkloadSpreadView, WsSpecView
 from kruise.workloads.intorpercent import IntOrPercentError, scaled_value
 from kruise.workloads.podunavailablebudget.validation import go_target_reference
+from kruise.workloads.workloadspread.whitelist import CustomWorkload, permits
 
-__all__ = ["MAX_SCHEDULED_FAILED_SECONDS", "same_target", "validate_ws"]
+__all__ = [
+    "BUILTIN_GROUP_KINDS",
+    "MAX_SCHEDULED_FAILED_SECONDS",
+    "CustomList",
+    "is_builtin_kind",
+    "same_target",
+    "validate_ws",
+]
 
+CustomList = Sequence[CustomWorkload] | str
+"""The custom white list, or the text of the error that kept it from being read."""
 MAX_SCHEDULED_FAILED_SECONDS = 300
 """Upstream's ``MaxScheduledFailedDuration``: bounds ``rescheduleCriticalSeconds``."""
 
@@ -67,7 +79,16 @@ def same_target(a: TargetView, b: TargetView) -> bool:
     )
 
 
-def _target_errors(target: TargetView | None) -> list[FieldError]:
+BUILTIN_GROUP_KINDS = frozenset((group, kind) for kind, groups in _GROUPS.items() for group in groups)
+"""(group, kind) of the workloads WorkloadSpread targets without the custom white list."""
+
+
+def is_builtin_kind(kind: str) -> bool:
+    """A kind WorkloadSpread targets without the custom white list."""
+    return kind in _GROUPS
+
+
+def _target_errors(target: TargetView | None, custom: CustomList) -> list[FieldError]:
     path = "spec.targetRef"
     if target is None:
         return [required(path, "no targetRef defined in WorkloadSpread")]
@@ -77,6 +98,10 @@ def _target_errors(target: TargetView | None) -> list[FieldError]:
     kind = str(target.get("kind"))
     groups = _GROUPS.get(kind)
     if groups is None:
+        if isinstance(custom, str):
+            return [internal_error(path, custom)]
+        if permits(custom, str(target.get("apiVersion")), kind):
+            return []
         return [invalid(path, value, "TargetReference's GroupKind is not permitted.")]
     if _group(str(target.get("apiVersion"))) not in groups:
         return [invalid(path, value, f"TargetReference is not valid for {kind}.")]
@@ -200,13 +225,17 @@ def _filter_errors(spec: WsSpecView) -> list[FieldError]:
 
 
 def validate_ws(
-    ws: WorkloadSpreadView, old: WorkloadSpreadView | None, others: Iterable[WorkloadSpreadView]
+    ws: WorkloadSpreadView,
+    old: WorkloadSpreadView | None,
+    others: Iterable[WorkloadSpreadView],
+    custom: CustomList = (),
 ) -> list[FieldError]:
     """The field errors of a WorkloadSpread being created (``old`` ``None``) or updated, given the
-    other WorkloadSpreads of its namespace (see the module doc for the order and messages)."""
+    other WorkloadSpreads of its namespace and the custom white list ``custom`` (the read error's
+    text when it could not be read; see the module doc for the order and messages)."""
     spec: WsSpecView = ws.get("spec") or {}
     target = spec.get("targetRef")
-    errs = _target_errors(target)
+    errs = _target_errors(target, custom)
     errs += _subset_errors(spec)
     errs += _strategy_errors(spec)
     errs += _filter_errors(spec)

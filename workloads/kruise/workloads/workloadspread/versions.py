@@ -39,7 +39,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from kruise.core.runtime import controller_ref
 from kruise.workloads.api.workloadspread import SubsetStatusView, SubsetView
 from kruise.workloads.objects import KubeObject, labels
 from kruise.workloads.pods import POD_TEMPLATE_HASH_LABEL, REVISION_HASH_LABEL
@@ -61,10 +60,17 @@ VERSIONED_KINDS = frozenset({"Deployment", "ReplicaSet"})
 """Controller kinds whose pods are counted per revision (upstream's default set)."""
 
 
+def _controller(obj: KubeObject) -> Mapping[str, Any] | None:
+    """The ownerReference marked ``controller`` (the runtime's ``controller_ref``, kept here so
+    this module stays free of I/O imports)."""
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return next((r for r in refs if r.get("controller")), None)
+
+
 def _versioned(obj: KubeObject) -> bool:
     if obj.get("kind") in VERSIONED_KINDS:
         return True
-    ref = controller_ref(obj)
+    ref = _controller(obj)
     return ref is not None and ref.get("kind") in VERSIONED_KINDS
 
 
@@ -103,7 +109,7 @@ def workload_version(workload: KubeObject, replicasets: Iterable[KubeObject] = (
     uid = (workload.get("metadata") or {}).get("uid")
     template = _template_without_hash((workload.get("spec") or {}).get("template"))
     for rs in replicasets:
-        owner = controller_ref(rs)
+        owner = _controller(rs)
         if owner is None or owner.get("uid") != uid or (rs.get("metadata") or {}).get("deletionTimestamp"):
             continue
         if _template_without_hash((rs.get("spec") or {}).get("template")) == template:
