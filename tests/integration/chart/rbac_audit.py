@@ -125,6 +125,11 @@ DYNAMIC: dict[tuple[str, str, str], dict[str, tuple[str, ...]] | None] = {
         "delete": ("CHILD_RESOURCES",),  # history and Replace
     },
     ("rollouts/kruise/rollouts/trafficrouting/routes.py", "check", "res"): None,  # Service, routed kinds
+    # a WorkloadSpread's target read by the pod webhook (percent caps of a new revision)
+    ("workloads/kruise/workloads/workloadspread/target.py", "read_workload", "res"): {"get": ("WORKLOADS",)},
+    # WorkloadSpread's custom white-listed kinds and their owners (kruise-configuration): any kind,
+    # granted by the user (upstream's e2e adds a ClusterRole for them), manager.extraRules
+    ("workloads/kruise/workloads/workloadspread/customtargets.py", "get", "res"): None,
     ("traffic/kruise/traffic/custom_router.py", "_ensure", "res"): None,
     ("traffic/kruise/traffic/custom_router.py", "_restore", "res"): None,
 }

@@ -75,7 +75,7 @@ from kruise.workloads.workloadspread.subsets import (
     record_creation,
     record_deletion,
 )
-from kruise.workloads.workloadspread.target import target_replicas, workload_resource
+from kruise.workloads.workloadspread.target import read_workload, target_replicas, workload_resource
 from kruise.workloads.workloadspread.targetfilter import TargetFilterError, admits
 from kruise.workloads.workloadspread.validation import BUILTIN_GROUP_KINDS, is_builtin_kind, same_target
 from kruise.workloads.workloadspread.versions import initial_statuses, pod_version
@@ -201,7 +201,7 @@ async def _initial(custom: CustomTargets, ws: WorkloadSpreadView) -> list[Subset
             res = workload_resource(target)
             if res is None:
                 replicas = (await custom.target(target, ws_spec.get("targetFilter"), ns))[1]
-            elif (workload := await custom.kube.get_or_none(res, str(target.get("name")), ns)) is not None:
+            elif (workload := await read_workload(custom.kube, res, str(target.get("name")), ns)) is not None:
                 replicas = target_replicas(res, workload, ws_spec.get("targetFilter"))
         return initial_statuses(subsets, replicas)
     except (ApiError, TargetFilterError, IntOrPercentError) as err:

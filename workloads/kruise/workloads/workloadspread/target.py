@@ -7,6 +7,7 @@ a ``targetFilter.replicasPathList`` replaces them (:func:`~.targetfilter.filtere
 
 from __future__ import annotations
 
+from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import (
     CLONESETS,
     DEPLOYMENTS,
@@ -20,7 +21,7 @@ from kruise.workloads.api.workloadspread import TargetFilterView, TargetView
 from kruise.workloads.objects import KubeObject, spec
 from kruise.workloads.workloadspread.targetfilter import filtered_replicas
 
-__all__ = ["WORKLOADS", "target_replicas", "workload_resource"]
+__all__ = ["WORKLOADS", "read_workload", "target_replicas", "workload_resource"]
 
 WORKLOADS: tuple[Resource, ...] = (
     DEPLOYMENTS,
@@ -50,3 +51,12 @@ def target_replicas(res: Resource, workload: KubeObject, target_filter: TargetFi
     """
     value = spec(workload).get("parallelism" if res is JOBS else "replicas")
     return filtered_replicas(workload, target_filter, 1 if value is None else int(value))
+
+
+async def read_workload(kube: KubeClient, res: Resource, name: str, namespace: str) -> KubeObject | None:
+    """The target read from the API server (``None``: gone); ``res`` is one of :data:`WORKLOADS`.
+
+    Raises:
+        kruise.core.errors.ApiError: the read failed.
+    """
+    return await kube.get_or_none(res, name, namespace)
