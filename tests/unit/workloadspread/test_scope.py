@@ -11,7 +11,7 @@ from kruise.rollouts.manager.options import FEATURE_GATES, ManagerOptions
 from kruise.rollouts.manager.webhooks import webhook_specs
 from kruise.workloads.podunavailablebudget.scope import PROTECTED_POD
 from kruise.workloads.podwebhook import VALIDATED_POD, ValidatingScope, merge_scopes
-from kruise.workloads.workloadspread.podstep import WS_DELETED_POD
+from kruise.workloads.workloadspread.podstep import WS_DELETED_POD, pod_terms
 
 JSON = dict[str, Any]
 
@@ -71,3 +71,21 @@ def test_merge_keeps_a_lone_scope_and_a_scope_without_pod_operations_adds_none()
     assert merge_scopes(None, None) is None
     merged = merge_scopes(only_evictions, pods)
     assert merged == ValidatingScope(("DELETE",), (WS_DELETED_POD,), frozenset({"a"}))
+
+
+def test_pod_terms_send_a_custom_targets_namespace_every_controlled_pod() -> None:
+    """A custom white-listed target's pods may be owned through its sub-resources (upstream walks
+    up the owners), so its term takes any controlled pod of the namespace; a built-in target's
+    only the pods its own controller (a Deployment's: its ReplicaSets) owns."""
+    def ws(ns: str, api_version: str, kind: str, name: str) -> JSON:
+        target = {"apiVersion": api_version, "kind": kind, "name": name}
+        return {"metadata": {"name": "s", "namespace": ns}, "spec": {"targetRef": target}}
+
+    custom, deployment = pod_terms(
+        [ws("ml", "kubeflow.org/v1", "TFJob", "train"), ws("web", "apps/v1", "Deployment", "w")]
+    )
+    assert custom == (
+        "(request.namespace == 'ml' && has(object.metadata.ownerReferences) && "
+        "object.metadata.ownerReferences.exists(r, has(r.controller) && r.controller && true))"
+    )
+    assert "r.kind == 'ReplicaSet' && r.name.startsWith('w-')" in deployment
