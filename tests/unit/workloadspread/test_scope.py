@@ -77,6 +77,7 @@ def test_pod_terms_send_a_custom_targets_namespace_every_controlled_pod() -> Non
     """A custom white-listed target's pods may be owned through its sub-resources (upstream walks
     up the owners), so its term takes any controlled pod of the namespace; a built-in target's
     only the pods its own controller (a Deployment's: its ReplicaSets) owns."""
+
     def ws(ns: str, api_version: str, kind: str, name: str) -> JSON:
         target = {"apiVersion": api_version, "kind": kind, "name": name}
         return {"metadata": {"name": "s", "namespace": ns}, "spec": {"targetRef": target}}

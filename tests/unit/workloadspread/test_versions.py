@@ -57,7 +57,6 @@ def _template(image: str, extra: dict[str, str] | None = None) -> dict[str, Any]
 
 def test_a_deployments_latest_version_is_its_current_replicasets_hash() -> None:
     deployment = {
-        "kind": "Deployment",
         "metadata": {"name": "web", "uid": "d1"},
         "spec": {"template": _template("v2")},
     }
@@ -73,16 +72,17 @@ def test_a_deployments_latest_version_is_its_current_replicasets_hash() -> None:
         return {"metadata": meta, "spec": {"template": _template(image, {"pod-template-hash": hash_})}}
 
     old, new = rs("h1", "v1"), rs("h2", "v2")
-    assert workload_version(deployment, [old, new]) == "h2"
+    assert workload_version("Deployment", deployment, [old, new]) == "h2"
     # no ReplicaSet of the current template yet (or only another owner's, or a deleting one)
     assert (
-        workload_version(deployment, [old, rs("h3", "v2", uid="other"), rs("h4", "v2", deleting=True)])
+        workload_version(
+            "Deployment", deployment, [old, rs("h3", "v2", uid="other"), rs("h4", "v2", deleting=True)]
+        )
         is None
     )
-    assert (
-        workload_version({"kind": "ReplicaSet", "metadata": {"labels": {"pod-template-hash": "h9"}}}) == "h9"
-    )
-    assert workload_version({"kind": "CloneSet", "metadata": {}}) == VERSION_IGNORED
+    assert workload_version("ReplicaSet", {"metadata": {"labels": {"pod-template-hash": "h9"}}}) == "h9"
+    # a CloneSet is not versioned (upstream's default set), whatever its revisions
+    assert workload_version("CloneSet", {"status": {"updateRevision": "web-abc"}}) == VERSION_IGNORED
 
 
 def test_a_new_revision_starts_from_the_spec() -> None:

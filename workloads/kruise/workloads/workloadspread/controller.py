@@ -223,7 +223,8 @@ class WorkloadSpreadController(CacheController):
         except ApiError as err:
             log.warning("WorkloadSpread %s: custom target not read: %s", key, err)
             return Result(requeue_after=RECHECK_SECONDS)
-        latest = self._latest_version(workload) if workload is not None else None
+        kind = str(target.get("kind") or "")
+        latest = self._latest_version(kind, workload) if workload is not None else None
         if workload is not None and latest is None:
             # upstream's GetWorkloadVersion: the Deployment's current ReplicaSet not seen yet
             log.info("WorkloadSpread %s: the latest version of its workload is not known yet", key)
@@ -268,16 +269,14 @@ class WorkloadSpreadController(CacheController):
         waits = [w for w in (RECHECK_SECONDS if waiting else None, adaptive.check_after) if w is not None]
         return Result(requeue_after=min(waits) if waits else None)
 
-    def _latest_version(self, workload: KubeObject) -> str | None:
+    def _latest_version(self, kind: str, workload: KubeObject) -> str | None:
         """The target's latest revision (:func:`~.versions.workload_version`; a Deployment's
         ReplicaSets from the cache)."""
         ns = namespace(workload)
         replicasets = (
-            [rs for rs in self.cache.list(REPLICASETS) if namespace(rs) == ns]
-            if workload.get("kind") == "Deployment"
-            else []
+            [rs for rs in self.cache.list(REPLICASETS) if namespace(rs) == ns] if kind == "Deployment" else []
         )
-        return workload_version(workload, replicasets)
+        return workload_version(kind, workload, replicasets)
 
     async def _deletion_costs(
         self,

@@ -20,9 +20,9 @@ On a pod CREATE (:class:`WsPodMutator`), as upstream's ``pkg/util/workloadspread
    (:func:`~.subsets.inject_into_pod`).
 
 An inactive pod (terminal or being deleted) is passed over; no subset with room leaves the pod
-unchanged. A failed status write refuses
-the pod (HTTP 500), as upstream's handler returns the error. A WorkloadSpread whose
-``targetFilter`` does not admit the pod (:func:`~.targetfilter.admits`) is passed over.
+unchanged. A failed status write refuses the pod (HTTP 500), as upstream's handler returns the
+error. A WorkloadSpread whose ``targetFilter`` does not admit the pod
+(:func:`~.targetfilter.admits`) is passed over.
 
 :func:`pod_terms` scopes the pod webhook to the target workloads' pods (a Deployment's pods by its
 ReplicaSets' ``<name>-`` prefix).
@@ -32,8 +32,8 @@ On a pod DELETE, and on a ``pods/eviction`` CREATE (the pod read fresh), neither
 budget check): a pod :func:`~.subsets.deleting_subset` names (annotated, active, controlled) is
 recorded in its subset's ``deletingPods`` (its revision's entries) by
 :func:`~.subsets.record_deletion`, written as on CREATE (fresh read, resourceVersion, up to
-:data:`RETRIES` conflicts), so the workload's
-replacement pod is admitted into the subset being vacated. The request is then left to the next
+:data:`RETRIES` conflicts), so the workload's replacement pod is admitted into the subset being
+vacated. The request is then left to the next
 step; a WorkloadSpread gone changes nothing; a failed read or write refuses the request (HTTP 400
 and the error, as upstream's ``admission.Errored(400, err)``). :func:`ws_validating_scope` sends
 ``vpod.kb.io`` only DELETEs of annotated pods (:data:`WS_DELETED_POD`) and
@@ -290,6 +290,8 @@ class WsPodMutator:
             for w in self.cache.list(WORKLOADSPREADS)
             if namespace(w) == ns and not (w.get("metadata") or {}).get("deletionTimestamp")
         ]
+        if not spreads:
+            return False
         target = target_of_pod(pod, await self._replicaset(pod))
         candidates = [target] if target is not None else []
         if any(

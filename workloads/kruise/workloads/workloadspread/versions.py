@@ -95,12 +95,11 @@ def _template_without_hash(template: Mapping[str, Any] | None) -> dict[str, Any]
     return out
 
 
-def workload_version(workload: KubeObject, replicasets: Iterable[KubeObject] = ()) -> str | None:
-    """The latest revision of the target ``workload`` (see the module doc); ``replicasets`` are
-    the namespace's ReplicaSets (read for a Deployment). ``None``: a Deployment whose current
-    template has no ReplicaSet yet."""
-    kind = workload.get("kind")
-    if not _versioned(workload):
+def workload_version(kind: str, workload: KubeObject, replicasets: Iterable[KubeObject] = ()) -> str | None:
+    """The latest revision of the target ``workload`` of ``kind`` (see the module doc);
+    ``replicasets`` are the namespace's ReplicaSets (read for a Deployment). ``None``: a
+    Deployment whose current template has no ReplicaSet yet."""
+    if not _versioned({**workload, "kind": kind}):
         return VERSION_IGNORED
     if kind == "ReplicaSet":
         return str(labels(workload).get(POD_TEMPLATE_HASH_LABEL) or "")
