@@ -20,8 +20,9 @@ annotation, then counted like the others.
 
 A target of a custom kind listed in the white list (:mod:`.whitelist`) is read from the API
 server each round (:meth:`~.customtargets.CustomTargets.target`: its ``replicasPath``, or the
-``replicasPathList``); it is not watched (its pods' and the WorkloadSpread's events wake the
-round) and its pods without the annotation are not adopted.
+``replicasPathList``); it is not watched (upstream adds a watch per listed kind): its pods' and
+the WorkloadSpread's events wake the round, and the round comes back every
+:data:`CUSTOM_RECHECK_SECONDS` for its replicas; its pods without the annotation are not adopted.
 
 ``spec.targetFilter`` (:mod:`.targetfilter`): only the pods its selector matches are counted
 and adopted, and a ``replicasPathList`` gives the replicas the percentages resolve against; a
@@ -80,10 +81,18 @@ from kruise.workloads.workloadspread.versions import (
 )
 from kruise.workloads.workloadspread.whitelist import DEFAULT_NAMESPACE
 
-__all__ = ["DELETION_COST_KINDS", "RECHECK_SECONDS", "WorkloadSpreadController", "workload_resource"]
+__all__ = [
+    "CUSTOM_RECHECK_SECONDS",
+    "DELETION_COST_KINDS",
+    "RECHECK_SECONDS",
+    "WorkloadSpreadController",
+    "workload_resource",
+]
 
 log = logging.getLogger("kruise.workloadspread")
 RECHECK_SECONDS = 5.0
+CUSTOM_RECHECK_SECONDS = 30.0
+"""How often a custom target (not watched) is read again for its replicas."""
 DELETION_COST_KINDS = frozenset({"ReplicaSet", "Deployment", "CloneSet"})
 """Target kinds whose pods get deletion costs (upstream's ``isEffectiveKindForDeletionCost``)."""
 
@@ -266,7 +275,10 @@ class WorkloadSpreadController(CacheController):
             s.get("creatingPods") or s.get("deletingPods")
             for s in [*adaptive.statuses, *(e for entries in versioned.values() for e in entries)]
         )
-        waits = [w for w in (RECHECK_SECONDS if waiting else None, adaptive.check_after) if w is not None]
+        custom = CUSTOM_RECHECK_SECONDS if res is None and workload is not None else None
+        waits = [
+            w for w in (RECHECK_SECONDS if waiting else None, adaptive.check_after, custom) if w is not None
+        ]
         return Result(requeue_after=min(waits) if waits else None)
 
     def _latest_version(self, kind: str, workload: KubeObject) -> str | None:

@@ -51,11 +51,12 @@ async def read_whitelist(kube: KubeClient, namespace: str) -> tuple[CustomWorklo
 
 
 class CustomKinds:
-    """The API resource of a custom kind, found by discovery and remembered."""
+    """The API resource of a custom kind, found by discovery: an API group version's kinds are
+    remembered once it answers with the kind wanted (asked again otherwise: a CRD may come)."""
 
     def __init__(self, kube: KubeClient) -> None:
         self.kube = kube
-        self._found: dict[tuple[str, str], Resource] = {}
+        self._kinds: dict[str, dict[str, Resource]] = {}
 
     async def resource(self, api_version: str, kind: str) -> Resource | None:
         """The resource serving ``kind`` at ``api_version`` (``None``: not served).
@@ -63,22 +64,25 @@ class CustomKinds:
         Raises:
             kruise.core.errors.ApiError: discovery failed (other than not found).
         """
-        key = (api_version, kind)
-        if key in self._found:
-            return self._found[key]
+        known = self._kinds.get(api_version) or {}
+        if kind in known:
+            return known[kind]
         group, _, version = api_version.rpartition("/")
         path = f"/apis/{group}/{version}" if group else f"/api/{version}"
         try:
             answer = await self.kube.request("GET", path)
         except NotFoundError:
             return None
+        served: dict[str, Resource] = {}
         for item in answer.get("resources") or []:
             plural = str(item.get("name") or "")
-            if item.get("kind") == kind and plural and "/" not in plural:
-                res = Resource(group, version, plural, kind, namespaced=bool(item.get("namespaced")))
-                self._found[key] = res
-                return res
-        return None
+            if plural and "/" not in plural:
+                served[str(item.get("kind"))] = Resource(
+                    group, version, plural, str(item.get("kind")), namespaced=bool(item.get("namespaced"))
+                )
+        if kind in served:
+            self._kinds[api_version] = served
+        return served.get(kind)
 
     async def get(self, api_version: str, kind: str, name: str, namespace: str) -> KubeObject | None:
         """The object, or ``None`` when its kind is not served or it is gone.
