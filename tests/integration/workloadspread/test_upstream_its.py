@@ -535,6 +535,57 @@ async def test_job_like_custom_workload(
     await counted("ws-with-filter", [(1, 0), (1, 2)])
 
 
+async def test_job_like_custom_workload_pods_created_before_are_adopted(
+    kube: KubeClient, namespace: str, pool: str, custom_whitelist: None
+) -> None:
+    """Beyond upstream's e2e, its controller's adoption for a custom target: a TFJob's two pods,
+    bound in zone a and zone b before the WorkloadSpread exists, are annotated with the subset
+    their node fits and counted (zone-a=1: 1/0, zone-b uncapped: 1/-1)."""
+    job = await kube.create(
+        TFJOBS,
+        {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "metadata": {"name": "early"}, "spec": {}},
+        namespace,
+    )
+    owner = {
+        "apiVersion": "kubeflow.org/v1",
+        "kind": "TFJob",
+        "name": "early",
+        "uid": job["metadata"]["uid"],
+        "controller": True,
+    }
+    for zone in ("a", "b"):
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"early-{zone}", "labels": {"app": "web"}, "ownerReferences": [owner]},
+            "spec": {
+                "nodeSelector": {POOL: pool, ZONE: zone},
+                "terminationGracePeriodSeconds": 0,
+                "containers": [{"name": "main", "image": "registry.example.com/web:1"}],
+            },
+        }
+        await kube.create(PODS, pod, namespace)
+    await settle(kube, namespace, {None: 2})
+    subsets = [subset("zone-a", zone="a", cap=1), subset("zone-b", zone="b")]
+    ws: JSON = {
+        "apiVersion": "apps.kruise.io/v1alpha1",
+        "kind": "WorkloadSpread",
+        "metadata": {"name": "spread"},
+        "spec": {
+            "targetRef": {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": "early"},
+            "subsets": subsets,
+        },
+    }
+    await kube.create(WORKLOADSPREADS, ws, namespace)
+    pods = await settle(
+        kube, namespace, {"zone-a": 1, "zone-b": 1}, status=[("zone-a", 1, 0, 0, 0), ("zone-b", 1, -1, 0, 0)]
+    )
+    assert {p["metadata"]["name"]: matched_subset(p) for p in pods} == {
+        "early-a": "zone-a",
+        "early-b": "zone-b",
+    }  # type: ignore[index]
+
+
 async def test_elastic_deploy_for_deployment_zone_a_2_zone_b_nil(
     kube: KubeClient, namespace: str, pool: str
 ) -> None:

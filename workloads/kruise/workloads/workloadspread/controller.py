@@ -22,7 +22,8 @@ A target of a custom kind listed in the white list (:mod:`.whitelist`) is read f
 server each round (:meth:`~.customtargets.CustomTargets.target`: its ``replicasPath``, or the
 ``replicasPathList``); it is not watched (upstream adds a watch per listed kind): its pods' and
 the WorkloadSpread's events wake the round, and the round comes back every
-:data:`CUSTOM_RECHECK_SECONDS` for its replicas; its pods without the annotation are not adopted.
+:data:`CUSTOM_RECHECK_SECONDS` for its replicas; of its pods without the annotation only those
+it controls directly are adopted (upstream lists them by the target's uid).
 
 ``spec.targetFilter`` (:mod:`.targetfilter`): only the pods its selector matches are counted
 and adopted, and a ``replicasPathList`` gives the replicas the percentages resolve against; a
@@ -73,7 +74,7 @@ from kruise.workloads.workloadspread.subsets import (
 )
 from kruise.workloads.workloadspread.target import WORKLOADS, target_replicas, workload_resource
 from kruise.workloads.workloadspread.targetfilter import TargetFilterError, counts
-from kruise.workloads.workloadspread.validation import same_target
+from kruise.workloads.workloadspread.validation import is_builtin_kind, same_target
 from kruise.workloads.workloadspread.versions import (
     next_versioned_statuses,
     pods_by_version,
@@ -139,11 +140,22 @@ class WorkloadSpreadController(CacheController):
         return [f"{namespace(pod)}/{name(w)}" for w in self._spreads_of(namespace(pod), target)]
 
     def _target_of(self, pod: KubeObject) -> TargetView | None:
+        """The built-in workload of ``pod`` (:func:`~.podstep.target_of_pod`), else its controller
+        (a custom target owns its pods directly: upstream finds them by the target's uid)."""
         ref = controller_ref(pod)
+        if ref is None:
+            return None
         replicaset = None
-        if ref is not None and ref.get("kind") == "ReplicaSet":
+        if ref.get("kind") == "ReplicaSet":
             replicaset = self.cache.get(REPLICASETS, f"{namespace(pod)}/{ref.get('name')}")
-        return target_of_pod(pod, replicaset)
+        target = target_of_pod(pod, replicaset)
+        if target is None and not is_builtin_kind(str(ref.get("kind") or "")):
+            return {
+                "apiVersion": str(ref.get("apiVersion")),
+                "kind": str(ref.get("kind")),
+                "name": str(ref.get("name")),
+            }
+        return target
 
     def _spreads_of(self, ns: str, target: TargetView) -> list[KubeObject]:
         return [
