@@ -55,6 +55,7 @@ def test_no_two_example_workloads_select_the_same_pods() -> None:
             continue
         key = (_key(doc)[1], tuple(sorted(match.items())))
         if key in selectors and _clash(selectors[key], path):
-            clashes.append(f"{doc['kind']} {doc['metadata']['name']} in {path.name} and {selectors[key].name}")
+            name = f"{doc['kind']} {doc['metadata']['name']}"
+            clashes.append(f"{name} in {path.name} and {selectors[key].name}")
         selectors.setdefault(key, path)
     assert clashes == []

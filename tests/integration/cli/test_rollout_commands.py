@@ -60,7 +60,7 @@ async def test_a_release_with_kubectl_kruise(
     approved = kk("rollout", "approve", "-f", str(manifest))
     assert approved.stdout == "rollout.rollouts.kruise.io/web approved\n", approved.stderr
     await h.wait_paused_at(kube, namespace, 2)
-    weights = kk("rollout", "status", "rollout/web", "--watch=false")
+    weights = kk("rollout", "status", "-w=false", "rollout/web")  # pflag's spelling
     assert weights.returncode == 0 and "traffic: web=50, web-canary=50" in weights.stdout, weights.stdout
 
     back = kk("rollout", "undo", "rollout/web", "--fast")
