@@ -9,6 +9,7 @@ exits 1.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,26 @@ async def test_plan_reads_the_workload_the_rollout_names_a_native_daemonset(
     assert plan.returncode == 0, plan.stderr
     steps = json.loads(plan.stdout)
     assert [(s["canaryPods"], s["stablePods"]) for s in steps] == [(1, nodes - 1), (nodes, 0)], steps
+
+
+async def test_status_of_a_rollout_without_its_workload_exits_1_at_once(
+    kube: KubeClient, namespace: str, kk: Kubectl
+) -> None:
+    """The Rollout says "Workload Not Found": ``status`` reports it and exits 1 without waiting for
+    ``--timeout`` (it waited forever by default), with ``--watch`` as without."""
+    ro = h.rollout(namespace, [{"replicas": 1}, {"replicas": "100%"}])
+    ro["spec"]["workloadRef"] = {**h.CLONESET_API, "name": "nowhere"}
+    await kube.create(ROLLOUTS, ro, namespace)
+
+    async def reported() -> bool:
+        status = (await h.get_rollout(kube, namespace)).get("status") or {}
+        return status.get("message") == "Workload Not Found"
+
+    await eventually(reported, timeout=30, what="the Rollout reports its workload missing")
+    for flags in ((), ("-w=false",)):
+        started = time.monotonic()
+        shown = kk("rollout", "status", "rollout/web", "--timeout", "60s", *flags)
+        assert shown.returncode == 1, shown.stdout + shown.stderr
+        assert time.monotonic() - started < 30, "reported at once, not at the timeout"
+        last = shown.stdout.splitlines()[-1]
+        assert last == 'rollout "web" is degraded: Workload Not Found: CloneSet nowhere', shown.stdout

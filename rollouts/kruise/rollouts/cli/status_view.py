@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kruise.rollouts.api.common import RolloutPhase
+from kruise.rollouts.rollout.machine import WORKLOAD_NOT_FOUND_MESSAGE
 from kruise.rollouts.rollout.outcome import Outcome, sub_status
 from kruise.workloads.cloneset.arith import IntOrPercentError, calculate_partition
 
@@ -188,6 +190,29 @@ class Progress:
     weights: Sequence[str] = ()
     analysis: Sequence[str] = ()
     batches: str = ""
+    degraded: str = ""  # why the release cannot go on until the user acts ("" when it can)
+
+
+def degraded_reason(rollout: Mapping[str, Any], workload_missing: bool) -> str:
+    """Why ``rollout`` cannot progress until the user acts, "" when it can (pure).
+
+    Argo Rollouts' ``status`` ends on ``Degraded`` with an error exit instead of waiting for
+    its timeout; the Rollout here has one such state: its ``spec.workloadRef`` names no object.
+    The controller then resets the status to phase ``Initial`` with upstream's message
+    "Workload Not Found" (and no conditions). It is reported only when the Rollout says so for
+    its current generation **and** the workload is missing now (``workload_missing``, read by
+    the caller), so a workload applied just after its Rollout is waited for, not failed on.
+    Returns e.g. ``"Workload Not Found: CloneSet web"``."""
+    status, meta = rollout.get("status") or {}, rollout.get("metadata") or {}
+    current = status.get("observedGeneration") == meta.get("generation")
+    says = (
+        status.get("phase") in ("", RolloutPhase.INITIAL)
+        and status.get("message") == WORKLOAD_NOT_FOUND_MESSAGE
+    )
+    if not (workload_missing and current and says):
+        return ""
+    wref = (rollout.get("spec") or {}).get("workloadRef") or {}
+    return f"{WORKLOAD_NOT_FOUND_MESSAGE}: {wref.get('kind')} {wref.get('name')}"
 
 
 def progress_of(
@@ -198,6 +223,7 @@ def progress_of(
     weights: Sequence[str] = (),
     analysis: Sequence[str] = (),
     batches: str = "",
+    degraded: str = "",
 ) -> Progress:
     strategy = (rollout.get("spec") or {}).get("strategy") or {}
     steps = (strategy.get("canary") or strategy.get("blueGreen") or {}).get("steps") or []
@@ -214,6 +240,7 @@ def progress_of(
         weights=tuple(weights),
         analysis=tuple(analysis),
         batches=batches,
+        degraded=degraded,
     )
 
 
@@ -232,8 +259,19 @@ def progress_lines(p: Progress) -> list[str]:
     return lines
 
 
+def finished_exit_code(p: Progress) -> int | None:
+    """``rollout status``'s exit code once ``p`` ends the watch, None while it goes on: 1 when
+    degraded (:func:`degraded_reason`), else the outcome's (0 released or nothing to release,
+    1 failed, stalled, cancelled or being deleted)."""
+    if p.degraded:
+        return 1
+    return p.outcome.exit_code if p.outcome.done else None
+
+
 def final_line(p: Progress) -> str:
-    """What ``rollout status`` prints last, by outcome."""
+    """What ``rollout status`` prints last: degraded (see :func:`degraded_reason`), else by outcome."""
+    if p.degraded:
+        return f'rollout "{p.name}" is degraded: {p.degraded}'
     return {
         Outcome.SUCCEEDED: f'rollout "{p.name}" successfully rolled out',
         Outcome.IDLE: f'rollout "{p.name}" is healthy: no release in progress',
