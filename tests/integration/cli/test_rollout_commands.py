@@ -15,9 +15,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kruise.analysis.resources import ANALYSIS_RUNS
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import DEPLOYMENTS, NATIVE_DAEMONSETS, NODES
+from kruise.core.kube.resources import DEPLOYMENTS, NATIVE_DAEMONSETS, NODES, PODS
+from kruise.rollouts.api.common import ROLLOUT_BATCH_ID_LABEL, ROLLOUT_ID_LABEL
+from kruise.rollouts.release.constants import ROLLOUT_LABEL
 from kruise.rollouts.resources import ROLLOUTS
+from kruise.rollouts.rollout.analysis_gate import REVISION_LABEL, release_canary
 from tests.integration.cli.conftest import Kubectl
 from tests.integration.rollouts import helpers as h
 from tests.support.wait import eventually
@@ -166,3 +170,46 @@ async def test_status_of_a_rollout_without_its_workload_exits_1_at_once(
         assert time.monotonic() - started < 30, "reported at once, not at the timeout"
         last = shown.stdout.splitlines()[-1]
         assert last == 'rollout "web" is degraded: Workload Not Found: CloneSet nowhere', shown.stdout
+
+
+async def test_status_shows_the_current_releases_runs_and_batches_only(
+    kube: KubeClient, namespace: str, kk: Kubectl
+) -> None:
+    """Runs of an earlier release of this Rollout, and pods of another app carrying the same
+    rollout-id, are not the current release's: ``status`` listed every run labelled with the
+    Rollout and counted every pod of the namespace with the rollout-id."""
+    ro = h.rollout(namespace, STEPS, h.ROUTING_GATEWAY)
+    await h.start(kube, namespace, ro, "httproute", replicas=4)
+    assert kk("set", "image", "cloneset/web", f"web={h.V2}").returncode == 0
+    now = await h.wait_paused_at(kube, namespace, 1)
+    canary = release_canary(now["status"])
+    rollout_id = h.canary_status(now)["observedRolloutID"]
+    owner = {"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "name": "web"}
+    owner["uid"] = now["metadata"]["uid"]
+    metric = {"name": "m", "provider": {"web": {"url": "http://127.0.0.1:1/x"}}}
+    for name, revision in ((f"web-{canary}-step1", canary), ("web-0ldrev-step1", "0ldrev")):
+        labels = {ROLLOUT_LABEL: "web", REVISION_LABEL: revision}
+        run = {
+            "apiVersion": "rollouts.kruise.io/v1alpha1",
+            "kind": "AnalysisRun",
+            "metadata": {"name": name, "labels": labels, "ownerReferences": [owner]},
+            "spec": {"metrics": [metric], "terminate": True},
+        }
+        await kube.create(ANALYSIS_RUNS, run, namespace)
+    stray = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "other-app",
+            "labels": {"app": "other", ROLLOUT_ID_LABEL: rollout_id, ROLLOUT_BATCH_ID_LABEL: "1"},
+        },
+        "spec": {"containers": [{"name": "c", "image": h.V1}]},
+    }
+    await kube.create(PODS, stray, namespace)
+
+    shown = kk("rollout", "status", "rollout/web", "-w=false")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    analysis = [line.strip() for line in shown.stdout.splitlines() if line.strip().startswith("analysis:")]
+    assert len(analysis) == 1 and analysis[0].startswith(f"analysis: web-{canary}-step1="), shown.stdout
+    assert "0ldrev" not in shown.stdout
+    assert f"rollout-id {rollout_id}: batch 1=1\n" in shown.stdout, shown.stdout

@@ -6,8 +6,17 @@ from typing import Any
 
 import pytest
 
-from kruise.rollouts.cli.status_view import degraded_reason, final_line, finished_exit_code, progress_of
+from kruise.rollouts.cli.status_view import (
+    current_release_pods,
+    current_release_runs,
+    degraded_reason,
+    final_line,
+    finished_exit_code,
+    progress_of,
+)
+from kruise.rollouts.rollout.analysis_gate import release_run_names, run_request, step_analysis
 from kruise.rollouts.rollout.outcome import Outcome, release_outcome
+from kruise.rollouts.workloads.podlabels import batch_summary
 
 
 def rollout(status: dict[str, Any], generation: int = 2) -> dict[str, Any]:
@@ -66,3 +75,65 @@ def test_degraded_ends_the_watch_with_exit_1_and_says_why() -> None:
 )
 def test_outcomes_keep_their_exit_codes(outcome: Outcome, code: int | None) -> None:
     assert finished_exit_code(progress_of(rollout({}), outcome)) == code
+
+
+def releasing(canary: str = "v2hash", rollout_id: str = "r2") -> dict[str, Any]:
+    ro = rollout({"observedGeneration": 2, "phase": "Progressing"})
+    ro["metadata"]["uid"] = "uid-now"
+    ro["spec"]["strategy"] = {"canary": {"steps": [{"replicas": 1}, {"replicas": 2}]}}
+    ro["status"]["canaryStatus"] = {"canaryRevision": canary, "observedRolloutID": rollout_id}
+    return ro
+
+
+def run(name: str, uid: str = "uid-now", revision: str | None = None, rollout: str = "web") -> dict[str, Any]:
+    labels = {"rollouts.kruise.io/rollout": rollout}
+    if revision is not None:
+        labels["rollouts.kruise.io/canary-revision"] = revision
+    return {"metadata": {"name": name, "labels": labels, "ownerReferences": [{"uid": uid}]}}
+
+
+def test_only_the_current_releases_analysis_runs_are_shown() -> None:
+    runs = [
+        run("web-v1hash-step1", revision="v1hash"),  # the release before
+        run("web-v2hash-step1", revision="v2hash"),  # this one
+        run("web-v2hash-background"),  # this one, made before the revision label
+        run("web-v1hash-step2"),  # the release before, unlabelled
+        run("web-v2hash-step2", uid="uid-gone", revision="v2hash"),  # a deleted Rollout of this name
+        run("web-v2hash-step9"),  # no such step: not a gate of this release
+    ]
+    names = [r["metadata"]["name"] for r in current_release_runs(runs, releasing())]
+    assert names == ["web-v2hash-step1", "web-v2hash-background"]
+    assert current_release_runs(runs, rollout({"phase": "Healthy"})) == [], "no release, no runs"
+
+
+def pod(revision: str, rollout_id: str, batch: str) -> dict[str, Any]:
+    labels = {
+        "controller-revision-hash": f"web-{revision}",
+        "rollouts.kruise.io/rollout-id": rollout_id,
+        "rollouts.kruise.io/rollout-batch-id": batch,
+    }
+    return {"metadata": {"labels": labels}}
+
+
+def test_batches_count_the_current_releases_pods_only() -> None:
+    """Pods of the release before carried the same rollout-id (not changed between releases)."""
+    pods = [
+        pod("v2hash", "r2", "1"),
+        pod("v2hash", "r2", "2"),
+        pod("v1hash", "r2", "1"),
+        pod("v1hash", "r2", "2"),
+    ]
+    sub = releasing()["status"]["canaryStatus"]
+    current = current_release_pods(pods, "controller-revision-hash", sub)
+    assert batch_summary(current, "r2") == "rollout-id r2: batch 1=1, 2=1"
+    assert batch_summary(pods, "r2") == "rollout-id r2: batch 1=2, 2=2", "what it showed before"
+
+
+def test_analysis_runs_are_labelled_with_their_release_revision() -> None:
+    ro = releasing()
+    ro["spec"]["strategy"]["canary"]["steps"][0]["analysis"] = {"templates": [{"templateName": "t"}]}
+    gate = step_analysis(ro, 1)
+    assert gate is not None
+    request = run_request(ro, ro["status"], gate, "step1")
+    assert request["labels"]["rollouts.kruise.io/canary-revision"] == "v2hash"
+    assert request["name"] in release_run_names(ro, "v2hash")

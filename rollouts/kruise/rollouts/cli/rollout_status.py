@@ -34,7 +34,6 @@ from kruise.analysis.resources import ANALYSIS_RUNS
 from kruise.core.errors import KruiseError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, INGRESSES, PODS
-from kruise.rollouts.api.common import ROLLOUT_ID_LABEL
 from kruise.rollouts.cli.durations import parse_duration
 from kruise.rollouts.cli.kinds import rules
 from kruise.rollouts.cli.kubectx import fail, run_kube, target_of
@@ -43,6 +42,8 @@ from kruise.rollouts.cli.refs import Ref, resource_for
 from kruise.rollouts.cli.status_view import (
     Progress,
     Verdict,
+    current_release_pods,
+    current_release_runs,
     degraded_reason,
     final_line,
     finished_exit_code,
@@ -120,31 +121,25 @@ async def rollout_progress(kube: KubeClient, rollout: Mapping[str, Any], namespa
         missing = workload is None
     except KruiseError:  # a forbidden read, a missing CRD: nothing to show, nothing to conclude
         pass
+    listed: list[Any] = []
     if workload:
         match = ((workload.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
         selector = ",".join(f"{k}={v}" for k, v in match.items())
-        listed = await _quiet(kube.list(PODS, namespace, label_selector=selector)) if selector else None
+        found = await _quiet(kube.list(PODS, namespace, label_selector=selector)) if selector else None
+        listed = list((found or {}).get("items") or [])
         canary = str(
             sub.get("canaryRevision") or sub.get("updatedRevision") or sub.get("podTemplateHash") or ""
         )
-        pods = pods_by_role(
-            (listed or {}).get("items") or [], label, str(sub.get("stableRevision") or ""), canary
-        )
+        pods = pods_by_role(listed, label, str(sub.get("stableRevision") or ""), canary)
     runs = await _quiet(
         kube.list(ANALYSIS_RUNS, namespace, label_selector=f"{ROLLOUT_LABEL}={rollout['metadata']['name']}")
     )
     analysis = [
         f"{r['metadata']['name']}={(r.get('status') or {}).get('phase', 'Pending')}"
-        for r in (runs or {}).get("items") or []
+        for r in current_release_runs((runs or {}).get("items") or [], rollout)
     ]
     rollout_id = str(sub.get("observedRolloutID") or "")
-    batches = ""
-    if rollout_id and (
-        labelled := await _quiet(
-            kube.list(PODS, namespace, label_selector=f"{ROLLOUT_ID_LABEL}={rollout_id}")
-        )
-    ):
-        batches = batch_summary(labelled["items"], rollout_id)
+    batches = batch_summary(current_release_pods(listed, label, sub), rollout_id) if rollout_id else ""
     return progress_of(
         rollout,
         release_outcome(rollout),

@@ -4,7 +4,9 @@ CloneSets and Deployments are judged as kubectl-kruise's status viewers judge th
 messages): the spec must be observed, ``replicas - partition`` pods updated, every pod ready;
 a partition left in place ends as "partitioned roll out complete". A Rollout is judged by
 :func:`kruise.rollouts.rollout.outcome.release_outcome`, and shown as a :class:`Progress`: step,
-state, pods per revision (stable / canary), the traffic weights of its routes and analysis runs.
+state, pods per revision (stable / canary), the traffic weights of its routes and analysis runs;
+runs and batches of the current release only (:func:`current_release_runs`,
+:func:`current_release_pods`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.rollouts.api.common import RolloutPhase
+from kruise.rollouts.release.constants import ROLLOUT_LABEL
+from kruise.rollouts.rollout.analysis_gate import REVISION_LABEL, release_canary, release_run_names
 from kruise.rollouts.rollout.machine import WORKLOAD_NOT_FOUND_MESSAGE
 from kruise.rollouts.rollout.outcome import Outcome, sub_status
 from kruise.workloads.cloneset.arith import IntOrPercentError, calculate_partition
@@ -310,3 +314,52 @@ def pods_by_role(
         count, ready_count = out.get(role, (0, 0))
         out[role] = (count + 1, ready_count + int(ready))
     return dict(sorted(out.items(), key=lambda kv: ({"stable": 0, "canary": 1}.get(kv[0], 2), kv[0])))
+
+
+def current_release_runs(
+    runs: Sequence[Mapping[str, Any]], rollout: Mapping[str, Any]
+) -> list[Mapping[str, Any]]:
+    """The AnalysisRuns of ``rollout``'s current release, in ``runs``' order (pure).
+
+    A run belongs to it when it is owned by this Rollout (its uid: not an earlier Rollout of the
+    same name), labelled ``rollouts.kruise.io/rollout=<name>``, and made for the current canary
+    revision (:func:`kruise.rollouts.rollout.analysis_gate.release_canary`): labelled
+    ``rollouts.kruise.io/canary-revision`` with it, or, for runs made before that label, named as
+    one of the release's gates (``<rollout>-<revision>-step<N>``/``-background``). [] before a
+    release has a canary revision."""
+    meta = rollout.get("metadata") or {}
+    canary = release_canary(rollout.get("status") or {})
+    if not canary:
+        return []
+    names, uid = release_run_names(rollout, canary), meta.get("uid")
+    out = []
+    for run in runs:
+        run_meta = run.get("metadata") or {}
+        labels = run_meta.get("labels") or {}
+        owners = run_meta.get("ownerReferences") or []
+        if uid and not any(o.get("uid") == uid for o in owners):
+            continue
+        if labels.get(ROLLOUT_LABEL) != meta.get("name"):
+            continue
+        revision = labels.get(REVISION_LABEL)
+        if (revision == canary) if revision is not None else (run_meta.get("name") in names):
+            out.append(run)
+    return out
+
+
+def current_release_pods(
+    pods: Sequence[Mapping[str, Any]], revision_label: str, sub: Mapping[str, Any]
+) -> list[Mapping[str, Any]]:
+    """The workload's ``pods`` at the current release's canary revision (pure): their
+    ``revision_label`` ends with the sub-status' ``canaryRevision`` or ``podTemplateHash``. Only
+    these count in the ``rollout-id ...: batch`` line; pods of an earlier release that carried the
+    same rollout-id (an id not changed between releases), or of another workload, do not."""
+    revisions = [str(r) for r in (sub.get("canaryRevision"), sub.get("podTemplateHash")) if r]
+    return [
+        pod
+        for pod in pods
+        if any(
+            str(((pod.get("metadata") or {}).get("labels") or {}).get(revision_label, "")).endswith(r)
+            for r in revisions
+        )
+    ]
