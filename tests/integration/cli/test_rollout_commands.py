@@ -19,8 +19,9 @@ from kruise.analysis.resources import ANALYSIS_RUNS
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import DEPLOYMENTS, NATIVE_DAEMONSETS, NODES, PODS
 from kruise.rollouts.api.common import ROLLOUT_BATCH_ID_LABEL, ROLLOUT_ID_LABEL
+from kruise.rollouts.api.rollouthistory import ROLLOUT_NAME_LABEL
 from kruise.rollouts.release.constants import ROLLOUT_LABEL
-from kruise.rollouts.resources import ROLLOUTS
+from kruise.rollouts.resources import ROLLOUT_HISTORIES, ROLLOUTS
 from kruise.rollouts.rollout.analysis_gate import REVISION_LABEL, release_canary
 from tests.integration.cli.conftest import Kubectl
 from tests.integration.rollouts import helpers as h
@@ -213,3 +214,42 @@ async def test_status_shows_the_current_releases_runs_and_batches_only(
     assert len(analysis) == 1 and analysis[0].startswith(f"analysis: web-{canary}-step1="), shown.stdout
     assert "0ldrev" not in shown.stdout
     assert f"rollout-id {rollout_id}: batch 1=1\n" in shown.stdout, shown.stdout
+
+
+async def test_history_of_a_rollout_is_its_workloads_and_releases_are_behind_a_flag(
+    kube: KubeClient, namespace: str, kk: Kubectl
+) -> None:
+    """``history rollout/NAME`` prints what ``history`` of its workload prints (kubectl-kruise's
+    table, nothing appended); the recorded releases only with ``--releases``; ``--rollout-id``
+    picks one of them and is refused without ``--releases``."""
+    ro = h.rollout(namespace, STEPS, h.ROUTING_GATEWAY)
+    await h.start(kube, namespace, ro, "httproute", replicas=2)
+    release = {
+        "apiVersion": "rollouts.kruise.io/v1alpha1",
+        "kind": "RolloutHistory",
+        "metadata": {"name": "web-7", "labels": {ROLLOUT_NAME_LABEL: "web"}},
+        "spec": {"rollout": {"name": "web", "rolloutID": "7"}},
+    }
+    await kube.create(ROLLOUT_HISTORIES, release, namespace)
+    steps = [{"canaryStepIndex": 1, "pods": [{"name": "web-abc", "ip": "10.0.0.9", "nodeName": "n1"}]}]
+    await kube.patch(
+        ROLLOUT_HISTORIES,
+        "web-7",
+        {"status": {"phase": "completed", "canarySteps": steps}},
+        namespace,
+        subresource="status",
+    )
+
+    workload = kk("rollout", "history", "cloneset/web")
+    of_rollout = kk("rollout", "history", "rollout/web")
+    assert workload.returncode == of_rollout.returncode == 0, of_rollout.stderr
+    assert of_rollout.stdout == workload.stdout and "REVISION" in workload.stdout
+    listed = kk("rollout", "history", "rollout/web", "--releases")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[2].split()[:4] == ["7", "completed", "1", "1"], listed.stdout
+    one = kk("rollout", "history", "rollout/web", "--releases", "--rollout-id", "7")
+    assert one.returncode == 0 and "1     web-abc  10.0.0.9" in one.stdout, one.stdout + one.stderr
+    refused = kk("rollout", "history", "rollout/web", "--rollout-id", "7")
+    assert refused.returncode == 2 and "add --releases" in refused.stderr, refused.stderr
+    not_a_rollout = kk("rollout", "history", "cloneset/web", "--releases")
+    assert not_a_rollout.returncode == 2 and "rollouts only" in not_a_rollout.stderr

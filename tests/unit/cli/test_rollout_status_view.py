@@ -1,4 +1,5 @@
-"""``rollout status`` of a Rollout (pure parts): when it ends, with what, and what it shows."""
+"""``rollout status`` of a Rollout (pure parts): when it ends, with what, and what it shows; and
+which of its meanings ``rollout history`` takes for its flags."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ from typing import Any
 
 import pytest
 
+from kruise.core.kube.resources import CLONESETS
+from kruise.rollouts.cli.refs import Ref
+from kruise.rollouts.cli.rollout_history import HistoryMode, history_mode
 from kruise.rollouts.cli.status_view import (
     current_release_pods,
     current_release_runs,
@@ -14,6 +18,7 @@ from kruise.rollouts.cli.status_view import (
     finished_exit_code,
     progress_of,
 )
+from kruise.rollouts.resources import ROLLOUTS
 from kruise.rollouts.rollout.analysis_gate import release_run_names, run_request, step_analysis
 from kruise.rollouts.rollout.outcome import Outcome, release_outcome
 from kruise.rollouts.workloads.podlabels import batch_summary
@@ -137,3 +142,36 @@ def test_analysis_runs_are_labelled_with_their_release_revision() -> None:
     request = run_request(ro, ro["status"], gate, "step1")
     assert request["labels"]["rollouts.kruise.io/canary-revision"] == "v2hash"
     assert request["name"] in release_run_names(ro, "v2hash")
+
+
+ROLLOUT_REF = Ref(ROLLOUTS, "web", "ns")
+CLONESET_REF = Ref(CLONESETS, "web", "ns")
+
+
+@pytest.mark.parametrize(
+    ("refs", "flags", "expected"),
+    [
+        pytest.param([CLONESET_REF], {}, HistoryMode.REVISIONS, id="a workload: kubectl-kruise's"),
+        pytest.param([ROLLOUT_REF], {}, HistoryMode.REVISIONS, id="a Rollout: its workload's revisions"),
+        pytest.param([ROLLOUT_REF], {"revision": 2}, HistoryMode.REVISIONS, id="--revision"),
+        pytest.param([ROLLOUT_REF], {"releases": True}, HistoryMode.RELEASES, id="--releases"),
+        pytest.param(
+            [ROLLOUT_REF],
+            {"releases": True, "rollout_id": "7"},
+            HistoryMode.RELEASE,
+            id="--releases --rollout-id",
+        ),
+        pytest.param([ROLLOUT_REF], {"rollout_id": "7"}, "add --releases", id="--rollout-id alone"),
+        pytest.param([CLONESET_REF], {"releases": True}, "rollouts only", id="--releases of a CloneSet"),
+        pytest.param(
+            [ROLLOUT_REF], {"releases": True, "revision": 2}, "does not go with", id="--releases --revision"
+        ),
+    ],
+)
+def test_history_flags_pick_one_meaning(refs: list[Ref], flags: dict[str, Any], expected: object) -> None:
+    args = {"releases": False, "rollout_id": "", "revision": 0, **flags}
+    if isinstance(expected, HistoryMode):
+        assert history_mode(refs, **args) is expected
+    else:
+        with pytest.raises(ValueError, match=str(expected)):
+            history_mode(refs, **args)
