@@ -29,14 +29,18 @@ FALSE_WORDS = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 class Param(Protocol):
     """The part of a click parameter read here."""
 
-    opts: list[str]
-    secondary_opts: list[str]
+    @property
+    def opts(self) -> Sequence[str]: ...
+
+    @property
+    def secondary_opts(self) -> Sequence[str]: ...
 
 
 class Command(Protocol):
     """The part of a click command (or group, with ``commands``) read here."""
 
-    params: list[Param]
+    @property
+    def params(self) -> Sequence[Param]: ...
 
 
 def _bool_flags(command: Command) -> dict[str, tuple[str, str | None]]:
