@@ -6,7 +6,6 @@ import asyncio
 
 import pytest
 import typer
-from typer.testing import CliRunner
 
 from kruise.rollouts.cli.boolflags import spell_bool_flags
 from kruise.rollouts.cli.main import app
@@ -101,9 +100,3 @@ def test_the_console_script_accepts_minus_w_false(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(SystemExit) as done:
         cli_main.main()
     assert done.value.code == 0 and calls == [False]
-
-
-def test_click_alone_refuses_minus_w_false() -> None:
-    """Why the rewrite exists: click reads ``-w=false`` as the flags ``-w``, ``-=``, ..."""
-    result = CliRunner().invoke(app, ["rollout", "status", "-w=false", "rollout/x"])
-    assert result.exit_code == 2
