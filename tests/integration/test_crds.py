@@ -15,7 +15,7 @@ from kruise.core.kube.resources import CLONESETS, CRDS, UNITEDDEPLOYMENTS
 from tests.support.compare import missing
 from tests.support.corpus import UPSTREAM_EXAMPLES as CORPUS
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cloneset-web.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "cloneset-catalog.yaml"
 
 
 def example_cloneset() -> dict[str, Any]:
@@ -38,7 +38,7 @@ async def test_documented_example_cloneset_is_accepted_unchanged(kube: KubeClien
     body = example_cloneset()
     body["metadata"]["namespace"] = namespace
     created = await kube.create(CLONESETS, body, namespace)
-    stored = await kube.get(CLONESETS, "web", namespace)
+    stored = await kube.get(CLONESETS, body["metadata"]["name"], namespace)
     assert stored["metadata"]["uid"] == created["metadata"]["uid"]
     assert stored["spec"]["replicas"] == 10
     # everything the manifest says is stored as said (webhooks, when running, only add defaults);
@@ -68,7 +68,7 @@ async def test_wrong_type_is_rejected_by_the_schema(
     with pytest.raises(InvalidError) as err:
         await kube.create(CLONESETS, body, namespace)
     assert needle in err.value.message
-    assert await kube.get_or_none(CLONESETS, "web", namespace) is None
+    assert await kube.get_or_none(CLONESETS, body["metadata"]["name"], namespace) is None
 
 
 async def test_broadcastjob_crd_is_established_with_upstreams_names_and_columns(kube: KubeClient) -> None:

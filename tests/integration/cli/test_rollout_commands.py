@@ -9,14 +9,20 @@ exits 1.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
+from kruise.analysis.resources import ANALYSIS_RUNS
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import DEPLOYMENTS, NATIVE_DAEMONSETS, NODES
-from kruise.rollouts.resources import ROLLOUTS
+from kruise.core.kube.resources import DEPLOYMENTS, NATIVE_DAEMONSETS, NODES, PODS
+from kruise.rollouts.api.common import ROLLOUT_BATCH_ID_LABEL, ROLLOUT_ID_LABEL
+from kruise.rollouts.api.rollouthistory import ROLLOUT_NAME_LABEL
+from kruise.rollouts.release.constants import ROLLOUT_LABEL
+from kruise.rollouts.resources import ROLLOUT_HISTORIES, ROLLOUTS
+from kruise.rollouts.rollout.analysis_gate import REVISION_LABEL, release_canary
 from tests.integration.cli.conftest import Kubectl
 from tests.integration.rollouts import helpers as h
 from tests.support.wait import eventually
@@ -60,7 +66,7 @@ async def test_a_release_with_kubectl_kruise(
     approved = kk("rollout", "approve", "-f", str(manifest))
     assert approved.stdout == "rollout.rollouts.kruise.io/web approved\n", approved.stderr
     await h.wait_paused_at(kube, namespace, 2)
-    weights = kk("rollout", "status", "rollout/web", "--watch=false")
+    weights = kk("rollout", "status", "-w=false", "rollout/web")  # pflag's spelling
     assert weights.returncode == 0 and "traffic: web=50, web-canary=50" in weights.stdout, weights.stdout
 
     back = kk("rollout", "undo", "rollout/web", "--fast")
@@ -142,3 +148,108 @@ async def test_plan_reads_the_workload_the_rollout_names_a_native_daemonset(
     assert plan.returncode == 0, plan.stderr
     steps = json.loads(plan.stdout)
     assert [(s["canaryPods"], s["stablePods"]) for s in steps] == [(1, nodes - 1), (nodes, 0)], steps
+
+
+async def test_status_of_a_rollout_without_its_workload_exits_1_at_once(
+    kube: KubeClient, namespace: str, kk: Kubectl
+) -> None:
+    """The Rollout says "Workload Not Found": ``status`` reports it and exits 1 without waiting for
+    ``--timeout`` (it waited forever by default), with ``--watch`` as without."""
+    ro = h.rollout(namespace, [{"replicas": 1}, {"replicas": "100%"}])
+    ro["spec"]["workloadRef"] = {**h.CLONESET_API, "name": "nowhere"}
+    await kube.create(ROLLOUTS, ro, namespace)
+
+    async def reported() -> bool:
+        status = (await h.get_rollout(kube, namespace)).get("status") or {}
+        return status.get("message") == "Workload Not Found"
+
+    await eventually(reported, timeout=30, what="the Rollout reports its workload missing")
+    for flags in ((), ("-w=false",)):
+        started = time.monotonic()
+        shown = kk("rollout", "status", "rollout/web", "--timeout", "60s", *flags)
+        assert shown.returncode == 1, shown.stdout + shown.stderr
+        assert time.monotonic() - started < 30, "reported at once, not at the timeout"
+        last = shown.stdout.splitlines()[-1]
+        assert last == 'rollout "web" is degraded: Workload Not Found: CloneSet nowhere', shown.stdout
+
+
+async def test_status_shows_the_current_releases_runs_and_batches_only(
+    kube: KubeClient, namespace: str, kk: Kubectl
+) -> None:
+    """Runs of an earlier release of this Rollout, and pods of another app carrying the same
+    rollout-id, are not the current release's: ``status`` listed every run labelled with the
+    Rollout and counted every pod of the namespace with the rollout-id."""
+    ro = h.rollout(namespace, STEPS, h.ROUTING_GATEWAY)
+    await h.start(kube, namespace, ro, "httproute", replicas=4)
+    assert kk("set", "image", "cloneset/web", f"web={h.V2}").returncode == 0
+    now = await h.wait_paused_at(kube, namespace, 1)
+    canary = release_canary(now["status"])
+    rollout_id = h.canary_status(now)["observedRolloutID"]
+    owner = {"apiVersion": "rollouts.kruise.io/v1beta1", "kind": "Rollout", "name": "web"}
+    owner["uid"] = now["metadata"]["uid"]
+    metric = {"name": "m", "provider": {"web": {"url": "http://127.0.0.1:1/x"}}}
+    for name, revision in ((f"web-{canary}-step1", canary), ("web-0ldrev-step1", "0ldrev")):
+        labels = {ROLLOUT_LABEL: "web", REVISION_LABEL: revision}
+        run = {
+            "apiVersion": "rollouts.kruise.io/v1alpha1",
+            "kind": "AnalysisRun",
+            "metadata": {"name": name, "labels": labels, "ownerReferences": [owner]},
+            "spec": {"metrics": [metric], "terminate": True},
+        }
+        await kube.create(ANALYSIS_RUNS, run, namespace)
+    stray = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "other-app",
+            "labels": {"app": "other", ROLLOUT_ID_LABEL: rollout_id, ROLLOUT_BATCH_ID_LABEL: "1"},
+        },
+        "spec": {"containers": [{"name": "c", "image": h.V1}]},
+    }
+    await kube.create(PODS, stray, namespace)
+
+    shown = kk("rollout", "status", "rollout/web", "-w=false")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    analysis = [line.strip() for line in shown.stdout.splitlines() if line.strip().startswith("analysis:")]
+    assert len(analysis) == 1 and analysis[0].startswith(f"analysis: web-{canary}-step1="), shown.stdout
+    assert "0ldrev" not in shown.stdout
+    assert f"rollout-id {rollout_id}: batch 1=1\n" in shown.stdout, shown.stdout
+
+
+async def test_history_of_a_rollout_is_its_workloads_and_releases_are_behind_a_flag(
+    kube: KubeClient, namespace: str, kk: Kubectl
+) -> None:
+    """``history rollout/NAME`` prints what ``history`` of its workload prints (kubectl-kruise's
+    table, nothing appended); the recorded releases only with ``--releases``; ``--rollout-id``
+    picks one of them and is refused without ``--releases``."""
+    ro = h.rollout(namespace, STEPS, h.ROUTING_GATEWAY)
+    await h.start(kube, namespace, ro, "httproute", replicas=2)
+    release = {
+        "apiVersion": "rollouts.kruise.io/v1alpha1",
+        "kind": "RolloutHistory",
+        "metadata": {"name": "web-7", "labels": {ROLLOUT_NAME_LABEL: "web"}},
+        "spec": {"rollout": {"name": "web", "rolloutID": "7"}},
+    }
+    await kube.create(ROLLOUT_HISTORIES, release, namespace)
+    steps = [{"canaryStepIndex": 1, "pods": [{"name": "web-abc", "ip": "10.0.0.9", "nodeName": "n1"}]}]
+    await kube.patch(
+        ROLLOUT_HISTORIES,
+        "web-7",
+        {"status": {"phase": "completed", "canarySteps": steps}},
+        namespace,
+        subresource="status",
+    )
+
+    workload = kk("rollout", "history", "cloneset/web")
+    of_rollout = kk("rollout", "history", "rollout/web")
+    assert workload.returncode == of_rollout.returncode == 0, of_rollout.stderr
+    assert of_rollout.stdout == workload.stdout and "REVISION" in workload.stdout
+    listed = kk("rollout", "history", "rollout/web", "--releases")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[2].split()[:4] == ["7", "completed", "1", "1"], listed.stdout
+    one = kk("rollout", "history", "rollout/web", "--releases", "--rollout-id", "7")
+    assert one.returncode == 0 and "1     web-abc  10.0.0.9" in one.stdout, one.stdout + one.stderr
+    refused = kk("rollout", "history", "rollout/web", "--rollout-id", "7")
+    assert refused.returncode == 2 and "add --releases" in refused.stderr, refused.stderr
+    not_a_rollout = kk("rollout", "history", "cloneset/web", "--releases")
+    assert not_a_rollout.returncode == 2 and "rollouts only" in not_a_rollout.stderr

@@ -125,20 +125,36 @@ async def test_v1_to_v2_percentage_20_60_succeeded(
     await check_pods(kube, namespace, history)
     assert list(await histories(kube, namespace)) == ["2"]
 
-    shown = h.kruise("rollout", "history", "rollout/web", "-n", namespace, cluster=cluster)
+    shown = h.kruise("rollout", "history", "rollout/web", "--releases", "-n", namespace, cluster=cluster)
     assert shown.returncode == 0, shown.stdout + shown.stderr
-    releases = shown.stdout.split("releases of rollout.rollouts.kruise.io/web:\n")[1].splitlines()
+    releases = shown.stdout.split("rollout.rollouts.kruise.io/web\n")[1].splitlines()
     assert releases[0].split() == ["ROLLOUT-ID", "PHASE", "STEPS", "PODS", "AGE"], shown.stdout
     assert releases[1].split()[:4] == ["2", "completed", "3", "5"], shown.stdout
     detail = h.kruise(
-        "rollout", "history", "rollout/web", "--rollout-id", "2", "-n", namespace, cluster=cluster
+        "rollout",
+        "history",
+        "rollout/web",
+        "--releases",
+        "--rollout-id",
+        "2",
+        "-n",
+        namespace,
+        cluster=cluster,
     )
     assert detail.returncode == 0, detail.stdout + detail.stderr
     for step in history["status"]["canarySteps"]:
         for pod in step["pods"]:
             assert f"{step['canaryStepIndex']}     {pod['name']}  {pod['ip']}" in detail.stdout, detail.stdout
     missing = h.kruise(
-        "rollout", "history", "rollout/web", "--rollout-id", "9", "-n", namespace, cluster=cluster
+        "rollout",
+        "history",
+        "rollout/web",
+        "--releases",
+        "--rollout-id",
+        "9",
+        "-n",
+        namespace,
+        cluster=cluster,
     )
     assert missing.returncode != 0 and "rollout-id '9'" in missing.stderr + missing.stdout
 

@@ -33,11 +33,6 @@ from kruise.rollouts.resources import ROLLOUTS
             id="context, glued -n and kubeconfig",
         ),
         pytest.param(
-            ["rollout", "status", "rollout/web", "--watch=false"],
-            ["rollout", "status", "rollout/web", "--no-watch"],
-            id="a Go-style boolean",
-        ),
-        pytest.param(
             ["rollout", "undo", "rollout/web", "--to-revision", "1", "--dry-run"],
             ["rollout", "undo", "rollout/web", "--to-revision", "1", "--dry-run=client"],
             id="a bare --dry-run is client, as in kubectl",

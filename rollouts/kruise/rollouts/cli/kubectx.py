@@ -41,19 +41,15 @@ GLOBAL_FLAGS["--kubeconfig"] = "--kubeconfig"
 KUBECTL_COMMANDS = frozenset(
     {"rollout", "set", "scale", "scaledown", "describe", "create", "migrate", "expose"}
 )
-#: kubectl boolean flags spelled ``--flag=true|false`` in scripts; typer spells them ``--[no-]flag``.
-BOOL_FLAGS = frozenset(
-    {"--watch", "--overwrite", "--local", "--all", "--detail", "--fast", "--list", "--copy"}
-)
 #: ``--dry-run``'s values; kubectl reads a bare ``--dry-run`` as ``--dry-run=client``.
 DRY_RUN_VALUES = frozenset({"none", "client", "server"})
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
 
 def hoist_global_flags(argv: Sequence[str]) -> list[str]:
-    """``argv`` (without the program name) with kubectl's global flags moved to the front,
-    ``--flag=false`` spelled ``--no-flag`` (:data:`BOOL_FLAGS`) and a bare ``--dry-run`` spelled
-    ``--dry-run=client``, as kubectl reads it.
+    """``argv`` (without the program name) with kubectl's global flags moved to the front and a
+    bare ``--dry-run`` spelled ``--dry-run=client``, as kubectl reads it (``--flag=false`` is
+    :func:`kruise.rollouts.cli.boolflags.spell_bool_flags`' job, for every command).
 
     Only for :data:`KUBECTL_COMMANDS`; nothing after ``--`` moves (a command for a Job, say).
     """
@@ -76,8 +72,6 @@ def hoist_global_flags(argv: Sequence[str]) -> list[str]:
             i += 1
         elif short == "-n":
             head.append(f"--namespace={arg[2:]}")
-        elif flag in BOOL_FLAGS and value.lower() in ("true", "false"):
-            rest.append(flag if value.lower() == "true" else f"--no-{flag[2:]}")
         elif arg == "--dry-run" and (i + 1 == len(args) or args[i + 1] not in DRY_RUN_VALUES):
             rest.append("--dry-run=client")
         else:

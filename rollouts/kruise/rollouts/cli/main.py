@@ -31,6 +31,7 @@ from kruise.rollouts.cli import (
     scaledown,
     setcmd,
 )
+from kruise.rollouts.cli.boolflags import spell_bool_flags
 from kruise.rollouts.cli.kubectx import KubeTarget, hoist_global_flags
 
 app = typer.Typer(
@@ -91,8 +92,10 @@ app.command("daemon")(daemon.daemon)
 
 
 def main() -> None:
-    """Console-script entry point (``kruise`` and ``kubectl-kruise``)."""
-    app(
-        args=hoist_global_flags(sys.argv[1:]),
+    """Console-script entry point (``kruise`` and ``kubectl-kruise``): kubectl's global flags
+    hoisted, every boolean flag also taking pflag's ``--flag=true|false`` (and ``-w=false``)."""
+    command = typer.main.get_command(app)
+    command(
+        args=spell_bool_flags(hoist_global_flags(sys.argv[1:]), command),
         prog_name="kubectl-kruise" if sys.argv[0].endswith("kubectl-kruise") else "kruise",
     )

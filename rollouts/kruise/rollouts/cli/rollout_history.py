@@ -2,10 +2,14 @@
 
 The history of a CloneSet, StatefulSet, DaemonSet, Advanced StatefulSet or Advanced DaemonSet is
 its ControllerRevisions (``.revision``), of a Deployment its ReplicaSets
-(``deployment.kubernetes.io/revision``), as :mod:`.kinds` says; a Rollout stands for its workload (as
-kruise-tools' ``undo rollout/NAME``; kruise also lets ``history`` take it), followed by its
-recorded releases (RolloutHistories, feature gate ``RolloutHistory``) when there are any;
-``--rollout-id`` shows the pods of each step of one release instead (``-o yaml``: the object).
+(``deployment.kubernetes.io/revision``), as :mod:`.kinds` says, printed as kubectl-kruise prints
+it for the same flags (``--revision N``: one revision's pod template; ``-o``). A Rollout stands for
+its workload (as kruise-tools' ``undo rollout/NAME``; kubectl-kruise has no history viewer for
+Rollouts, so ``history rollout/NAME`` is kruise's, and prints exactly the workload's history).
+kruise's extra, only behind ``--releases``: a Rollout's recorded releases (RolloutHistories,
+feature gate ``RolloutHistory``), one per row, and with ``--rollout-id ID`` the pods of each step
+of that one release (``-o yaml``: the objects). ``--rollout-id`` alone is refused, so the flags
+never change what plain ``history`` means (:func:`history_mode`).
 ``undo`` restores ``--to-revision`` (0: the one before the newest) unless the template already
 matches it ("skipped rollback"); ``undo rollout/NAME --fast`` jumps a release back to the latest
 earlier step without traffic (kruise-tools' fast rollback). ``--dry-run=client`` prints the
@@ -16,7 +20,9 @@ from __future__ import annotations
 
 import datetime
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 from typing import Annotated, Any
 
 import typer
@@ -136,16 +142,48 @@ async def _releases(kube: KubeClient, ref: Ref) -> list[JSON]:
         return []
 
 
-def _print_release(ref: Ref, releases: list[JSON], rollout_id: str, output: str) -> None:
-    chosen = [h for h in releases if history_id(h) == rollout_id]
-    if not chosen:
+class HistoryMode(Enum):
+    """What ``rollout history`` prints."""
+
+    REVISIONS = "revisions"  # kubectl-kruise's: the workload's revisions (a Rollout's workload's)
+    RELEASES = "releases"  # --releases: a Rollout's recorded releases, one per row
+    RELEASE = "release"  # --releases --rollout-id ID: one release, its pods step by step
+
+
+def history_mode(refs: Sequence[Ref], *, releases: bool, rollout_id: str, revision: int) -> HistoryMode:
+    """The :class:`HistoryMode` for these flags (pure); ``ValueError`` with the usage error for
+    flags that do not go together: ``--rollout-id`` without ``--releases``, ``--releases`` with
+    ``--revision`` or on anything but Rollouts."""
+    if rollout_id and not releases:
+        raise ValueError("--rollout-id selects one of a Rollout's releases: add --releases")
+    if not releases:
+        return HistoryMode.REVISIONS
+    if revision:
+        raise ValueError("--revision shows a workload revision; it does not go with --releases")
+    if others := [str(r) for r in refs if r.res is not ROLLOUTS]:
+        raise ValueError(f"--releases applies to rollouts only, not {', '.join(others)}")
+    return HistoryMode.RELEASE if rollout_id else HistoryMode.RELEASES
+
+
+def _print_releases(ref: Ref, releases: list[JSON], rollout_id: str, output: str) -> None:
+    """``--releases``: every recorded release of ``ref``, or the one with ``rollout_id``."""
+    chosen = [h for h in releases if history_id(h) == rollout_id] if rollout_id else releases
+    if rollout_id and not chosen:
         raise EditError(f"no {group_resource(ROLLOUT_HISTORIES)} of {ref} with rollout-id {rollout_id!r}")
     if output in ("json", "yaml"):
-        dump(chosen[0], output)
+        dump(chosen[0] if rollout_id else {"apiVersion": "v1", "kind": "List", "items": chosen}, output)
     elif output == "name":
-        sys.stdout.write(f"{qualified(ROLLOUT_HISTORIES)}/{chosen[0]['metadata']['name']}\n")
-    else:
+        for item in chosen:
+            sys.stdout.write(f"{qualified(ROLLOUT_HISTORIES)}/{item['metadata']['name']}\n")
+    elif rollout_id:
         sys.stdout.write(f"{ref}\n{release_steps(chosen[0])}")
+    elif not chosen:
+        sys.stdout.write(
+            f"{ref}\nNo releases recorded (RolloutHistory needs the RolloutHistory feature gate).\n"
+        )
+    else:
+        now = datetime.datetime.now(datetime.UTC)
+        sys.stdout.write(f"{ref}\n{releases_table(chosen, now)}")
 
 
 def history(
@@ -156,30 +194,40 @@ def history(
         int,
         typer.Option("--revision", help="See the details, including podTemplate of the revision specified"),
     ] = 0,
+    releases: Annotated[
+        bool,
+        typer.Option(
+            "--releases/--no-releases",
+            help="kruise's addition, Rollouts only: list the Rollout's recorded releases "
+            "(RolloutHistory objects, feature gate RolloutHistory) instead of revisions.",
+        ),
+    ] = False,
     rollout_id: Annotated[
         str,
-        typer.Option("--rollout-id", help="A Rollout's release: the pods of each step (its RolloutHistory)"),
+        typer.Option(
+            "--rollout-id",
+            help="With --releases: show the one release with this rollout-id, the pods each step released.",
+        ),
     ] = "",
     output: OutputOpt = "",
 ) -> None:
     """View rollout history: revisions of CloneSets, Deployments, StatefulSets and DaemonSets, native
-    or Advanced (a Rollout shows its workload's and its recorded releases)."""
+    or Advanced, as kubectl-kruise prints them (a Rollout shows its workload's). With --releases, a
+    Rollout's recorded releases instead (kruise's addition)."""
     refs, output = resolve(ctx, targets, filename), check_output(output)
     if revision < 0:
         raise typer.BadParameter(f"revision must be a positive integer: {revision}", param_hint="--revision")
+    try:
+        mode = history_mode(refs, releases=releases, rollout_id=rollout_id, revision=revision)
+    except ValueError as err:
+        raise typer.BadParameter(str(err)) from err
 
     async def one(kube: KubeClient, ref: Ref) -> None:
-        releases = await _releases(kube, ref) if ref.res is ROLLOUTS else []
-        if rollout_id:
-            if ref.res is not ROLLOUTS:
-                raise EditError("--rollout-id applies to rollouts only")
-            _print_release(ref, releases, rollout_id, output)
+        if mode is not HistoryMode.REVISIONS:
+            _print_releases(ref, await _releases(kube, ref), rollout_id, output)
             return
         workload = await workload_of(kube, ref)
         _print_history(workload, await load_history(kube, workload), revision, output)
-        if releases and not revision and not output:
-            now = datetime.datetime.now(datetime.UTC)
-            sys.stdout.write(f"\nreleases of {ref}:\n{releases_table(releases, now)}")
 
     finish(run_kube(target_of(ctx), lambda kube, _ns: for_each(kube, refs, one)))
 

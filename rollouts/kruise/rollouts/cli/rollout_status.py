@@ -4,10 +4,16 @@ The workloads are those :mod:`.kinds` has a status viewer for: CloneSet, Deploym
 DaemonSet, Advanced StatefulSet and Advanced DaemonSet.
 
 Exit codes, for pipelines: **0** done (released, or nothing to release), **1** failed, aborted
-or cancelled (and for errors), **2** ``--timeout`` reached. A Rollout's outcome is read by
+or cancelled, degraded (and for errors), **2** ``--timeout`` reached. A Rollout's outcome is read by
 :func:`kruise.rollouts.rollout.outcome.release_outcome` (the same reading its kstatus ``Ready``
-condition comes from). On a terminal ``--watch`` shows a live panel (step, pods per revision,
-traffic weights, analysis runs); piped, it prints a line whenever something changes.
+condition comes from). kubectl-kruise has no status viewer for Rollouts; the rule for one that
+cannot go on is Argo Rollouts' (``status`` ends on ``Degraded`` with an error): a Rollout whose
+workload is missing (status message "Workload Not Found", and the workload absent now) ends the
+watch at once, with or without ``--watch``, printing ``rollout "NAME" is degraded: Workload Not
+Found: KIND NAME`` and exiting 1 (:func:`kruise.rollouts.cli.status_view.degraded_reason`).
+
+On a terminal ``--watch`` shows a live panel (step, pods per revision, traffic weights,
+analysis runs); piped, it prints a line whenever something changes.
 """
 
 from __future__ import annotations
@@ -28,16 +34,19 @@ from kruise.analysis.resources import ANALYSIS_RUNS
 from kruise.core.errors import KruiseError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, INGRESSES, PODS
-from kruise.rollouts.api.common import ROLLOUT_ID_LABEL
 from kruise.rollouts.cli.durations import parse_duration
 from kruise.rollouts.cli.kinds import rules
 from kruise.rollouts.cli.kubectx import fail, run_kube, target_of
 from kruise.rollouts.cli.output import FilenameOpt, Targets, resolve
-from kruise.rollouts.cli.refs import Ref
+from kruise.rollouts.cli.refs import Ref, resource_for
 from kruise.rollouts.cli.status_view import (
     Progress,
     Verdict,
+    current_release_pods,
+    current_release_runs,
+    degraded_reason,
     final_line,
+    finished_exit_code,
     pods_by_role,
     progress_lines,
     progress_of,
@@ -101,38 +110,36 @@ async def rollout_progress(kube: KubeClient, rollout: Mapping[str, Any], namespa
     """Everything the display shows about ``rollout`` now."""
     sub = sub_status(rollout)
     wref = (rollout.get("spec") or {}).get("workloadRef") or {}
-    res, label = (
-        (CLONESETS, "controller-revision-hash")
-        if wref.get("kind") == "CloneSet"
-        else (DEPLOYMENTS, "pod-template-hash")
+    res = resource_for(str(wref.get("apiVersion") or ""), str(wref.get("kind") or "")) or (
+        CLONESETS if wref.get("kind") == "CloneSet" else DEPLOYMENTS
     )
+    label = "pod-template-hash" if res is DEPLOYMENTS else "controller-revision-hash"
     pods: dict[str, tuple[int, int]] = {}
-    workload = await _quiet(kube.get(res, str(wref.get("name")), namespace))
+    workload, missing = None, False
+    try:
+        workload = await kube.get_or_none(res, str(wref.get("name")), namespace)
+        missing = workload is None
+    except KruiseError:  # a forbidden read, a missing CRD: nothing to show, nothing to conclude
+        pass
+    listed: list[Any] = []
     if workload:
         match = ((workload.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
         selector = ",".join(f"{k}={v}" for k, v in match.items())
-        listed = await _quiet(kube.list(PODS, namespace, label_selector=selector)) if selector else None
+        found = await _quiet(kube.list(PODS, namespace, label_selector=selector)) if selector else None
+        listed = list((found or {}).get("items") or [])
         canary = str(
             sub.get("canaryRevision") or sub.get("updatedRevision") or sub.get("podTemplateHash") or ""
         )
-        pods = pods_by_role(
-            (listed or {}).get("items") or [], label, str(sub.get("stableRevision") or ""), canary
-        )
+        pods = pods_by_role(listed, label, str(sub.get("stableRevision") or ""), canary)
     runs = await _quiet(
         kube.list(ANALYSIS_RUNS, namespace, label_selector=f"{ROLLOUT_LABEL}={rollout['metadata']['name']}")
     )
     analysis = [
         f"{r['metadata']['name']}={(r.get('status') or {}).get('phase', 'Pending')}"
-        for r in (runs or {}).get("items") or []
+        for r in current_release_runs((runs or {}).get("items") or [], rollout)
     ]
     rollout_id = str(sub.get("observedRolloutID") or "")
-    batches = ""
-    if rollout_id and (
-        labelled := await _quiet(
-            kube.list(PODS, namespace, label_selector=f"{ROLLOUT_ID_LABEL}={rollout_id}")
-        )
-    ):
-        batches = batch_summary(labelled["items"], rollout_id)
+    batches = batch_summary(current_release_pods(listed, label, sub), rollout_id) if rollout_id else ""
     return progress_of(
         rollout,
         release_outcome(rollout),
@@ -140,6 +147,7 @@ async def rollout_progress(kube: KubeClient, rollout: Mapping[str, Any], namespa
         weights=await _weights(kube, rollout, namespace),
         analysis=analysis,
         batches=batches,
+        degraded=degraded_reason(rollout, workload_missing=missing),
     )
 
 
@@ -178,15 +186,15 @@ async def _watch_rollout(kube: KubeClient, ref: Ref, watch: bool, timeout: float
                 sys.stdout.write(text + "\n")
                 sys.stdout.flush()
                 last = text
-            if progress.outcome.done or not watch:
+            if (code := finished_exit_code(progress)) is not None or not watch:
                 break
             if timeout and time.monotonic() - start >= timeout:
                 sys.stderr.write("error: timed out waiting for the condition\n")
                 return EXIT_TIMEOUT
             await asyncio.sleep(POLL_SECONDS)
-    if progress.outcome.done:
+    if code is not None:
         sys.stdout.write(final_line(progress) + "\n")
-        return progress.outcome.exit_code
+        return code
     return EXIT_DONE
 
 
@@ -237,7 +245,8 @@ def status(
 
     Exit code 0: done (released, or nothing to release).
 
-    Exit code 1: failed, aborted or cancelled (a rolled-back release), or an error.
+    Exit code 1: failed, aborted or cancelled (a rolled-back release), degraded (the Rollout's
+    workload is missing: reported at once, as Argo Rollouts' status does), or an error.
 
     Exit code 2: the --timeout was reached.
     """

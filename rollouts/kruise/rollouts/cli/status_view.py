@@ -4,7 +4,9 @@ CloneSets and Deployments are judged as kubectl-kruise's status viewers judge th
 messages): the spec must be observed, ``replicas - partition`` pods updated, every pod ready;
 a partition left in place ends as "partitioned roll out complete". A Rollout is judged by
 :func:`kruise.rollouts.rollout.outcome.release_outcome`, and shown as a :class:`Progress`: step,
-state, pods per revision (stable / canary), the traffic weights of its routes and analysis runs.
+state, pods per revision (stable / canary), the traffic weights of its routes and analysis runs;
+runs and batches of the current release only (:func:`current_release_runs`,
+:func:`current_release_pods`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kruise.rollouts.api.common import RolloutPhase
+from kruise.rollouts.release.constants import ROLLOUT_LABEL
+from kruise.rollouts.rollout.analysis_gate import REVISION_LABEL, release_canary, release_run_names
+from kruise.rollouts.rollout.machine import WORKLOAD_NOT_FOUND_MESSAGE
 from kruise.rollouts.rollout.outcome import Outcome, sub_status
 from kruise.workloads.cloneset.arith import IntOrPercentError, calculate_partition
 
@@ -188,6 +194,29 @@ class Progress:
     weights: Sequence[str] = ()
     analysis: Sequence[str] = ()
     batches: str = ""
+    degraded: str = ""  # why the release cannot go on until the user acts ("" when it can)
+
+
+def degraded_reason(rollout: Mapping[str, Any], workload_missing: bool) -> str:
+    """Why ``rollout`` cannot progress until the user acts, "" when it can (pure).
+
+    Argo Rollouts' ``status`` ends on ``Degraded`` with an error exit instead of waiting for
+    its timeout; the Rollout here has one such state: its ``spec.workloadRef`` names no object.
+    The controller then resets the status to phase ``Initial`` with upstream's message
+    "Workload Not Found" (and no conditions). It is reported only when the Rollout says so for
+    its current generation **and** the workload is missing now (``workload_missing``, read by
+    the caller), so a workload applied just after its Rollout is waited for, not failed on.
+    Returns e.g. ``"Workload Not Found: CloneSet web"``."""
+    status, meta = rollout.get("status") or {}, rollout.get("metadata") or {}
+    current = status.get("observedGeneration") == meta.get("generation")
+    says = (
+        status.get("phase") in ("", RolloutPhase.INITIAL)
+        and status.get("message") == WORKLOAD_NOT_FOUND_MESSAGE
+    )
+    if not (workload_missing and current and says):
+        return ""
+    wref = (rollout.get("spec") or {}).get("workloadRef") or {}
+    return f"{WORKLOAD_NOT_FOUND_MESSAGE}: {wref.get('kind')} {wref.get('name')}"
 
 
 def progress_of(
@@ -198,6 +227,7 @@ def progress_of(
     weights: Sequence[str] = (),
     analysis: Sequence[str] = (),
     batches: str = "",
+    degraded: str = "",
 ) -> Progress:
     strategy = (rollout.get("spec") or {}).get("strategy") or {}
     steps = (strategy.get("canary") or strategy.get("blueGreen") or {}).get("steps") or []
@@ -214,6 +244,7 @@ def progress_of(
         weights=tuple(weights),
         analysis=tuple(analysis),
         batches=batches,
+        degraded=degraded,
     )
 
 
@@ -232,8 +263,19 @@ def progress_lines(p: Progress) -> list[str]:
     return lines
 
 
+def finished_exit_code(p: Progress) -> int | None:
+    """``rollout status``'s exit code once ``p`` ends the watch, None while it goes on: 1 when
+    degraded (:func:`degraded_reason`), else the outcome's (0 released or nothing to release,
+    1 failed, stalled, cancelled or being deleted)."""
+    if p.degraded:
+        return 1
+    return p.outcome.exit_code if p.outcome.done else None
+
+
 def final_line(p: Progress) -> str:
-    """What ``rollout status`` prints last, by outcome."""
+    """What ``rollout status`` prints last: degraded (see :func:`degraded_reason`), else by outcome."""
+    if p.degraded:
+        return f'rollout "{p.name}" is degraded: {p.degraded}'
     return {
         Outcome.SUCCEEDED: f'rollout "{p.name}" successfully rolled out',
         Outcome.IDLE: f'rollout "{p.name}" is healthy: no release in progress',
@@ -272,3 +314,52 @@ def pods_by_role(
         count, ready_count = out.get(role, (0, 0))
         out[role] = (count + 1, ready_count + int(ready))
     return dict(sorted(out.items(), key=lambda kv: ({"stable": 0, "canary": 1}.get(kv[0], 2), kv[0])))
+
+
+def current_release_runs(
+    runs: Sequence[Mapping[str, Any]], rollout: Mapping[str, Any]
+) -> list[Mapping[str, Any]]:
+    """The AnalysisRuns of ``rollout``'s current release, in ``runs``' order (pure).
+
+    A run belongs to it when it is owned by this Rollout (its uid: not an earlier Rollout of the
+    same name), labelled ``rollouts.kruise.io/rollout=<name>``, and made for the current canary
+    revision (:func:`kruise.rollouts.rollout.analysis_gate.release_canary`): labelled
+    ``rollouts.kruise.io/canary-revision`` with it, or, for runs made before that label, named as
+    one of the release's gates (``<rollout>-<revision>-step<N>``/``-background``). [] before a
+    release has a canary revision."""
+    meta = rollout.get("metadata") or {}
+    canary = release_canary(rollout.get("status") or {})
+    if not canary:
+        return []
+    names, uid = release_run_names(rollout, canary), meta.get("uid")
+    out = []
+    for run in runs:
+        run_meta = run.get("metadata") or {}
+        labels = run_meta.get("labels") or {}
+        owners = run_meta.get("ownerReferences") or []
+        if uid and not any(o.get("uid") == uid for o in owners):
+            continue
+        if labels.get(ROLLOUT_LABEL) != meta.get("name"):
+            continue
+        revision = labels.get(REVISION_LABEL)
+        if (revision == canary) if revision is not None else (run_meta.get("name") in names):
+            out.append(run)
+    return out
+
+
+def current_release_pods(
+    pods: Sequence[Mapping[str, Any]], revision_label: str, sub: Mapping[str, Any]
+) -> list[Mapping[str, Any]]:
+    """The workload's ``pods`` at the current release's canary revision (pure): their
+    ``revision_label`` ends with the sub-status' ``canaryRevision`` or ``podTemplateHash``. Only
+    these count in the ``rollout-id ...: batch`` line; pods of an earlier release that carried the
+    same rollout-id (an id not changed between releases), or of another workload, do not."""
+    revisions = [str(r) for r in (sub.get("canaryRevision"), sub.get("podTemplateHash")) if r]
+    return [
+        pod
+        for pod in pods
+        if any(
+            str(((pod.get("metadata") or {}).get("labels") or {}).get(revision_label, "")).endswith(r)
+            for r in revisions
+        )
+    ]

@@ -12,7 +12,10 @@ AnalysisRun (Argo Rollouts' model) and the outcome decides:
 
 A background ``canary.analysis`` runs from ``startingStep`` until the release ends; its failure
 aborts at any step. Run names are ``<rollout>-<canaryRevision>-step<N>`` and
-``<rollout>-<canaryRevision>-background``, so users find them by the release.
+``<rollout>-<canaryRevision>-background``, so users find them by the release; each run is
+labelled ``rollouts.kruise.io/rollout`` (the Rollout), ``rollouts.kruise.io/analysis-step`` (the
+gate) and ``rollouts.kruise.io/canary-revision`` (the release's canary revision, so
+``kubectl get analysisrun -l`` and ``kruise rollout status`` pick the current release's runs).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ FAILED_PHASES = ("Failed", "Error")
 INCONCLUSIVE = "Inconclusive"
 ABORTED_CONDITION = "Aborted"
 STEP_LABEL = "rollouts.kruise.io/analysis-step"
+REVISION_LABEL = "rollouts.kruise.io/canary-revision"
 _RELEASE_FIELDS = {
     ReleaseValue.ROLLOUT_ID.value: "observedRolloutID",
     ReleaseValue.BATCH_ID.value: "currentStepIndex",
@@ -62,13 +66,26 @@ def run_name(rollout: Mapping[str, Any], canary_revision: str, which: str) -> st
     return f"{name}-{canary_revision}-{which}"[:253].rstrip("-").lower()
 
 
+def release_canary(status: Mapping[str, Any]) -> str:
+    """The canary revision a release's runs are named and labelled by: ``podTemplateHash``, else
+    ``canaryRevision`` of ``status.canaryStatus`` ("" before the release has one)."""
+    cs = status.get("canaryStatus") or {}
+    return str(cs.get("podTemplateHash") or cs.get("canaryRevision") or "")
+
+
+def release_run_names(rollout: Mapping[str, Any], canary_revision: str) -> frozenset[str]:
+    """Every name a run of the release at ``canary_revision`` can have (each step's, background)."""
+    whichs = [f"step{i}" for i in range(1, len(steps_of(rollout)) + 1)] + ["background"]
+    return frozenset(run_name(rollout, canary_revision, which) for which in whichs)
+
+
 def run_request(
     rollout: Mapping[str, Any], status: Mapping[str, Any], gate: Mapping[str, Any], which: str
 ) -> dict[str, Any]:
     """Payload of an ``EnsureAnalysisRun`` action: name, templates, args (resolved where known;
     a ``releaseValue`` the status does not know yet stays None: the run reports it unresolved)."""
     cs = status.get("canaryStatus") or {}
-    canary = str(cs.get("podTemplateHash") or cs.get("canaryRevision") or "")
+    canary = release_canary(status)
     stable = str(cs.get("stableRevision") or "")
     args = []
     for arg in gate.get("args") or []:
@@ -86,7 +103,11 @@ def run_request(
         "which": which,
         "templates": [dict(t) for t in gate.get("templates") or []],
         "args": args,
-        "labels": {ROLLOUT_LABEL: str((rollout.get("metadata") or {}).get("name")), STEP_LABEL: which},
+        "labels": {
+            ROLLOUT_LABEL: str((rollout.get("metadata") or {}).get("name")),
+            STEP_LABEL: which,
+            REVISION_LABEL: canary,
+        },
     }
 
 

@@ -51,6 +51,7 @@ from kruise.rollouts.rollout.progressing import IN_PROGRESS_MESSAGE, progressing
 from kruise.rollouts.rollout.steps import steps_of
 
 HEALTHY_MESSAGE = "rollout is healthy"
+WORKLOAD_NOT_FOUND_MESSAGE = "Workload Not Found"  # upstream's status.message, the status reset
 
 
 def decide(rollout: Mapping[str, Any], obs: Observed, outcomes: Outcomes | None = None) -> Decision:
@@ -79,7 +80,7 @@ def decide(rollout: Mapping[str, Any], obs: Observed, outcomes: Outcomes | None 
             status = RolloutStatusView(
                 observedGeneration=status["observedGeneration"],
                 phase=RolloutPhase.INITIAL,
-                message="Workload Not Found",
+                message=WORKLOAD_NOT_FOUND_MESSAGE,
                 currentStepIndex=0,
                 currentStepState="",
             )
