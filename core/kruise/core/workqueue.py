@@ -17,6 +17,13 @@ hundreds of pods on every pod event stops starving the event loop (with ``pace=1
 most about half of it), at the cost of reacting at most ``pace * d`` later. The hold is capped
 at ``max_pace`` seconds (``d`` is wall time, which a busy loop inflates).
 
+Keys wait in one FIFO per namespace (the part of ``namespace/name`` before the slash; keys
+without one share a bucket), and workers take from the namespaces in turn: one namespace with
+a thousand keys queued (a fleet released at once) delays another namespace's key by at most one
+key per busy namespace, not by the thousand. With a single namespace this is client-go's FIFO.
+(client-go's queue is one FIFO; the API server's Priority and Fairness shares its own seats
+between flows in the same spirit.)
+
 A queue with a ``name`` exports client-go's ``workqueue_*`` series (labels ``name`` and
 ``controller`` = the name) and, from :meth:`WorkQueue.run`, controller-runtime's
 ``controller_runtime_*`` reconcile series (label ``controller``), see :mod:`kruise.core.metrics`.
@@ -33,6 +40,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -46,6 +54,12 @@ from kruise.core.metrics import (
 )
 
 log = logging.getLogger(__name__)
+
+
+def namespace_of(key: str) -> str:
+    """The namespace of a ``namespace/name`` key; ``""`` for a key without a slash."""
+    namespace, slash, _ = key.partition("/")
+    return namespace if slash else ""
 
 
 @dataclass(frozen=True)
@@ -74,7 +88,8 @@ class WorkQueue:
         pace: float = 0.0,
         max_pace: float = 1.0,
     ) -> None:
-        self._queue: asyncio.Queue[str] = asyncio.Queue()
+        self._ready: dict[str, deque[str]] = {}  # namespace -> its queued keys; dict order = turn order
+        self._available: asyncio.Queue[None] = asyncio.Queue()  # one token per queued key
         self._queued: set[str] = set()
         self._processing: dict[str, float] = {}  # key -> monotonic time it was handed out
         self._dirty: set[str] = set()
@@ -135,7 +150,8 @@ class WorkQueue:
                 return
             del self._not_before[key]
         self._queued.add(key)
-        self._queue.put_nowait(key)
+        self._ready.setdefault(namespace_of(key), deque()).append(key)
+        self._available.put_nowait(None)
         if fresh and self.metrics is not None:
             self._count_add(key, self.metrics)
 
@@ -180,7 +196,14 @@ class WorkQueue:
         self._failures.pop(key, None)
 
     async def get(self) -> str:
-        key = await self._queue.get()
+        """The next key: the oldest of the namespace whose turn it is (that namespace then goes
+        to the back of the turn order if it has more)."""
+        await self._available.get()
+        namespace = next(iter(self._ready))
+        bucket = self._ready.pop(namespace)
+        key = bucket.popleft()
+        if bucket:
+            self._ready[namespace] = bucket
         self._queued.discard(key)
         now = time.monotonic()
         self._processing[key] = now

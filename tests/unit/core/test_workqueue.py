@@ -172,3 +172,43 @@ async def test_a_failed_reconcile_is_logged_once_by_kind(
     assert record.levelno == level
     assert (record.exc_info is not None) is traceback
     assert calls == 1, "backed off, not retried at once"
+
+
+async def test_keys_of_one_namespace_come_out_in_the_order_they_were_added() -> None:
+    q = WorkQueue()
+    for name in ("c", "a", "b"):
+        q.add(f"ns/{name}")
+    assert [await q.get() for _ in range(3)] == ["ns/c", "ns/a", "ns/b"]
+
+
+async def test_namespaces_take_turns_so_a_busy_one_does_not_starve_another() -> None:
+    q = WorkQueue()
+    for i in range(1000):
+        q.add(f"fleet/app-{i}")
+    q.add("other/bystander")
+    q.add("cluster-scoped")
+    first = [await q.get() for _ in range(3)]
+    assert first == ["fleet/app-0", "other/bystander", "cluster-scoped"]
+    assert [await q.get() for _ in range(2)] == ["fleet/app-1", "fleet/app-2"]
+    assert len(q) == 997
+
+
+async def test_a_namespace_that_ran_dry_joins_the_turns_again_at_the_back() -> None:
+    q = WorkQueue()
+    q.add("a/1")
+    assert await q.get() == "a/1"
+    q.done("a/1")
+    q.add("b/1")
+    q.add("b/2")
+    q.add("a/2")
+    assert [await q.get() for _ in range(3)] == ["b/1", "a/2", "b/2"]
+
+
+async def test_a_dirty_key_requeued_by_done_waits_its_namespaces_turn() -> None:
+    q = WorkQueue()
+    q.add("a/1")
+    key = await q.get()
+    q.add("a/1")  # dirty while processed
+    q.add("b/1")
+    q.done(key)
+    assert [await q.get() for _ in range(2)] == ["b/1", "a/1"]
