@@ -76,21 +76,33 @@ def bystander(pods: int) -> JSON:
 
 
 async def scale_up(kube: KubeClient, pods: int, timeout: float) -> float:
-    """Seconds from the scale PATCH to ``readyReplicas == pods``."""
+    """Seconds from the scale PATCH to a status of that generation with ``readyReplicas == pods``."""
     async with ObjectStream(kube, CLONESETS, BYSTANDER_NS) as sets:
         t0 = time.monotonic()
-        await kube.patch(CLONESETS, BYSTANDER, {"spec": {"replicas": pods}}, BYSTANDER_NS, patch_type="merge")
-        await sets.wait(
-            lambda items: (items[BYSTANDER].get("status") or {}).get("readyReplicas") == pods, timeout=timeout
+        patched = await kube.patch(
+            CLONESETS, BYSTANDER, {"spec": {"replicas": pods}}, BYSTANDER_NS, patch_type="merge"
         )
+        generation = patched["metadata"]["generation"]
+
+        def done(items: dict[str, JSON]) -> bool:
+            status = items[BYSTANDER].get("status") or {}
+            return status.get("observedGeneration", 0) >= generation and status.get("readyReplicas") == pods
+
+        await sets.wait(done, timeout=timeout)
         return time.monotonic() - t0
 
 
 async def scale_down(kube: KubeClient, timeout: float) -> None:
-    """Back to 0, and every bystander pod gone."""
-    async with ObjectStream(kube, PODS, BYSTANDER_NS) as pods:
+    """Back to 0: every bystander pod gone and the CloneSet's status saying so."""
+    async with (
+        ObjectStream(kube, PODS, BYSTANDER_NS) as pods,
+        ObjectStream(kube, CLONESETS, BYSTANDER_NS) as sets,
+    ):
         await kube.patch(CLONESETS, BYSTANDER, {"spec": {"replicas": 0}}, BYSTANDER_NS, patch_type="merge")
         await pods.wait(lambda items: not items, timeout=timeout)
+        await sets.wait(
+            lambda items: not (items[BYSTANDER].get("status") or {}).get("replicas"), timeout=timeout
+        )
 
 
 def released(obj: JSON) -> bool:
