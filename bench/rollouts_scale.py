@@ -23,7 +23,9 @@ turns them into per-Rollout timelines. Reported per side:
   seen minus (the time the pause was first seen + 10 s), p50/p99/max (2N samples);
 - completion: seconds from the first PATCH until the last Rollout's release completed;
 - the controller's CPU seconds from the first PATCH to the last completion, and its peak RSS
-  (``VmHWM`` at the end) — our ``kruise manager`` process vs ``rollouts-controller``;
+  (``VmHWM`` at the end) — our ``kruise manager`` process vs ``rollouts-controller``; and the
+  control plane's CPU seconds over the same window (etcd, kube-apiserver, kube-controller-manager,
+  kube-scheduler, KWOK: what serving each controller's requests cost the shared cores);
 - API requests per minute at rest: ``apiserver_request_total`` deltas by verb and resource over
   ``--rest`` seconds (60) after all completed, watches, leases and non-resource URLs left out.
   These are the whole control plane's (kube-controller-manager, scheduler and KWOK included,
@@ -200,6 +202,7 @@ class Result:
     completion: float
     cpu: float
     rss: float
+    plane_cpu: float  # etcd, kube-apiserver, kcm, scheduler and KWOK over the same window
     at_rest: Requests
     incomplete: int
     load: tuple[float, float, float] = field(default_factory=os.getloadavg)
@@ -263,7 +266,7 @@ async def run_side(
                 async with ObjectStream(kube, CLONESETS, NS) as sets:
                     await sets.wait(lambda items: all(ready(o) for o in items.values()), timeout=timeout)
             console.print(f"{side.name} N={n}: {n} Rollouts healthy; releasing")
-            cpu0, t0 = cpu_seconds(pid), time.monotonic()
+            cpu0, plane0, t0 = cpu_seconds(pid), plane_cpu(cluster), time.monotonic()
             for line in timelines.values():
                 line.start(t0)
             patch = image_patch()
@@ -283,7 +286,7 @@ async def run_side(
                     console.print(f"[red]{side.name} N={n}: not all completed after {timeout:.0f}s")
             done_times = [line.done_at for line in timelines.values() if line.done_at is not None]
             completion = (max(done_times) - t0) if done_times else float("nan")
-            cpu = cpu_seconds(pid) - cpu0
+            cpu, plane = cpu_seconds(pid) - cpu0, plane_cpu(cluster) - plane0
             console.print(f"{side.name} N={n}: completed in {completion:.1f}s; {rest:.0f}s at rest")
             before, r0 = request_totals(cluster.kubectl("get", "--raw", "/metrics")), time.monotonic()
             await asyncio.sleep(rest)
@@ -305,9 +308,16 @@ async def run_side(
         completion=completion,
         cpu=cpu,
         rss=rss_mib(pid, "VmHWM"),
+        plane_cpu=plane,
         at_rest=at_rest,
         incomplete=sum(not line.complete(2) for line in timelines.values()),
     )
+
+
+def plane_cpu(cluster: LocalCluster) -> float:
+    """CPU seconds so far of every control-plane process the cluster started (summed)."""
+    assert cluster.state is not None
+    return sum(cpu_seconds(pid) for pid in cluster.state.pids.values())
 
 
 def healthy(side: Side, obj: JSON) -> bool:
@@ -422,15 +432,15 @@ def summary_table(results: list[Result]) -> list[str]:
     (a ratio of two values near zero says nothing)."""
     lines = [
         "| side | N | lateness min (s) | p50 (s) | p99 (s) | max (s) | completion (s) | release sent in (s) "
-        "| controller CPU (s) | peak RSS (MiB) | incomplete |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| controller CPU (s) | control plane CPU (s) | peak RSS (MiB) | incomplete |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for r in results:
         lines.append(
             f"| {r.side} | {r.n} | {min(r.lateness, default=float('nan')):.2f} "
             f"| {percentile(r.lateness, 50):.2f} | {percentile(r.lateness, 99):.2f} "
             f"| {max(r.lateness, default=float('nan')):.2f} | {r.completion:.1f} | {r.release_spread:.2f} "
-            f"| {r.cpu:.1f} | {r.rss:.0f} | {r.incomplete} |"
+            f"| {r.cpu:.1f} | {r.plane_cpu:.1f} | {r.rss:.0f} | {r.incomplete} |"
         )
     by = {(r.side, r.n): r for r in results}
     sizes = sorted({r.n for r in results})
