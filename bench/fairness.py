@@ -12,6 +12,10 @@ kube-scheduler, 3 KWOK nodes, no stage delays) and one ``kruise manager``:
 3. **idle again** once every release completed (the first idle figure warms caches; the mean of
    the two is the reference).
 
+``--raw``: the bystander is ``--pods`` bare pods created by the bench itself (64 in flight) and
+timed until all are Ready, with no controller of ours in the way: the control plane's own
+slowdown under the releases, the floor for the CloneSet's figure.
+
 Printed: both idle times, the busy time, busy / idle mean (target: at most 1.2x), the releases'
 completion and whether the busy scale-up finished before the releases did (if not, the figure
 says little about fairness). The knobs that share the manager between kinds are its per-kind
@@ -19,7 +23,7 @@ worker flags (``--cloneset-workers``, ``--rollout-workers``, ``--batchrelease-wo
 the client's rate limit (``--kube-client-qps``/``--kube-client-burst``): pass them with
 ``--manager-args``.
 
-    .venv/bin/python bench/fairness.py --rollouts 200 --pods 500
+    .venv/bin/python bench/fairness.py --rollouts 1000 --pods 500 [--raw]
 """
 
 from __future__ import annotations
@@ -105,22 +109,60 @@ async def scale_down(kube: KubeClient, timeout: float) -> None:
         )
 
 
+def pod_ready(obj: JSON) -> bool:
+    conditions = (obj.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+async def create_raw(kube: KubeClient, pods: int, timeout: float) -> float:
+    """``--raw``: seconds from the first of ``pods`` bare pod CREATEs (:data:`IN_FLIGHT` at a
+    time, no controller) until all are Ready: what the control plane alone takes."""
+    async with ObjectStream(kube, PODS, BYSTANDER_NS) as stream:
+        t0 = time.monotonic()
+
+        async def one(i: int) -> None:
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"raw-{i:04d}", "labels": {"app": "raw"}},
+                "spec": template("raw", IMAGE_V1)["spec"],
+            }
+            await kube.create(PODS, pod, BYSTANDER_NS)
+
+        await bounded(pods, one)
+        await stream.wait(lambda items: sum(pod_ready(o) for o in items.values()) == pods, timeout=timeout)
+        return time.monotonic() - t0
+
+
+async def delete_raw(kube: KubeClient, pods: int, timeout: float) -> None:
+    """Every ``--raw`` pod deleted and gone."""
+    async with ObjectStream(kube, PODS, BYSTANDER_NS) as stream:
+        await bounded(pods, lambda i: kube.delete(PODS, f"raw-{i:04d}", BYSTANDER_NS))
+        await stream.wait(lambda items: not items, timeout=timeout)
+
+
 def released(obj: JSON) -> bool:
     """A Rollout whose release completed, as ``bench/steptimes.py`` reads it."""
     mark = kruise_mark(obj.get("status") or {})
     return mark is not None and mark.done
 
 
-async def run(kube: KubeClient, n: int, pods: int, timeout: float) -> dict[str, float]:
+async def run(kube: KubeClient, n: int, pods: int, timeout: float, raw: bool) -> dict[str, float]:
+    async def up() -> float:
+        return await (create_raw(kube, pods, timeout) if raw else scale_up(kube, pods, timeout))
+
+    async def down() -> None:
+        await (delete_raw(kube, pods, timeout) if raw else scale_down(kube, timeout))
+
     await kube.create(
         NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": BYSTANDER_NS}}
     )
     await kube.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
     await kube.create(CLONESETS, bystander(pods), BYSTANDER_NS)
     out: dict[str, float] = {}
-    out["idle"] = await scale_up(kube, pods, timeout)
+    out["idle"] = await up()
     console.print(f"idle: {pods} pods Ready in {out['idle']:.1f}s")
-    await scale_down(kube, timeout)
+    await down()
 
     async def create(i: int) -> None:
         cloneset, rollout = kruise_objects(name_of(i))
@@ -143,14 +185,14 @@ async def run(kube: KubeClient, n: int, pods: int, timeout: float) -> dict[str, 
         patch = image_patch()
         t0 = time.monotonic()
         await bounded(n, lambda i: kube.patch(CLONESETS, name_of(i), patch, NS, patch_type="merge"))
-        out["busy"] = await scale_up(kube, pods, timeout)
+        out["busy"] = await up()
         out["busy_ended_at"] = time.monotonic() - t0
         console.print(f"busy: {pods} pods Ready in {out['busy']:.1f}s")
         await rollouts.wait(lambda items: all(released(o) for o in items.values()), timeout=timeout)
         out["releases"] = time.monotonic() - t0
         console.print(f"releases completed {out['releases']:.1f}s after the first PATCH")
-    await scale_down(kube, timeout)
-    out["idle_after"] = await scale_up(kube, pods, timeout)
+    await down()
+    out["idle_after"] = await up()
     console.print(f"idle again: {pods} pods Ready in {out['idle_after']:.1f}s")
     return out
 
@@ -173,7 +215,7 @@ async def main(args: argparse.Namespace) -> None:
             manager.start()
             kube = await KubeClient.from_kubeconfig(state.kubeconfig, qps=2000, burst=4000)
             try:
-                out = await run(kube, args.rollouts, args.pods, args.timeout)
+                out = await run(kube, args.rollouts, args.pods, args.timeout, args.raw)
             finally:
                 await kube.close()
                 manager.stop()
@@ -197,6 +239,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rollouts", type=int, default=1000, help="N Rollouts released together")
     parser.add_argument("--pods", type=int, default=500, help="the bystander CloneSet's scale-up")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds to wait for any phase")
+    parser.add_argument(
+        "--raw",
+        action="store_true",
+        help="the bystander is bare pods created by the bench (the control plane's floor)",
+    )
     parser.add_argument("--workdir", default=None, help="keep the cluster's and manager's logs here")
     parser.add_argument(
         "--manager-args", default="", help="extra flags of our manager (worker counts, client QPS)"
