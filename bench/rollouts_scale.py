@@ -29,7 +29,9 @@ turns them into per-Rollout timelines. Reported per side:
 - API requests per minute at rest: ``apiserver_request_total`` deltas by verb and resource over
   ``--rest`` seconds (60) after all completed, watches, leases and non-resource URLs left out.
   These are the whole control plane's (kube-controller-manager, scheduler and KWOK included,
-  the same on both sides), so the difference between the sides is the controller's.
+  the same on both sides), so the difference between the sides is the controller's. The API
+  server itself LISTs services every 3 minutes (its NodePort allocation repair loop, seen with no
+  controller running), so a 60 s window shows 0 or 1 ``LIST services`` on either side.
 
 Running Argo's controller out of cluster (found by trying; ``--help``): its CRDs from the build
 directory applied at start; ``--kubeconfig`` (no in-cluster config); ``--metricsPort`` and

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from kruise.core.errors import KruiseError
 from kruise.core.kube import KubeClient
@@ -25,7 +26,9 @@ from kruise.core.kube.resources import MUTATING_WEBHOOKS, NAMESPACES, PODS, SIDE
 from kruise.core.webhook.configuration import MUTATING_NAME
 from kruise.rollouts.manager.process import ManagerProcess
 from kruise.workloads.launchpriority.webhook import POD_TERM as LAUNCH_PRIORITY_POD_TERM
+from kruise.workloads.podwebhook import POD_CONDITION
 from tests.integration.sidecarset.helpers import base_sidecarset, create_sidecarset
+from tests.support.cluster import TestCluster
 from tests.support.wait import eventually
 
 JSON = dict[str, Any]
@@ -132,3 +135,47 @@ async def test_a_stopped_manager_blocks_only_pods_a_sidecarset_selects(
         await asyncio.to_thread(manager.start)
     for pod in (await kube.list(PODS, "default", label_selector="tier=a"))["items"]:
         await kube.delete(PODS, pod["metadata"]["name"], "default", missing_ok=True)
+
+
+IDLE_SECONDS = 40.0
+"""Longer than the 30 s recheck the scope controllers used to poll the configurations with."""
+
+
+def webhook_config_gets(cluster: TestCluster) -> dict[str, float]:
+    """The API server's ``apiserver_request_total`` of GETs of the webhook configurations, by
+    resource (every code, scope and component summed)."""
+    text = cluster.kubectl("get", "--raw", "/metrics").stdout
+    out = {"mutatingwebhookconfigurations": 0.0, "validatingwebhookconfigurations": 0.0}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "apiserver_request_total" and sample.labels.get("verb") == "GET":
+                resource = sample.labels.get("resource", "")
+                if resource in out:
+                    out[resource] += sample.value
+    return out
+
+
+async def test_a_foreign_rewrite_is_repaired_and_rest_reads_nothing(
+    kube: KubeClient, cluster: TestCluster, sidecarsets: str, manager: ManagerProcess
+) -> None:
+    """Someone else rewriting ``mpod.kb.io``'s condition (a starting replica, a helm upgrade) is
+    put back from the configuration's watch event, and at rest the scope controllers read neither
+    configuration (no polling)."""
+    await create_sidecarset(kube, base_sidecarset(sidecarsets, "-1"))
+
+    async def scoped() -> bool:
+        live = await condition(kube)
+        return live is not None and f"request.namespace == '{sidecarsets}'" in live
+
+    await eventually(scoped, timeout=30, what="the SidecarSet's namespace in the pod webhook's condition")
+    config = await kube.get(MUTATING_WEBHOOKS, MUTATING_NAME)
+    hook = next(h for h in config["webhooks"] if h["name"] == "mpod.kb.io")
+    hook["matchConditions"] = [{"name": POD_CONDITION, "expression": "false"}]
+    await kube.replace(MUTATING_WEBHOOKS, config)
+    await eventually(scoped, timeout=20, what="the foreign condition repaired")
+
+    before = await asyncio.to_thread(webhook_config_gets, cluster)
+    await asyncio.sleep(IDLE_SECONDS)
+    after = await asyncio.to_thread(webhook_config_gets, cluster)
+    assert {k: after[k] - before[k] for k in after} == {k: 0.0 for k in after}
+    assert await scoped()

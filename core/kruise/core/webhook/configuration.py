@@ -18,12 +18,13 @@ the fields a webhook judges untouched, such as a label or a finalizer, is not se
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.kube.client import KubeClient
-from kruise.core.kube.resources import CRDS, MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS
+from kruise.core.kube.resources import CRDS, MUTATING_WEBHOOKS, VALIDATING_WEBHOOKS, Resource
 from kruise.core.webhook.conditions import MatchCondition as MatchCondition
 from kruise.core.webhook.conditions import entry_changed as entry_changed
 from kruise.core.webhook.conditions import field_changed as field_changed
@@ -208,6 +209,23 @@ async def ensure_crd_conversion(
         await kube.patch(CRDS, name, {"spec": {"conversion": conversion}}, patch_type="merge")
 
 
+def configuration_of(mutating: bool) -> tuple[Resource, str]:
+    """Our mutating (``True``) or validating configuration: its resource and name."""
+    return (MUTATING_WEBHOOKS, MUTATING_NAME) if mutating else (VALIDATING_WEBHOOKS, VALIDATING_NAME)
+
+
+def conditions_differ(
+    config: JSON | None, webhook: str, conditions: tuple[MatchCondition, ...]
+) -> bool | None:
+    """Whether ``webhook``'s ``matchConditions`` in ``config`` (a configuration object, e.g. the
+    informer's copy) differ from ``conditions``; ``None`` when ``config`` is ``None`` or has no
+    such webhook (nothing to write). An absent list equals no conditions."""
+    entry = next((h for h in (config or {}).get("webhooks") or [] if h.get("name") == webhook), None)
+    if config is None or entry is None:
+        return None
+    return (entry.get("matchConditions") or []) != [c.to_dict() for c in conditions]
+
+
 async def set_match_conditions(
     kube: KubeClient,
     webhook: str,
@@ -215,31 +233,39 @@ async def set_match_conditions(
     *,
     mutating: bool = True,
     attempts: int = 5,
+    current: JSON | None = None,
 ) -> bool | None:
     """Make ``webhook``'s ``matchConditions`` in our configuration equal ``conditions``.
 
     Returns True when written, False when already so, ``None`` when the configuration or the
     webhook does not exist (a manager with the webhook's gate off). The configuration is replaced
-    with the resourceVersion read, again on conflict.
+    with the resourceVersion read, again on conflict. ``current``: a copy of the configuration
+    already at hand (the informer's; not modified) used by the first attempt instead of a GET, so
+    a configuration that is already right costs no request; a stale copy fails the replace with a
+    conflict and the next attempt reads the live one.
 
     Raises:
         ConflictError: still conflicting after ``attempts`` tries.
     """
-    res, config = (MUTATING_WEBHOOKS, MUTATING_NAME) if mutating else (VALIDATING_WEBHOOKS, VALIDATING_NAME)
+    res, config = configuration_of(mutating)
     wanted = [c.to_dict() for c in conditions]
     for attempt in range(attempts):
-        current = await kube.get_or_none(res, config)
-        entry = next((h for h in (current or {}).get("webhooks") or [] if h.get("name") == webhook), None)
-        if current is None or entry is None:
+        if attempt == 0 and current is not None:
+            live: JSON | None = copy.deepcopy(current)
+        else:
+            live = await kube.get_or_none(res, config)
+        differ = conditions_differ(live, webhook, conditions)
+        if live is None or differ is None:
             return None
-        if (entry.get("matchConditions") or []) == wanted:
+        if not differ:
             return False
+        entry = next(h for h in live["webhooks"] if h.get("name") == webhook)
         if wanted:
             entry["matchConditions"] = wanted
         else:
             entry.pop("matchConditions", None)
         try:
-            await kube.replace(res, current)
+            await kube.replace(res, live)
             return True
         except ConflictError:
             if attempt == attempts - 1:

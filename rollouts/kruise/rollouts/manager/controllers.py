@@ -17,8 +17,9 @@ from typing import Any
 from kruise.analysis.controller import AnalysisRunController, CachedRunSource
 from kruise.core.events import EventRecorder
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import SIDECARSETS
+from kruise.core.kube.resources import MUTATING_WEBHOOKS, SIDECARSETS, VALIDATING_WEBHOOKS
 from kruise.core.runtime import ControllerRow, Reconciler, Runtime, ScopedCache, wire
+from kruise.core.webhook.configuration import MUTATING_NAME, VALIDATING_NAME
 from kruise.daemon.crr.controller import ContainerRecreateRequestController
 from kruise.daemon.imagepulljob.controller import ImagePullJobController
 from kruise.daemon.imagepulljob.list_controller import ImageListPullJobController
@@ -130,7 +131,13 @@ def _pub_update_guard(w: Wiring) -> UpdateGuard | None:
 def _pod_webhook_scope(w: Wiring, view: ScopedCache) -> Reconciler:
     pps = TermSource(PERSISTENTPODSTATES, lambda: view.list(PERSISTENTPODSTATES), pps_pod_terms)
     ws = TermSource(WORKLOADSPREADS, lambda: view.list(WORKLOADSPREADS), ws_pod_terms)
-    return PodWebhookScope(w.kube, lambda: view.list(SIDECARSETS), also=POD_TERMS, sources=(pps, ws))
+    return PodWebhookScope(
+        w.kube,
+        lambda: view.list(SIDECARSETS),
+        also=POD_TERMS,
+        sources=(pps, ws),
+        configuration=lambda: view.get(MUTATING_WEBHOOKS, MUTATING_NAME),
+    )
 
 
 def _sidecarset(w: Wiring, view: ScopedCache) -> Reconciler:
@@ -156,7 +163,12 @@ def _pub_scope(w: Wiring, view: ScopedCache) -> Reconciler:
     def scope() -> ValidatingScope | None:
         return validating_scope(w.gates, view.list(PUBS), view.list(WORKLOADSPREADS))
 
-    return EvictionScope(w.kube, scope, resources=(PUBS, WORKLOADSPREADS))
+    return EvictionScope(
+        w.kube,
+        scope,
+        resources=(PUBS, WORKLOADSPREADS),
+        configuration=lambda: view.get(VALIDATING_WEBHOOKS, VALIDATING_NAME),
+    )
 
 
 def _evictions_scoped(w: Wiring) -> bool:

@@ -20,15 +20,16 @@ CREATE) see every pod outside ``kube-system`` and ``control-plane: openkruise`` 
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Sequence
 
 from kruise.core.informer import Delta, EventType
+from kruise.core.informer.store import JSON
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import Resource
 from kruise.core.runtime import ControllerSpec, Watch
-from kruise.core.webhook.configuration import MatchCondition, set_match_conditions
+from kruise.core.webhook.configuration import MatchCondition
+from kruise.core.webhook.keeper import ConditionKeeper
 from kruise.core.workqueue import Result
 from kruise.workloads.api.podunavailablebudget import PUBS, RELATED_PUB_ANNOTATION
 from kruise.workloads.podwebhook import ValidatingScope, eviction_condition
@@ -42,8 +43,6 @@ __all__ = [
 
 POD_WEBHOOK = "vpod.kb.io"
 EVICTION_WEBHOOK = "vpodeviction.kb.io"
-RECHECK_SECONDS = 30.0
-FRESH_SECONDS = 10.0
 KEY = "vpodeviction"
 
 PROTECTED_POD = MatchCondition(
@@ -61,9 +60,10 @@ class EvictionScope:
     """Keeps ``vpodeviction.kb.io``'s condition equal to
     :func:`~kruise.workloads.podwebhook.eviction_condition` of ``scope()``'s namespaces (the
     validating features' scope over the cached objects): from its own one-key controller (an
-    object of ``resources`` created or deleted, and every :data:`RECHECK_SECONDS`) and from the
-    PUB controller before it writes a status (so a budget in force is already in the webhook's
-    scope)."""
+    object of ``resources`` created or deleted, or the validating configuration changed, e.g. by
+    someone else) and from the PUB controller before it writes a status (so a budget in force is
+    already in the webhook's scope). It compares with ``configuration()``, the informer's copy of
+    the validating configuration (``None``: the live one is read), so at rest it makes no request."""
 
     name = "pub-webhook-scope"
 
@@ -73,32 +73,26 @@ class EvictionScope:
         scope: Callable[[], ValidatingScope | None],
         *,
         resources: Sequence[Resource] = (PUBS,),
+        configuration: Callable[[], JSON | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.kube = kube
         self.scope = scope
         self.resources = tuple(resources)
-        self.clock = clock
-        self._lock = asyncio.Lock()
-        self._verified: tuple[MatchCondition, float] | None = None
+        self.keeper = ConditionKeeper(
+            kube, EVICTION_WEBHOOK, KEY, mutating=False, cached=configuration, clock=clock
+        )
 
     async def ensure(self, *, reread: bool = False) -> bool:
         """Bring the live condition in line; True when it was rewritten."""
         scope = self.scope()
         wanted = eviction_condition(() if scope is None else scope.eviction_namespaces or ())
-        async with self._lock:
-            verified = self._verified
-            fresh = verified is not None and self.clock() - verified[1] < FRESH_SECONDS
-            if not reread and fresh and verified is not None and verified[0] == wanted:
-                return False
-            written = await set_match_conditions(self.kube, EVICTION_WEBHOOK, (wanted,), mutating=False)
-            self._verified = (wanted, self.clock())
-            return bool(written)
+        return await self.keeper.ensure((wanted,), reread=reread)
 
     def spec(self) -> ControllerSpec:
         watches = tuple(Watch(r, lambda _: (KEY,), accept=_created_or_deleted) for r in self.resources)
-        return ControllerSpec(name=self.name, watches=watches, workers=1)
+        return ControllerSpec(name=self.name, watches=(*watches, self.keeper.watch()), workers=1)
 
     async def reconcile(self, key: str) -> Result:
         await self.ensure(reread=True)
-        return Result(requeue_after=RECHECK_SECONDS)
+        return Result()

@@ -10,41 +10,40 @@ rewrites it when they differ. It runs on the leader:
   then on reaches the webhook; one created in between may not be injected, as upstream's pod
   created before the webhook's cache saw the SidecarSet);
 - from its own controller (``pod-webhook-scope``, one key, woken by a SidecarSet created, deleted
-  or with a new ``generation`` (not by status writes) and every :data:`RECHECK_SECONDS`), which
-  also repairs a condition a starting replica wrote from a view a moment old.
+  or with a new ``generation`` (not by status writes), and by any change of the mutating
+  configuration), which also repairs a condition someone else wrote (a starting replica from a
+  view a moment old, a ``helm upgrade``).
 
-The live configuration is read at most every :data:`FRESH_SECONDS` when nothing changed; the
+The comparison is with the informer's copy of the configuration
+(:class:`~kruise.core.webhook.keeper.ConditionKeeper`): at rest nothing is read or written. The
 expression is built again only when a SidecarSet's ``(uid, generation)`` moved.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from kruise.core.informer import Delta, EventType
+from kruise.core.informer.store import JSON
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import SIDECARSETS, Resource
 from kruise.core.runtime import ControllerSpec, Watch
-from kruise.core.webhook.configuration import MatchCondition, set_match_conditions
+from kruise.core.webhook.configuration import MatchCondition
+from kruise.core.webhook.keeper import ConditionKeeper
 from kruise.core.workqueue import Result
 from kruise.workloads.objects import KubeObject, metadata, uid
 from kruise.workloads.podwebhook import MUTATING_NAME, POD_CONDITION
 from kruise.workloads.sidecarset.scope import pod_match_condition
 
 __all__ = [
-    "FRESH_SECONDS",
-    "RECHECK_SECONDS",
     "PodWebhookScope",
     "TermSource",
     "pod_conditions",
     "spec_changed",
 ]
 
-RECHECK_SECONDS = 30.0
-FRESH_SECONDS = 10.0
 KEY = "mpod"
 
 
@@ -91,17 +90,19 @@ class PodWebhookScope:
         *,
         also: Sequence[str] = (),
         sources: Sequence[TermSource] = (),
+        configuration: Callable[[], JSON | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``also``: fixed terms; ``sources``: other kinds whose objects add terms (e.g. a
-        PersistentPodState's StatefulSet), watched like the SidecarSets."""
+        PersistentPodState's StatefulSet), watched like the SidecarSets; ``configuration``: the
+        informer's copy of the mutating configuration (``None``: the live one is read)."""
         self.kube = kube
         self.sidecarsets = sidecarsets
         self.also = tuple(also)
         self.sources = tuple(sources)
-        self.clock = clock
-        self._lock = asyncio.Lock()
-        self._verified: tuple[tuple[MatchCondition, ...], float] | None = None
+        self.keeper = ConditionKeeper(
+            kube, MUTATING_NAME, KEY, mutating=True, cached=configuration, clock=clock
+        )
         self._built: (
             tuple[tuple[tuple[str, object], ...], Sequence[KubeObject], tuple[MatchCondition, ...]] | None
         ) = None
@@ -124,24 +125,17 @@ class PodWebhookScope:
 
     async def ensure(self, *, reread: bool = False) -> bool:
         """Bring the live condition in line; True when it was rewritten."""
-        wanted = self.wanted()
-        async with self._lock:
-            verified = self._verified
-            fresh = verified is not None and self.clock() - verified[1] < FRESH_SECONDS
-            if not reread and fresh and verified is not None and verified[0] == wanted:
-                return False
-            written = await set_match_conditions(self.kube, MUTATING_NAME, wanted)
-            self._verified = (wanted, self.clock())
-            return bool(written)
+        return await self.keeper.ensure(self.wanted(), reread=reread)
 
     def spec(self) -> ControllerSpec:
-        """One key, woken by SidecarSet and sources' spec events (bursts coalesce in the queue)."""
+        """One key, woken by SidecarSet and sources' spec events and by the mutating configuration's
+        (bursts coalesce in the queue)."""
         watches = tuple(
             Watch(resource, lambda _: (KEY,), accept=spec_changed)
             for resource in (SIDECARSETS, *(source.resource for source in self.sources))
         )
-        return ControllerSpec(name=self.name, watches=watches, workers=1)
+        return ControllerSpec(name=self.name, watches=(*watches, self.keeper.watch()), workers=1)
 
     async def reconcile(self, key: str) -> Result:
         await self.ensure(reread=True)
-        return Result(requeue_after=RECHECK_SECONDS)
+        return Result()
