@@ -4,13 +4,17 @@
 On a pod CREATE (:class:`WsPodMutator`), as upstream's ``pkg/util/workloadspread`` handler:
 
 1. the pod's controller names the workload: a CloneSet (``apps.kruise.io``), a ReplicaSet
-   (``apps``; the Deployment controlling that ReplicaSet when there is one), a Job (``batch``) or
+   (``apps``; the Deployment controlling that ReplicaSet when there is one, the ReplicaSet read
+   from the informer, from the API server only when the informer has not seen it yet), a Job (``batch``) or
    a StatefulSet (``apps``/``apps.kruise.io``);
 2. the namespace's WorkloadSpread whose ``targetRef`` has that group, kind and name (the first
-   found) is read fresh from the API server, :func:`~.subsets.record_creation` picks the subset
-   and the new ``subsetStatuses`` are written to the status subresource with that read's
-   resourceVersion (a conflict reads again, up to :data:`RETRIES` times, as upstream's
-   ``RetryOnConflict``);
+   found), :func:`~.subsets.record_creation` picks the subset and the new ``subsetStatuses`` are
+   written to the status subresource with that copy's resourceVersion. As upstream's cached
+   client and its ``GlobalCache`` of written WorkloadSpreads, the first try uses the newest copy
+   at hand (the informer's, or the one this step last wrote: :func:`newest_copy`) without an API
+   read; a conflict reads the WorkloadSpread fresh and tries again, up to :data:`RETRIES` times
+   (upstream's ``RetryOnConflict``), so the resourceVersion guard still keeps concurrent creates
+   from over-placing a subset;
 3. the pod gets the subset's constraints, patch and ``apps.kruise.io/matched-workloadspread``
    (:func:`~.subsets.inject_into_pod`).
 
@@ -42,6 +46,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from kruise.core.errors import ApiError, ConflictError, KruiseError, NotFoundError
+from kruise.core.expectations import resource_version_newer_or_equal
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS, REPLICASETS
 from kruise.core.runtime import CacheReader, controller_ref
@@ -75,6 +80,7 @@ __all__ = [
     "StatusWriteError",
     "WsPodMutator",
     "WsPodValidator",
+    "newest_copy",
     "pod_terms",
     "target_of_pod",
     "ws_validating_scope",
@@ -165,35 +171,61 @@ def _admits(ws: KubeObject, pod: KubeObject) -> bool:
         return False
 
 
+def newest_copy(cached: KubeObject | None, written: KubeObject | None) -> KubeObject | None:
+    """The copy of one WorkloadSpread to try a status write with first: ``written`` (the object
+    the last successful write returned) when it is the same object (uid) and its resourceVersion
+    is newer than the informer's ``cached`` one (compared as integers, as
+    :func:`~kruise.core.expectations.resource_version_newer_or_equal`), else ``cached``.
+    ``None`` when neither is given."""
+    if written is None or cached is None:
+        return cached if cached is not None else written
+    meta_c, meta_w = mapping(cached.get("metadata")), mapping(written.get("metadata"))
+    if meta_c.get("uid") != meta_w.get("uid"):
+        return cached
+    rv_c, rv_w = str(meta_c.get("resourceVersion") or ""), str(meta_w.get("resourceVersion") or "")
+    if resource_version_newer_or_equal(rv_c, rv_w):
+        return cached
+    return written
+
+
 async def _record(
     kube: KubeClient,
     ws_name: str,
     ns: str,
     decide: Callable[[Sequence[SubsetStatusView]], Recorded],
+    first: KubeObject | None = None,
 ) -> tuple[WorkloadSpreadView, Recorded] | None:
-    """Read the WorkloadSpread fresh, ``decide`` on its ``subsetStatuses`` and write the new ones
-    (when there are) with that read's resourceVersion; a conflict reads again, up to
-    :data:`RETRIES` times (upstream's ``RetryOnConflict``). ``None``: the WorkloadSpread is gone.
+    """``decide`` on the WorkloadSpread's ``subsetStatuses`` and write the new ones (when there
+    are) with that copy's resourceVersion. The first try uses ``first`` when given (a cached
+    copy), else reads fresh; a conflict reads fresh and tries again, up to :data:`RETRIES` times
+    (upstream's ``RetryOnConflict``). Returns the copy decided on (the written object when there
+    was a write) and the decision; ``None``: the WorkloadSpread is gone.
 
     Raises:
         StatusWriteError: the write failed, or conflicted :data:`RETRIES` times.
     """
+    ws = cast(WorkloadSpreadView | None, first)
     for _ in range(RETRIES):
-        try:
-            ws = cast(WorkloadSpreadView, await kube.get(WORKLOADSPREADS, ws_name, ns))
-        except NotFoundError:
-            return None
-        except ApiError as err:
-            raise StatusWriteError(str(err)) from err
+        if ws is None:
+            try:
+                ws = cast(WorkloadSpreadView, await kube.get(WORKLOADSPREADS, ws_name, ns))
+            except NotFoundError:
+                return None
+            except ApiError as err:
+                raise StatusWriteError(str(err)) from err
         recorded = decide((ws.get("status") or {}).get("subsetStatuses") or [])
         if recorded.statuses is not None:
             body = {**ws, "status": {**(ws.get("status") or {}), "subsetStatuses": recorded.statuses}}
             try:
-                await kube.replace(WORKLOADSPREADS, cast(dict[str, Any], body), subresource="status")
+                written = await kube.replace(WORKLOADSPREADS, cast(dict[str, Any], body), subresource="status")
             except ConflictError:
+                ws = None
                 continue
+            except NotFoundError:
+                return None
             except ApiError as err:
                 raise StatusWriteError(str(err)) from err
+            return cast(WorkloadSpreadView, written), recorded
         return ws, recorded
     raise StatusWriteError(f"update WorkloadSpread({ns}/{ws_name}) status: too many conflicts")
 
@@ -222,12 +254,16 @@ class WsPodMutator:
     def __init__(self, kube: KubeClient, cache: CacheReader) -> None:
         self.kube = kube
         self.cache = cache
+        self._written: dict[tuple[str, str], KubeObject] = {}
+        """The object each WorkloadSpread's last status write returned, by (namespace, name)."""
 
     async def _replicaset(self, pod: KubeObject) -> KubeObject | None:
         ref = controller_ref(pod)
         if ref is None or ref.get("kind") != "ReplicaSet":
             return None
-        return await self.kube.get_or_none(REPLICASETS, str(ref.get("name")), namespace(pod))
+        rs_name, ns = str(ref.get("name")), namespace(pod)
+        cached = self.cache.get(REPLICASETS, f"{ns}/{rs_name}")
+        return cached if cached is not None else await self.kube.get_or_none(REPLICASETS, rs_name, ns)
 
     async def mutate(self, pod: dict[str, Any], request: AdmissionRequest) -> bool:
         target = target_of_pod(pod, await self._replicaset(pod))
@@ -247,15 +283,25 @@ class WsPodMutator:
         if matched is None:
             return False
         pod_name = str((pod.get("metadata") or {}).get("name") or "")
+        key = (ns, name(matched))
         try:
             done = await _record(
-                self.kube, name(matched), ns, lambda s: record_creation(s, pod_name, datetime.now(UTC))
+                self.kube,
+                name(matched),
+                ns,
+                lambda s: record_creation(s, pod_name, datetime.now(UTC)),
+                first=newest_copy(matched, self._written.get(key)),
             )
         except StatusWriteError as err:
             raise PodMutationError(str(err)) from err
-        if done is None or done[1].subset is None:
+        if done is None:
+            self._written.pop(key, None)
             return False
         ws, recorded = done
+        if recorded.statuses is not None:
+            self._written[key] = ws
+        if recorded.subset is None:
+            return False
         subset = next(
             (s for s in (ws.get("spec") or {}).get("subsets") or [] if s.get("name") == recorded.subset),
             None,
