@@ -217,7 +217,9 @@ async def _record(
         if recorded.statuses is not None:
             body = {**ws, "status": {**(ws.get("status") or {}), "subsetStatuses": recorded.statuses}}
             try:
-                written = await kube.replace(WORKLOADSPREADS, cast(dict[str, Any], body), subresource="status")
+                written = await kube.replace(
+                    WORKLOADSPREADS, cast(dict[str, Any], body), subresource="status"
+                )
             except ConflictError:
                 ws = None
                 continue
