@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import shutil
 import subprocess
@@ -41,6 +42,7 @@ from rich.table import Table
 from sidecarset import namespace, percentile, until  # bench/sidecarset.py
 from webhookprobe import Probes, Sums, spent  # bench/webhookprobe.py
 
+from kruise.core.errors import ConflictError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CONFIGMAPS, JOBS, NAMESPACES, PODS, Resource
 from kruise.core.localcluster import LocalCluster
@@ -244,6 +246,23 @@ async def spread_create(kube: KubeClient, probes: Probes, n: int) -> Latencies:
         f"WorkloadSpread injected into the last pod: {injected}; creatingPods recorded at the end: "
         f"{creating}; with-WorkloadSpread p50 of the first/last tenth: "
         f"{percentile(with_ws[:tenth], 0.5) * 1000:.1f}/{percentile(with_ws[-tenth:], 0.5) * 1000:.1f} ms"
+    )
+    puts: list[float] = []
+    for i in range(min(n, 100)):  # the floor: the webhook's one guarded status write, raw
+        ws = await kube.get(WORKLOADSPREADS, "spread", "ws-with")
+        status = ws.get("status") or {}
+        subsets = [dict(st) for st in status.get("subsetStatuses") or []]
+        creating_pods = {**(subsets[0].get("creatingPods") or {}), f"floor-{i}": "2026-12-04T00:00:00Z"}
+        subsets[0]["creatingPods"] = creating_pods
+        start = time.perf_counter()
+        with contextlib.suppress(ConflictError):
+            await kube.replace(
+                WORKLOADSPREADS, {**ws, "status": {**status, "subsetStatuses": subsets}}, subresource="status"
+            )
+            puts.append(time.perf_counter() - start)
+    console.print(
+        f"raw guarded status PUT of the WorkloadSpread (the webhook's floor): n={len(puts)} "
+        f"p50 {percentile(puts, 0.5) * 1000:.1f} ms, p90 {percentile(puts, 0.9) * 1000:.1f} ms"
     )
     for ns in sides.values():
         await kube.delete(NAMESPACES, ns, missing_ok=True)

@@ -4,17 +4,22 @@
 On a pod CREATE (:class:`WsPodMutator`), as upstream's ``pkg/util/workloadspread`` handler:
 
 1. the pod's controller names the workload: a CloneSet (``apps.kruise.io``), a ReplicaSet
-   (``apps``; the Deployment controlling that ReplicaSet when there is one), a Job (``batch``) or
-   a StatefulSet (``apps``/``apps.kruise.io``); when a WorkloadSpread of the namespace targets a
-   custom kind, also the owners :meth:`~.customtargets.CustomTargets.owners` reads up through the
-   white list (:mod:`.whitelist`);
+   (``apps``; the Deployment controlling that ReplicaSet when there is one, the ReplicaSet read
+   from the informer, from the API server only when the informer has not seen it yet), a Job
+   (``batch``) or a StatefulSet (``apps``/``apps.kruise.io``); when a WorkloadSpread of the
+   namespace targets a custom kind, also the owners
+   :meth:`~.customtargets.CustomTargets.owners` reads up through the white list
+   (:mod:`.whitelist`);
 2. the namespace's WorkloadSpread (not being deleted) whose ``targetRef`` has that group, kind
-   and name (the first found) is read fresh from the API server,
-   :func:`~.subsets.record_creation` picks the subset from the entries of the pod's revision in
-   ``versionedSubsetStatuses`` (:func:`~.versions.pod_version`; started from the spec by
-   :func:`~.versions.initial_statuses` when the revision has none) and the new entries are
-   written to the status subresource with that read's resourceVersion (a conflict reads again,
-   up to :data:`RETRIES` times, as upstream's ``RetryOnConflict``); a WorkloadSpread of a single
+   and name (the first found): :func:`~.subsets.record_creation` picks the subset from the
+   entries of the pod's revision in ``versionedSubsetStatuses`` (:func:`~.versions.pod_version`;
+   started from the spec by :func:`~.versions.initial_statuses` when the revision has none) and
+   the new entries are written to the status subresource with that copy's resourceVersion. As
+   upstream's cached client and its ``GlobalCache`` of written WorkloadSpreads, the first try
+   uses the newest copy at hand (the informer's, or the one this step last wrote:
+   :func:`newest_copy`) without an API read; a conflict reads the WorkloadSpread fresh and tries
+   again, up to :data:`RETRIES` times (upstream's ``RetryOnConflict``), so the resourceVersion
+   guard still keeps concurrent creates from over-placing a subset. A WorkloadSpread of a single
    uncapped subset puts every pod there without reading or writing its status (as upstream);
 3. the pod gets the subset's constraints, patch and ``apps.kruise.io/matched-workloadspread``
    (:func:`~.subsets.inject_into_pod`).
@@ -49,6 +54,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from kruise.core.errors import ApiError, ConflictError, KruiseError, NotFoundError
+from kruise.core.expectations import resource_version_newer_or_equal
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import PODS, REPLICASETS
 from kruise.core.runtime import CacheReader, controller_ref
@@ -88,6 +94,7 @@ __all__ = [
     "StatusWriteError",
     "WsPodMutator",
     "WsPodValidator",
+    "newest_copy",
     "pod_terms",
     "target_of_pod",
     "ws_validating_scope",
@@ -208,29 +215,51 @@ async def _initial(custom: CustomTargets, ws: WorkloadSpreadView) -> list[Subset
         raise StatusWriteError(str(err)) from err
 
 
+def newest_copy(cached: KubeObject | None, written: KubeObject | None) -> KubeObject | None:
+    """The copy of one WorkloadSpread to try a status write with first: ``written`` (the object
+    the last successful write returned) when it is the same object (uid) and its resourceVersion
+    is newer than the informer's ``cached`` one (compared as integers, as
+    :func:`~kruise.core.expectations.resource_version_newer_or_equal`), else ``cached``.
+    ``None`` when neither is given."""
+    if written is None or cached is None:
+        return cached if cached is not None else written
+    meta_c, meta_w = mapping(cached.get("metadata")), mapping(written.get("metadata"))
+    if meta_c.get("uid") != meta_w.get("uid"):
+        return cached
+    rv_c, rv_w = str(meta_c.get("resourceVersion") or ""), str(meta_w.get("resourceVersion") or "")
+    if resource_version_newer_or_equal(rv_c, rv_w):
+        return cached
+    return written
+
+
 async def _record(
     custom: CustomTargets,
     ws_name: str,
     ns: str,
     version: str,
     decide: Callable[[Sequence[SubsetStatusView]], Recorded],
+    first: KubeObject | None = None,
 ) -> tuple[WorkloadSpreadView, Recorded] | None:
-    """Read the WorkloadSpread fresh, ``decide`` on the ``versionedSubsetStatuses`` entries of
-    the pod's revision ``version`` (:func:`_initial` when it has none yet) and write the new ones
-    (when there are) with that read's resourceVersion; a conflict reads again, up to
-    :data:`RETRIES` times (upstream's ``RetryOnConflict``). ``None``: the WorkloadSpread is gone.
+    """``decide`` on the ``versionedSubsetStatuses`` entries of the pod's revision ``version``
+    (:func:`_initial` when it has none yet) and write the new ones (when there are) with that
+    copy's resourceVersion. The first try uses ``first`` when given (a cached copy), else reads
+    fresh; a conflict reads fresh and tries again, up to :data:`RETRIES` times (upstream's
+    ``RetryOnConflict``). Returns the copy decided on (the written object when there was a write)
+    and the decision; ``None``: the WorkloadSpread is gone.
 
     Raises:
         StatusWriteError: the write failed, or conflicted :data:`RETRIES` times.
     """
     kube = custom.kube
+    ws = cast(WorkloadSpreadView | None, first)
     for _ in range(RETRIES):
-        try:
-            ws = cast(WorkloadSpreadView, await kube.get(WORKLOADSPREADS, ws_name, ns))
-        except NotFoundError:
-            return None
-        except ApiError as err:
-            raise StatusWriteError(str(err)) from err
+        if ws is None:
+            try:
+                ws = cast(WorkloadSpreadView, await kube.get(WORKLOADSPREADS, ws_name, ns))
+            except NotFoundError:
+                return None
+            except ApiError as err:
+                raise StatusWriteError(str(err)) from err
         status = ws.get("status") or {}
         versioned = dict(status.get("versionedSubsetStatuses") or {})
         recorded = decide(versioned.get(version) or await _initial(custom, ws))
@@ -238,11 +267,17 @@ async def _record(
             versioned[version] = recorded.statuses
             body = {**ws, "status": {**status, "versionedSubsetStatuses": versioned}}
             try:
-                await kube.replace(WORKLOADSPREADS, cast(dict[str, Any], body), subresource="status")
+                written = await kube.replace(
+                    WORKLOADSPREADS, cast(dict[str, Any], body), subresource="status"
+                )
             except ConflictError:
+                ws = None
                 continue
+            except NotFoundError:
+                return None
             except ApiError as err:
                 raise StatusWriteError(str(err)) from err
+            return cast(WorkloadSpreadView, written), recorded
         return ws, recorded
     raise StatusWriteError(f"update WorkloadSpread({ns}/{ws_name}) status: too many conflicts")
 
@@ -274,12 +309,16 @@ class WsPodMutator:
         self.kube = kube
         self.cache = cache
         self.custom = CustomTargets(kube, config_namespace)
+        self._written: dict[tuple[str, str], KubeObject] = {}
+        """The object each WorkloadSpread's last status write returned, by (namespace, name)."""
 
     async def _replicaset(self, pod: KubeObject) -> KubeObject | None:
         ref = controller_ref(pod)
         if ref is None or ref.get("kind") != "ReplicaSet":
             return None
-        return await self.kube.get_or_none(REPLICASETS, str(ref.get("name")), namespace(pod))
+        rs_name, ns = str(ref.get("name")), namespace(pod)
+        cached = self.cache.get(REPLICASETS, f"{ns}/{rs_name}")
+        return cached if cached is not None else await self.kube.get_or_none(REPLICASETS, rs_name, ns)
 
     async def mutate(self, pod: dict[str, Any], request: AdmissionRequest) -> bool:
         if not is_active(pod):
@@ -317,6 +356,7 @@ class WsPodMutator:
             ws, recorded = cast(WorkloadSpreadView, matched), Recorded(None, subsets[0].get("name"))
         else:
             pod_name = str((pod.get("metadata") or {}).get("name") or "")
+            key = (ns, name(matched))
             try:
                 done = await _record(
                     self.custom,
@@ -324,12 +364,18 @@ class WsPodMutator:
                     ns,
                     pod_version(pod),
                     lambda s: record_creation(s, pod_name, datetime.now(UTC)),
+                    first=newest_copy(matched, self._written.get(key)),
                 )
             except StatusWriteError as err:
                 raise PodMutationError(str(err)) from err
-            if done is None or done[1].subset is None:
+            if done is None:
+                self._written.pop(key, None)
                 return False
             ws, recorded = done
+            if recorded.statuses is not None:
+                self._written[key] = cast(KubeObject, ws)
+            if recorded.subset is None:
+                return False
         subset = next(
             (s for s in (ws.get("spec") or {}).get("subsets") or [] if s.get("name") == recorded.subset),
             None,

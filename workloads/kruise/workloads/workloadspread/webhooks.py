@@ -13,6 +13,7 @@ from typing import cast
 
 from kruise.core.errors import ApiError
 from kruise.core.kube.client import KubeClient
+from kruise.core.kube.resources import REPLICASETS
 from kruise.core.runtime import CacheReader, Read
 from kruise.core.webhook import AdmissionRequest, AdmissionResponse
 from kruise.core.webhook.configuration import WebhookSettings, WebhookSpec
@@ -30,8 +31,9 @@ VALIDATE_PATH = "/validate-apps-kruise-io-v1alpha1-workloadspread"
 
 
 def ws_reads() -> tuple[Read, ...]:
-    """What the WorkloadSpread webhooks read from the informers."""
-    return (Read(WORKLOADSPREADS),)
+    """What the WorkloadSpread webhooks read from the informers (the pod step: a Deployment pod's
+    ReplicaSet)."""
+    return (Read(WORKLOADSPREADS), Read(REPLICASETS))
 
 
 def ws_webhook_specs(settings: WebhookSettings) -> list[WebhookSpec]:
