@@ -17,8 +17,13 @@ def _pod(uid: str) -> dict[str, Any]:
             "uid": uid,
             "resourceVersion": "9",
             "ownerReferences": [
-                {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web",
-                 "uid": "cs-uid", "controller": True}
+                {
+                    "apiVersion": "apps.kruise.io/v1alpha1",
+                    "kind": "CloneSet",
+                    "name": "web",
+                    "uid": "cs-uid",
+                    "controller": True,
+                }
             ],
         }
     }

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from kruise.core import memtrace
 from kruise.core.backoff import retry_transient
 from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
 from kruise.core.kube import KubeClient
@@ -329,6 +330,7 @@ def run(options: ManagerOptions) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, manager.stop.set)
+        memtrace.install_from_env(loop)  # off unless KRUISE_MEMTRACE is set (SIGUSR2 reports)
         return await manager.run()
 
     return asyncio.run(main())
