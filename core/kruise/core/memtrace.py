@@ -38,7 +38,7 @@ class CountChange(NamedTuple):
     """Live objects of one type now, and the change since the previous report."""
 
     type_name: str
-    count: int
+    live: int
     change: int
 
 
@@ -87,7 +87,7 @@ class MemTrace:
             f"RSS {_rss_kib() / 1024:.1f} MiB, {sum(counts.values())} gc objects",
             "-- objects per type (count, change since the previous report)",
         ]
-        lines += [f"{c.count:>10} {c.change:>+9} {c.type_name}" for c in count_changes(self._counts, counts)]
+        lines += [f"{c.live:>10} {c.change:>+9} {c.type_name}" for c in count_changes(self._counts, counts)]
         self._counts = counts
         if tracemalloc.is_tracing():
             snapshot = tracemalloc.take_snapshot().filter_traces(
