@@ -30,7 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, NAMESPACES
+from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, NAMESPACES
 from kruise.core.localcluster import LocalCluster
 from kruise.rollouts.crds import write_crds
 from kruise.rollouts.manager.process import ManagerProcess
@@ -143,7 +143,8 @@ async def main(count: int, replicas: int, rounds: int, memtrace: str | None, fra
                 )
                 took = await settled(kube, count, replicas, image)
                 rows.append((f"update round {r}", took, rss_mib(pid), rss_mib(pid, "VmHWM")))
-                console.print(rows[-1])
+                revisions = len((await kube.list(CONTROLLER_REVISIONS, NS))["items"])
+                console.print(rows[-1], f"{revisions} ControllerRevisions")
                 await report(pid, memtrace)
         finally:
             await kube.close()
