@@ -5,8 +5,10 @@ one report: the RSS, the live objects per type (``gc.get_objects``) with their c
 previous report, and, when ``KRUISE_TRACEMALLOC`` is a positive number of frames,
 :mod:`tracemalloc`'s allocations grouped by source line with their change since the previous
 report (tracemalloc starts when :func:`install_from_env` runs, so it costs CPU and memory for
-the whole run: a diagnostic, never for production). The first report is the baseline; the
-diffs of later ones show what grew in between::
+the whole run: a diagnostic, never for production). A report stops the event loop while it
+walks the objects and takes the snapshot (seconds with tracemalloc on a loaded machine): long
+enough, the leader lease is not renewed and the manager exits. The first report is the
+baseline; the diffs of later ones show what grew in between::
 
     KRUISE_MEMTRACE=/tmp/mem.txt KRUISE_TRACEMALLOC=1 kruise manager ...
     kill -USR2 <pid>   # after warm-up, then again later
