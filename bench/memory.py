@@ -7,6 +7,11 @@ until every pod is Ready, and runs ``--rounds`` in-place image updates of all of
 the RSS after each round (target: at most 300 MiB, flat within 10% over the rounds).
 
     .venv/bin/python bench/memory.py --clonesets 1000 --replicas 10 --rounds 10
+
+``--memtrace FILE`` turns on the manager's memory diagnostics (:mod:`kruise.core.memtrace`): a
+report (objects per type, and with ``--tracemalloc N`` allocations by line) is appended to FILE
+once all pods are Ready and after every round, each with its change since the previous one.
+tracemalloc inflates the RSS and slows the manager: compare RSS only between runs without it.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -24,7 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import CLONESETS, NAMESPACES
+from kruise.core.kube.resources import CLONESETS, CONTROLLER_REVISIONS, NAMESPACES
 from kruise.core.localcluster import LocalCluster
 from kruise.rollouts.crds import write_crds
 from kruise.rollouts.manager.process import ManagerProcess
@@ -83,7 +89,21 @@ async def settled(kube: KubeClient, count: int, replicas: int, image: str, timeo
     raise TimeoutError(f"CloneSets not settled after {timeout}s")
 
 
-async def main(count: int, replicas: int, rounds: int) -> None:
+async def report(pid: int, memtrace: str | None) -> None:
+    """Ask the manager for a memory report (SIGUSR2) and wait until it is appended."""
+    if not memtrace:
+        return
+    path = Path(memtrace)
+    before = path.stat().st_size if path.exists() else 0
+    os.kill(pid, signal.SIGUSR2)
+    for _ in range(600):
+        await asyncio.sleep(0.5)
+        if path.exists() and path.stat().st_size > before:
+            await asyncio.sleep(0.5)  # the rest of the write
+            return
+
+
+async def main(count: int, replicas: int, rounds: int, memtrace: str | None, frames: int) -> None:
     with tempfile.TemporaryDirectory(prefix="kruise-bench-mem-") as tmp:
         workdir = Path(tmp)
         cluster = LocalCluster(workdir / "cluster", nodes=3, attached=True)
@@ -96,6 +116,7 @@ async def main(count: int, replicas: int, rounds: int) -> None:
             state.kubeconfig,
             workdir / "manager",
             extra_args=("--kube-client-qps=1000", "--kube-client-burst=2000"),
+            env={"KRUISE_MEMTRACE": memtrace, "KRUISE_TRACEMALLOC": str(frames)} if memtrace else None,
         )
         manager.start()
         kube = await KubeClient.from_kubeconfig(state.kubeconfig, qps=1000, burst=2000)
@@ -113,6 +134,7 @@ async def main(count: int, replicas: int, rounds: int) -> None:
             took = await settled(kube, count, replicas, IMAGES[0])
             rows.append((f"{count * replicas} pods Ready", took, rss_mib(pid), rss_mib(pid, "VmHWM")))
             console.print(rows[-1])
+            await report(pid, memtrace)
             for r in range(1, rounds + 1):
                 image = IMAGES[r % 2]
                 patch = [{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": image}]
@@ -121,7 +143,9 @@ async def main(count: int, replicas: int, rounds: int) -> None:
                 )
                 took = await settled(kube, count, replicas, image)
                 rows.append((f"update round {r}", took, rss_mib(pid), rss_mib(pid, "VmHWM")))
-                console.print(rows[-1])
+                revisions = len((await kube.list(CONTROLLER_REVISIONS, NS))["items"])
+                console.print(rows[-1], f"{revisions} ControllerRevisions")
+                await report(pid, memtrace)
         finally:
             await kube.close()
             manager.stop()
@@ -151,5 +175,7 @@ if __name__ == "__main__":
     parser.add_argument("--clonesets", type=int, default=1000)
     parser.add_argument("--replicas", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--memtrace", help="append the manager's memory reports to this file")
+    parser.add_argument("--tracemalloc", type=int, default=0, help="tracemalloc frames (with --memtrace)")
     args = parser.parse_args()
-    asyncio.run(main(args.clonesets, args.replicas, args.rounds))
+    asyncio.run(main(args.clonesets, args.replicas, args.rounds, args.memtrace, args.tracemalloc))

@@ -117,9 +117,24 @@ class ResourceVersionExpectations:
         self.timeout = timeout
         self._clock = clock
         self._wanted: dict[str, tuple[str, float]] = {}
+        self._sweep_at = self.SWEEP_MIN
+
+    SWEEP_MIN = 1024
+    """Entries held before the timed-out ones are swept. An entry leaves on the ``check`` that sees
+    the cache caught up, but an object deleted before that check (a pod patched in place, then
+    deleted) is never checked again; its entry would stay for the life of the process."""
 
     def expect(self, uid: str, resource_version: str) -> None:
-        self._wanted[uid] = (resource_version, self._clock())
+        now = self._clock()
+        self._wanted[uid] = (resource_version, now)
+        if len(self._wanted) > self._sweep_at:
+            # a timed-out entry is satisfied anyway (``check``): dropping it changes no decision
+            self._wanted = {k: w for k, w in self._wanted.items() if now - w[1] < self.timeout}
+            self._sweep_at = max(self.SWEEP_MIN, 2 * len(self._wanted))
+
+    def __len__(self) -> int:
+        """Objects with an expectation still held."""
+        return len(self._wanted)
 
     def check(self, uid: str, cached_resource_version: str | None) -> bool:
         """True when nothing is expected for ``uid``, or the cache caught up (or it timed out)."""

@@ -79,6 +79,10 @@ class WorkQueue:
     one the queue exports none (as client-go's unnamed queues).
     """
 
+    PRUNE_MIN = 1024
+    """Paced keys (``pace`` > 0) held before the expired ones are swept: a key never added again
+    (its object was deleted) would otherwise keep its entry for the life of the process."""
+
     def __init__(
         self,
         *,
@@ -96,6 +100,7 @@ class WorkQueue:
         self._timers: dict[str, tuple[float, asyncio.TimerHandle]] = {}
         self._failures: dict[str, int] = {}
         self._not_before: dict[str, float] = {}
+        self._prune_not_before_at = self.PRUNE_MIN  # sweep the expired paces past this many entries
         self._added_at: dict[str, float] = {}  # key -> monotonic time of its first add (metrics only)
         self.base_delay = base_delay
         self.max_delay = max_delay
@@ -220,9 +225,17 @@ class WorkQueue:
             self.metrics.work_duration.observe(time.monotonic() - started)
         if self.pace > 0 and elapsed > 0:
             self._not_before[key] = time.monotonic() + min(self.pace * elapsed, self.max_pace)
+            if len(self._not_before) > self._prune_not_before_at:
+                self._prune_not_before()
         if key in self._dirty:
             self._dirty.discard(key)
             self._add(key, False)
+
+    def _prune_not_before(self) -> None:
+        """Drop the paces already past (amortised: the next sweep waits until the map doubles)."""
+        now = time.monotonic()
+        self._not_before = {k: due for k, due in self._not_before.items() if due > now}
+        self._prune_not_before_at = max(self.PRUNE_MIN, 2 * len(self._not_before))
 
     async def run(self, reconcile: Reconcile, *, workers: int, name: str | None = None) -> None:
         """Run ``workers`` loops calling ``reconcile(key)`` until cancelled.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kruise.core.expectations import (
     ResourceVersionExpectations,
     ScaleAction,
@@ -71,3 +73,32 @@ def test_resource_versions_compare_as_integers() -> None:
     assert resource_version_newer_or_equal("1000", "999")
     assert not resource_version_newer_or_equal("999", "1000")
     assert not resource_version_newer_or_equal(None, "1")
+
+
+def test_resource_version_entries_of_objects_never_checked_again_are_swept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ResourceVersionExpectations, "SWEEP_MIN", 3)
+    clock = Clock()
+    exp = ResourceVersionExpectations(timeout=10.0, clock=clock)
+    for i in range(3):  # three pods patched in place, then deleted before any check
+        exp.expect(f"gone-{i}", "5")
+    clock.t = 10.0
+    exp.expect("fresh", "7")  # the fourth crosses the threshold: the timed-out three go
+    assert len(exp) == 1
+    assert exp.check("fresh", "6") is False, "the fresh expectation still holds"
+    assert exp.check("gone-0", "1") is True
+
+
+def test_resource_version_entries_within_the_timeout_are_kept_by_a_sweep(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ResourceVersionExpectations, "SWEEP_MIN", 2)
+    clock = Clock()
+    exp = ResourceVersionExpectations(timeout=10.0, clock=clock)
+    exp.expect("a", "5")
+    clock.t = 5.0
+    exp.expect("b", "5")
+    exp.expect("c", "5")
+    assert len(exp) == 3
+    assert exp.check("a", "4") is False

@@ -212,3 +212,18 @@ async def test_a_dirty_key_requeued_by_done_waits_its_namespaces_turn() -> None:
     q.add("b/1")
     q.done(key)
     assert [await q.get() for _ in range(2)] == ["b/1", "a/1"]
+
+
+async def test_paces_of_keys_never_added_again_are_swept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(WorkQueue, "PRUNE_MIN", 4)
+    q = WorkQueue(pace=1.0, max_pace=0.01)
+    for i in range(4):  # four objects reconciled once, then deleted (never added again)
+        q.add(f"ns/gone-{i}")
+        q.done(await q.get(), elapsed=1.0)
+    assert len(q._not_before) == 4
+    await asyncio.sleep(0.03)  # their paces are past
+    q.add("ns/live")
+    q.done(await q.get(), elapsed=1.0)  # the fifth entry crosses the threshold: expired ones go
+    assert set(q._not_before) == {"ns/live"}, "only the still-paced key is held"
+    q.add("ns/live")
+    assert len(q) == 0, "and its pace still holds it back"

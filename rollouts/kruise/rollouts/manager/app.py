@@ -28,6 +28,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from kruise.core import mallocopts, memtrace
 from kruise.core.backoff import retry_transient
 from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
 from kruise.core.kube import KubeClient
@@ -323,12 +324,14 @@ async def _start(app: web.Application, sock: socket.socket | None) -> web.AppRun
 def run(options: ManagerOptions) -> int:
     """Run the manager until SIGTERM/SIGINT; returns the process exit code."""
     configure_logging(os.environ.get("KRUISE_LOG_LEVEL", "INFO"), options.logging_format)
+    mallocopts.pin_mmap_threshold()  # freed large buffers go back to the system (issue 28)
 
     async def main() -> int:
         manager = Manager(options)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, manager.stop.set)
+        memtrace.install_from_env(loop)  # off unless KRUISE_MEMTRACE is set (SIGUSR2 reports)
         return await manager.run()
 
     return asyncio.run(main())

@@ -141,6 +141,8 @@ class CloneSetController:
 
     def _pod_event(self, delta: Delta) -> None:
         key = owner_key(delta.obj, CLONESETS)
+        if delta.type is EventType.DELETED:  # no reconcile checks a gone pod's in-place write again
+            self.rv_expectations.delete(uid(delta.obj))
         if key is not None:
             self.observe_pod(key, delta.obj, deleted=delta.type is EventType.DELETED)
 

@@ -10,7 +10,8 @@ process the writers of one PUB also queue on a lock (upstream's ``GlobalKeyedMut
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import cast
 
 from kruise.core.errors import ConflictError, NotFoundError, TransientError
@@ -33,13 +34,23 @@ class StatusWriter:
 
     def __init__(self, kube: KubeClient) -> None:
         self.kube = kube
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks: dict[str, tuple[asyncio.Lock, list[int]]] = {}  # key -> (lock, [holders+waiters])
 
-    def _lock(self, key: str) -> asyncio.Lock:
-        lock = self._locks.get(key)
-        if lock is None:
-            lock = self._locks[key] = asyncio.Lock()
-        return lock
+    @contextlib.asynccontextmanager
+    async def _lock(self, key: str) -> AsyncIterator[None]:
+        """Hold ``key``'s lock; the last user drops it, so a deleted PUB leaves nothing behind."""
+        entry = self._locks.get(key)
+        if entry is None:
+            entry = self._locks[key] = (asyncio.Lock(), [0])
+        lock, users = entry
+        users[0] += 1
+        try:
+            async with lock:
+                yield
+        finally:
+            users[0] -= 1
+            if not users[0]:
+                del self._locks[key]
 
     async def update(
         self, namespace: str, name: str, change: Change, *, first: JSON | None = None
