@@ -29,6 +29,7 @@ from kruise.workloads.workloadspread.whitelist import (
     permits,
     replicas_of,
     replicas_path,
+    split_api_version,
 )
 
 __all__ = ["MAX_OWNERS", "CustomKinds", "CustomTargets", "read_whitelist"]
@@ -67,7 +68,7 @@ class CustomKinds:
         known = self._kinds.get(api_version) or {}
         if kind in known:
             return known[kind]
-        group, _, version = api_version.rpartition("/")
+        group, version = split_api_version(api_version)
         path = f"/apis/{group}/{version}" if group else f"/api/{version}"
         try:
             answer = await self.kube.request("GET", path)

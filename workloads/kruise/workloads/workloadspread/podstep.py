@@ -85,7 +85,7 @@ from kruise.workloads.workloadspread.target import read_workload, target_replica
 from kruise.workloads.workloadspread.targetfilter import TargetFilterError, admits
 from kruise.workloads.workloadspread.validation import BUILTIN_GROUP_KINDS, is_builtin_kind, same_target
 from kruise.workloads.workloadspread.versions import initial_statuses, pod_version
-from kruise.workloads.workloadspread.whitelist import DEFAULT_NAMESPACE
+from kruise.workloads.workloadspread.whitelist import DEFAULT_NAMESPACE, group_of
 
 __all__ = [
     "GATE",
@@ -119,10 +119,6 @@ class StatusWriteError(KruiseError):
 _OWNER_KINDS = {"CloneSet": "apps.kruise.io", "ReplicaSet": "apps", "Job": "batch", "StatefulSet": ""}
 
 
-def _group(api_version: str) -> str:
-    return api_version.rpartition("/")[0]
-
-
 def target_of_pod(pod: KubeObject, replicaset: KubeObject | None) -> TargetView | None:
     """The workload a pod belongs to (see the module doc); ``replicaset`` is the pod's controlling
     ReplicaSet when it has one (its own controller, a Deployment, is then the target)."""
@@ -132,7 +128,7 @@ def target_of_pod(pod: KubeObject, replicaset: KubeObject | None) -> TargetView 
     kind, api_version = str(ref.get("kind") or ""), str(ref.get("apiVersion") or "")
     if kind not in _OWNER_KINDS:
         return None
-    group = _group(api_version)
+    group = group_of(api_version)
     if kind == "StatefulSet" and group not in ("apps", "apps.kruise.io"):
         return None
     if kind != "StatefulSet" and group != _OWNER_KINDS[kind]:
@@ -142,7 +138,7 @@ def target_of_pod(pod: KubeObject, replicaset: KubeObject | None) -> TargetView 
         if (
             owner is not None
             and owner.get("kind") == "Deployment"
-            and _group(str(owner.get("apiVersion"))) == "apps"
+            and group_of(str(owner.get("apiVersion"))) == "apps"
         ):
             return {
                 "apiVersion": str(owner.get("apiVersion")),

@@ -20,6 +20,7 @@ from kruise.core.kube.resources import (
 from kruise.workloads.api.workloadspread import TargetFilterView, TargetView
 from kruise.workloads.objects import KubeObject, spec
 from kruise.workloads.workloadspread.targetfilter import filtered_replicas
+from kruise.workloads.workloadspread.whitelist import group_of
 
 __all__ = ["WORKLOADS", "read_workload", "target_replicas", "workload_resource"]
 
@@ -36,7 +37,7 @@ WORKLOADS: tuple[Resource, ...] = (
 
 def workload_resource(target: TargetView) -> Resource | None:
     """The informer resource of a ``targetRef`` (group and kind), or ``None``."""
-    group = str(target.get("apiVersion") or "").rpartition("/")[0]
+    group = group_of(str(target.get("apiVersion") or ""))
     for res in WORKLOADS:
         if res.kind == target.get("kind") and res.group == group:
             return res

@@ -41,7 +41,7 @@ from kruise.workloads.admission.metavalidation import LabelSelectorError, select
 from kruise.workloads.api.workloadspread import ADAPTIVE, FIXED, TargetView, WorkloadSpreadView, WsSpecView
 from kruise.workloads.intorpercent import IntOrPercentError, scaled_value
 from kruise.workloads.podunavailablebudget.validation import go_target_reference
-from kruise.workloads.workloadspread.whitelist import CustomWorkload, permits
+from kruise.workloads.workloadspread.whitelist import CustomWorkload, group_of, permits
 
 __all__ = [
     "BUILTIN_GROUP_KINDS",
@@ -66,14 +66,10 @@ _GROUPS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _group(api_version: str) -> str:
-    return api_version.rpartition("/")[0] if "/" in api_version else ""
-
-
 def same_target(a: TargetView, b: TargetView) -> bool:
     """Same API group, kind and name (versions may differ)."""
-    return (_group(a.get("apiVersion", "")), a.get("kind"), a.get("name")) == (
-        _group(b.get("apiVersion", "")),
+    return (group_of(a.get("apiVersion", "")), a.get("kind"), a.get("name")) == (
+        group_of(b.get("apiVersion", "")),
         b.get("kind"),
         b.get("name"),
     )
@@ -103,7 +99,7 @@ def _target_errors(target: TargetView | None, custom: CustomList) -> list[FieldE
         if permits(custom, str(target.get("apiVersion")), kind):
             return []
         return [invalid(path, value, "TargetReference's GroupKind is not permitted.")]
-    if _group(str(target.get("apiVersion"))) not in groups:
+    if group_of(str(target.get("apiVersion"))) not in groups:
         return [invalid(path, value, f"TargetReference is not valid for {kind}.")]
     return []
 

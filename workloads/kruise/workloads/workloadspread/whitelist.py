@@ -41,6 +41,7 @@ __all__ = [
     "permits",
     "replicas_of",
     "replicas_path",
+    "split_api_version",
 ]
 
 CONFIGURATION_NAME = "kruise-configuration"
@@ -111,19 +112,20 @@ def parse_whitelist(text: str) -> tuple[CustomWorkload, ...]:
     return tuple(out)
 
 
-def _split(api_version: str) -> tuple[str, str]:
+def split_api_version(api_version: str) -> tuple[str, str]:
+    """``(group, version)`` of ``api_version`` (group ``""`` for core ``v1``)."""
     group, _, version = api_version.rpartition("/")
     return group, version
 
 
 def group_of(api_version: str) -> str:
     """The API group of ``api_version`` (``""`` for core ``v1``)."""
-    return _split(api_version)[0]
+    return split_api_version(api_version)[0]
 
 
 def permits(workloads: Iterable[CustomWorkload], api_version: str, kind: str) -> bool:
     """A listed workload has the group of ``api_version`` and ``kind`` (upstream's validation)."""
-    group = _split(api_version)[0]
+    group = split_api_version(api_version)[0]
     return any(w.kind.group == group and w.kind.kind == kind for w in workloads)
 
 
@@ -140,7 +142,7 @@ def chain_kinds(workloads: Iterable[CustomWorkload]) -> frozenset[tuple[str, str
 def replicas_path(workloads: Iterable[CustomWorkload], api_version: str, kind: str) -> str:
     """The ``replicasPath`` of the listed workload of this group, version and kind (``""``: none;
     upstream's controller matches the version too)."""
-    group, version = _split(api_version)
+    group, version = split_api_version(api_version)
     for workload in workloads:
         if (workload.kind.group, workload.kind.version, workload.kind.kind) == (group, version, kind):
             return workload.replicas_path
