@@ -268,7 +268,7 @@ async def run_side(
                 async with ObjectStream(kube, CLONESETS, NS) as sets:
                     await sets.wait(lambda items: all(ready(o) for o in items.values()), timeout=timeout)
             console.print(f"{side.name} N={n}: {n} Rollouts healthy; releasing")
-            cpu0, plane0, t0 = cpu_seconds(pid), plane_cpu(cluster), time.monotonic()
+            cpu0, plane0, t0 = cpu_seconds(pid), plane_cpu_by(cluster), time.monotonic()
             for line in timelines.values():
                 line.start(t0)
             patch = image_patch()
@@ -288,8 +288,16 @@ async def run_side(
                     console.print(f"[red]{side.name} N={n}: not all completed after {timeout:.0f}s")
             done_times = [line.done_at for line in timelines.values() if line.done_at is not None]
             completion = (max(done_times) - t0) if done_times else float("nan")
-            cpu, plane = cpu_seconds(pid) - cpu0, plane_cpu(cluster) - plane0
+            cpu, plane_by = cpu_seconds(pid) - cpu0, plane_cpu_by(cluster)
+            plane_by = {name: used - plane0.get(name, 0.0) for name, used in plane_by.items()}
+            plane = sum(plane_by.values())
             console.print(f"{side.name} N={n}: completed in {completion:.1f}s; {rest:.0f}s at rest")
+            console.print(
+                f"{side.name} N={n}: control plane CPU (s) by process: "
+                + ", ".join(
+                    f"{name} {used:.1f}" for name, used in sorted(plane_by.items(), key=lambda kv: -kv[1])
+                )
+            )
             before, r0 = request_totals(cluster.kubectl("get", "--raw", "/metrics")), time.monotonic()
             await asyncio.sleep(rest)
             after = request_totals(cluster.kubectl("get", "--raw", "/metrics"))
@@ -316,10 +324,10 @@ async def run_side(
     )
 
 
-def plane_cpu(cluster: LocalCluster) -> float:
-    """CPU seconds so far of every control-plane process the cluster started (summed)."""
+def plane_cpu_by(cluster: LocalCluster) -> dict[str, float]:
+    """CPU seconds so far of each control-plane process the cluster started, by its name."""
     assert cluster.state is not None
-    return sum(cpu_seconds(pid) for pid in cluster.state.pids.values())
+    return {name: cpu_seconds(pid) for name, pid in cluster.state.pids.items()}
 
 
 def healthy(side: Side, obj: JSON) -> bool:

@@ -6,6 +6,8 @@ choices, admission webhooks left on, and no client-side throttling of our own te
 
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +131,9 @@ def apiserver_args(
     ``lease`` reconciler, upstream's default), and the ``ServiceAccount`` admission plugin gives
     pods their token, as in a real cluster. Otherwise (loopback, KWOK only) the Service has no
     endpoints (an EndpointSlice may not hold a loopback address) and pods get no token.
+
+    ``$KRUISE_APISERVER_ARGS`` (shell words) is appended: a diagnostic hook, e.g. an audit log
+    for a benchmark (``--audit-policy-file=... --audit-log-path=...``).
     """
     disabled = ["TaintNodesByCondition"] if services else ["ServiceAccount", "TaintNodesByCondition"]
     return [
@@ -161,6 +166,8 @@ def apiserver_args(
         "--enable-priority-and-fairness=false",
         "--profiling=false",
         "--v=1",
+        # a diagnostic hook (an audit log for a benchmark, a verbosity): appended as given
+        *shlex.split(os.environ.get("KRUISE_APISERVER_ARGS", "")),
     ]
 
 

@@ -86,7 +86,7 @@ class BatchReleaseController:
             return Result()
         kind, style = served
         obs = observe(kind, self.cache.reader, br["metadata"]["namespace"], str(ref.get("name")), pods=True)
-        if self.executor.waiting(key, obs):
+        if self.executor.waiting(key, obs) or self.executor.stale(br, obs):
             return Result(requeue_after=0.5)
         if obs is not None and style.needs_hpas(br, obs):
             obs = dataclasses.replace(obs, hpas=await self.executor.hpas(br["metadata"]["namespace"]))

@@ -8,6 +8,8 @@ The controls are pure (:class:`~kruise.rollouts.workloads.ops.ControlDecision`);
 - an object created (a canary Deployment) is expected: the next rounds wait until the cache shows
   it among the workload's canaries (or the expectation times out), so a stale cache never creates
   it twice;
+- the resourceVersion of each write to the BatchRelease or its workload is expected too: no round
+  decides on a cached copy older than the last write (it would write the same again);
 - a round that removes the BatchRelease's own finalizer writes no status (the object is going);
 - the namespace's HPAs are listed only when the style says the round may touch one.
 """
@@ -20,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kruise.core.errors import ConflictError, NotFoundError
-from kruise.core.expectations import ScaleAction, ScaleExpectations
+from kruise.core.expectations import ResourceVersionExpectations, ScaleAction, ScaleExpectations
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import DEPLOYMENTS, PODS, REPLICASETS, Resource
 from kruise.core.patches import merge_patch
@@ -47,6 +49,23 @@ class ReleaseExecutor:
     def __init__(self, kube: KubeClient, *, expectation_timeout: float = 30.0) -> None:
         self.kube = kube
         self.expectations = ScaleExpectations(timeout=expectation_timeout)
+        self.written = ResourceVersionExpectations(timeout=expectation_timeout)
+
+    def stale(self, br: Mapping[str, Any], obs: Observation | None) -> bool:
+        """Whether the cache still shows the BatchRelease or its workload older than this
+        executor's last write to it: a round decided on that copy would write again what the
+        last round wrote (and a write guarded by its resourceVersion would only conflict)."""
+        objects = (br,) if obs is None or obs.workload is None else (br, obs.workload)
+        for obj in objects:
+            meta = obj.get("metadata") or {}
+            if not self.written.check(str(meta.get("uid") or ""), meta.get("resourceVersion")):
+                return True
+        return False
+
+    def _wrote(self, written: Mapping[str, Any]) -> None:
+        meta = written.get("metadata") or {}
+        if meta.get("uid") and meta.get("resourceVersion"):
+            self.written.expect(str(meta["uid"]), str(meta["resourceVersion"]))
 
     def waiting(self, key: str, obs: Observation | None) -> bool:
         """Whether an object this BatchRelease created is not in the cache yet (keep waiting)."""
@@ -91,7 +110,9 @@ class ReleaseExecutor:
     async def _run(self, key: str, ns: str, op: Op) -> None:
         res = op.target
         if op.kind == OpKind.PATCH:
-            await self.kube.patch(res, op.name, op.body, ns, patch_type="merge")
+            written = await self.kube.patch(res, op.name, op.body, ns, patch_type="merge")
+            if res != PODS:  # the workload (pods: many, each patched once a round at most)
+                self._wrote(written)
         elif op.kind == OpKind.CREATE:
             created = await self.kube.create(res, op.body, ns)
             self.expectations.expect(key, ScaleAction.CREATE, str(created["metadata"]["name"]))
@@ -111,14 +132,14 @@ class ReleaseExecutor:
                     "finalizers": finalizers,
                 }
             }
-            await self.kube.patch(res, op.name, body, ns, patch_type="merge")
+            self._wrote(await self.kube.patch(res, op.name, body, ns, patch_type="merge"))
 
     async def write_status(self, br: JSON, status: Mapping[str, Any]) -> None:
         """Merge-patch the status subresource, when it changed (a BatchRelease gone is fine)."""
         if status == (br.get("status") or {}):
             return
         with contextlib.suppress(NotFoundError):
-            await self.kube.patch(
+            written = await self.kube.patch(
                 BATCH_RELEASES,
                 br["metadata"]["name"],
                 {"status": merge_patch(br.get("status") or {}, status)},
@@ -126,3 +147,4 @@ class ReleaseExecutor:
                 patch_type="merge",
                 subresource="status",
             )
+            self._wrote(written)

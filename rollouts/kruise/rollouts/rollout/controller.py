@@ -7,7 +7,9 @@ webhooks see only labelled workloads; the label is written in the first pass tha
 workload, the finalizer in the same pass); call
 :func:`~kruise.rollouts.rollout.machine.decide` for the actions of the current state,
 run them (:class:`~kruise.rollouts.rollout.effects.Effects`), call it again with what
-each action changed, then post the decision's transition events
+each action changed (and again, on the decided status, while a round only passes through a
+state with nothing to wait for: :meth:`RolloutController._decide_chain`), then post the
+decision's transition events
 (:meth:`~kruise.core.events.EventRecorder.transition`: before the status write, named after the
 transition, so a crash in between neither loses nor doubles one) and write the status with a
 resourceVersion precondition (so a
@@ -30,6 +32,7 @@ from typing import Any
 from kruise.analysis.resources import ANALYSIS_RUNS
 from kruise.core.errors import ConflictError, NotFoundError
 from kruise.core.events import EventRecorder
+from kruise.core.expectations import ResourceVersionExpectations
 from kruise.core.informer import object_key
 from kruise.core.kube.client import KubeClient
 from kruise.core.patches import merge_patch
@@ -46,7 +49,7 @@ from kruise.rollouts.rollout.analysis_effects import AnalysisGateError
 from kruise.rollouts.rollout.analysis_gate import has_analysis
 from kruise.rollouts.rollout.bluegreen import decide
 from kruise.rollouts.rollout.effects import Effects, TrafficPort
-from kruise.rollouts.rollout.model import Action, BatchView, Observed, Outcomes
+from kruise.rollouts.rollout.model import Action, BatchView, Decision, Event, Observed, Outcomes
 from kruise.rollouts.rollout.prepull_effects import PrePuller
 from kruise.rollouts.rollout.readiness import with_rollout_kstatus
 from kruise.rollouts.workloads.fight import CONDITION_TYPE, conflict_conditions, conflict_kind
@@ -58,9 +61,17 @@ ANALYSIS_ERROR_REASON = "AnalysisError"
 """Warning event reason when an analysis gate cannot start (its message is also ``status.message``)."""
 WORKLOAD_RESOURCES = resources()
 """What the workload-type label is written on (every registered kind's resource)."""
+STALE_RECHECK_SECONDS = 1.0
+"""How soon a Rollout whose cached copy is older than this controller's last write looks again (its
+watch event usually comes first)."""
 BLOCKED_RECHECK_SECONDS = 5.0
 """How soon a Rollout blocked by an analysis gate looks again (the missing template may appear)."""
 WORKLOAD_KINDS = frozenset(r.kind for r in WORKLOAD_RESOURCES)
+CHAIN_ROUNDS = 8
+"""Most rounds of the machine one reconcile runs before it writes (:meth:`RolloutController._decide_chain`):
+a canary step passes at most four states at once (``StepReady`` -> ``BeforeStepUpgrade`` ->
+``StepUpgrade``; ``StepUpgrade`` done -> ``StepTrafficRouting`` -> ``StepMetricsAnalysis`` ->
+``StepPaused``), finalising at most its six steps."""
 
 
 def traffic_conflict(condition: Mapping[str, Any]) -> bool:
@@ -116,6 +127,7 @@ class RolloutController:
         self.traffic = traffic
         self.workers = workers
         self.prepull = PrePuller(kube)
+        self.written = ResourceVersionExpectations()
 
     def spec(self) -> ControllerSpec:
         """Woken by its Rollouts, their BatchReleases (same name), their workloads (every
@@ -136,6 +148,11 @@ class RolloutController:
         if rollout is None:
             return Result()
         meta = rollout["metadata"]
+        if not self.written.check(str(meta.get("uid") or ""), meta.get("resourceVersion")):
+            # the cache does not show our last write yet: deciding on the older copy would
+            # redo the transition it recorded (and lose the write to a conflict); its watch event
+            # wakes this key again
+            return Result(requeue_after=STALE_RECHECK_SECONDS)
         deleting = bool(meta.get("deletionTimestamp"))
         found = find(rollout, self.cache.reader)
         if found is not None and not deleting:
@@ -157,22 +174,11 @@ class RolloutController:
             deleting=deleting,
             analysis=analysis_effects.phases(self.cache.analysis_runs(key)) if has_analysis(rollout) else {},
         )
-        first = decide(rollout, obs)
-        reports: list[tuple[Action, bool]] = []
-        blocked: AnalysisGateError | None = None
-        for action in first.actions:
-            try:
-                changed = await self.effects.run(rollout, found, action)
-            except AnalysisGateError as err:
-                blocked, changed = err, False
-            reports.append((action, changed))
-            if first.sequential and changed:
-                break  # the rest waits for the next round (and the grace period)
-        decision = decide(rollout, obs, Outcomes(reports))
+        decision, blocked, transitions = await self._decide_chain(rollout, found, obs)
         leaving = rollout.get("status") or {}
-        for event in decision.events:  # before the status write that records the transition
+        for event, left in transitions:  # before the status write that records the transition
             if not await self.recorder.transition(
-                rollout, event.type, event.reason, event.message, leaving=leaving
+                rollout, event.type, event.reason, event.message, leaving=left
             ):
                 return Result(requeue_after=BLOCKED_RECHECK_SECONDS)
         new_status: JSON = dict(decision.status)
@@ -191,13 +197,15 @@ class RolloutController:
         status_patch = merge_patch(rollout.get("status") or {}, new_status)
         if status_patch:
             try:
-                await self.kube.patch(
-                    ROLLOUTS,
-                    meta["name"],
-                    {"metadata": {"resourceVersion": meta["resourceVersion"]}, "status": status_patch},
-                    meta["namespace"],
-                    patch_type="merge",
-                    subresource="status",
+                self._wrote(
+                    await self.kube.patch(
+                        ROLLOUTS,
+                        meta["name"],
+                        {"metadata": {"resourceVersion": meta["resourceVersion"]}, "status": status_patch},
+                        meta["namespace"],
+                        patch_type="merge",
+                        subresource="status",
+                    )
                 )
             except ConflictError:
                 return Result(requeue_after=0.1)
@@ -213,6 +221,62 @@ class RolloutController:
             )
             return Result()
         return Result(requeue_after=self._requeue(rollout, decision.requeue_after, blocked, obs))
+
+    async def _round(
+        self, rollout: JSON, found: Found | None, obs: Observed
+    ) -> tuple[Decision, AnalysisGateError | None, bool]:
+        """One round of the machine: the current state's actions run, then the decision on their
+        outcomes; also whether an action changed the world and the gate error that blocked one."""
+        first = decide(rollout, obs)
+        reports: list[tuple[Action, bool]] = []
+        blocked: AnalysisGateError | None = None
+        for action in first.actions:
+            try:
+                changed = await self.effects.run(rollout, found, action)
+            except AnalysisGateError as err:
+                blocked, changed = err, False
+            reports.append((action, changed))
+            if first.sequential and changed:
+                break  # the rest waits for the next round (and the grace period)
+        return decide(rollout, obs, Outcomes(reports)), blocked, any(changed for _, changed in reports)
+
+    async def _decide_chain(
+        self, rollout: JSON, found: Found | None, obs: Observed
+    ) -> tuple[Decision, AnalysisGateError | None, list[tuple[Event, Mapping[str, Any]]]]:
+        """Rounds of the machine until one has to wait, written as one status.
+
+        Upstream's ``runCanary`` moves one step state per reconcile, writes the status and is
+        woken by its own write. A state whose actions found the world already as wanted and
+        that asks to be looked at again at once (``requeue_after == 0``: a step without traffic
+        passing ``StepTrafficRouting``, one without analysis passing ``StepMetricsAnalysis``,
+        ``StepReady`` entering the next step, the finalising steps with nothing to undo) has
+        nothing to wait for, so the next round runs here on the decided status, with the same
+        observations: the world did not change, since no action changed it. The chain stops at
+        a round that changed something (the world must answer first), waits (a pause, a grace
+        period, a batch not ready), is blocked, drops the finalizer, or decides the status it
+        was given; and after :data:`CHAIN_ROUNDS` rounds. The states in between are never
+        written; the status written, its events and their order are those of the last round
+        after the same transitions one by one (each event is named after the status it left,
+        so a crash before the write re-posts none).
+
+        Returns the last decision, the gate error that blocked it, and each transition's events
+        with the status it left."""
+        transitions: list[tuple[Event, Mapping[str, Any]]] = []
+        current = rollout
+        for _ in range(CHAIN_ROUNDS):
+            decision, blocked, changed = await self._round(current, found, obs)
+            left = current.get("status") or {}
+            transitions += [(event, left) for event in decision.events]
+            if (
+                changed
+                or blocked is not None
+                or decision.remove_finalizer
+                or decision.requeue_after != 0.0
+                or dict(decision.status) == dict(left)
+            ):
+                break
+            current = {**current, "status": dict(decision.status)}
+        return decision, blocked, transitions
 
     def _requeue(
         self, rollout: JSON, decided: float | None, blocked: AnalysisGateError | None, obs: Observed
@@ -253,7 +317,9 @@ class RolloutController:
             return False
         patch = {"metadata": {"annotations": {ROLLOUT_HASH_ANNOTATION: want}}}
         with contextlib.suppress(NotFoundError):
-            await self.kube.patch(ROLLOUTS, meta["name"], patch, meta["namespace"], patch_type="merge")
+            self._wrote(
+                await self.kube.patch(ROLLOUTS, meta["name"], patch, meta["namespace"], patch_type="merge")
+            )
         return True
 
     async def _patch_workload(self, found: Found, patch: JSON | None) -> None:
@@ -269,4 +335,12 @@ class RolloutController:
         meta = rollout["metadata"]
         patch = {"metadata": {"resourceVersion": meta["resourceVersion"], "finalizers": finalizers or None}}
         with contextlib.suppress(ConflictError, NotFoundError):
-            await self.kube.patch(ROLLOUTS, meta["name"], patch, meta["namespace"], patch_type="merge")
+            self._wrote(
+                await self.kube.patch(ROLLOUTS, meta["name"], patch, meta["namespace"], patch_type="merge")
+            )
+
+    def _wrote(self, written: Mapping[str, Any]) -> None:
+        """Remember the resourceVersion of the Rollout this controller just wrote (see ``reconcile``)."""
+        meta = written.get("metadata") or {}
+        if meta.get("uid") and meta.get("resourceVersion"):
+            self.written.expect(str(meta["uid"]), str(meta["resourceVersion"]))
