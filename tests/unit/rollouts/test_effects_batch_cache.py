@@ -1,7 +1,9 @@
 """The Rollout's BatchRelease writes read the informer's copy first (upstream reads it through
 controller-runtime's cached client) but trust it only when it is at least as new as what this
 process last read or wrote (same uid, generation not lower): a stale copy never hides a spec
-write of ours, and after a restart the first look goes to the API server."""
+write of ours, and after a restart the first look goes to the API server. A trusted copy is
+also what an update starts from (no read before the write); if someone else wrote since, the
+update conflicts and the next round reads."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import asyncio
 import copy
 from typing import Any
 
+from kruise.core.errors import ConflictError
 from kruise.core.kube.resources import Resource
 from kruise.rollouts.resources import BATCH_RELEASES
 from kruise.rollouts.rollout.effects import Effects
@@ -68,7 +71,34 @@ def test_a_copy_as_new_as_our_last_write_spares_the_read() -> None:
     assert ensure(effects, 0) is False
     assert kube.calls == ["GET"]  # now the cached copy is known fresh
     assert ensure(effects, 1) is True
-    assert kube.calls == ["GET", "GET", "PUT"]
+    assert kube.calls == ["GET", "PUT"]  # the update starts from the trusted copy
+
+
+class ConflictingKube(Kube):
+    """Someone else wrote the BatchRelease since the copy was taken: the first update conflicts."""
+
+    def __init__(self, batch: JSON | None) -> None:
+        super().__init__(batch)
+        self.conflicts = 1
+
+    async def replace(self, resource: Resource, body: JSON) -> JSON:
+        if self.conflicts:
+            self.conflicts -= 1
+            self.calls.append("PUT 409")
+            raise ConflictError(409, "Conflict", "the object has been modified")
+        return await super().replace(resource, body)
+
+
+def test_an_update_from_a_trusted_copy_that_conflicts_reads_next_round() -> None:
+    kube = ConflictingKube(stored(0, 1))
+    cache: dict[str, JSON] = {"ns/web": stored(0, 1)}
+    effects = Effects(kube, traffic=None, cached_batch=cache.get)  # type: ignore[arg-type]
+    assert ensure(effects, 0) is False
+    assert ensure(effects, 1) is True  # not written: the machine waits for the next round
+    assert kube.calls == ["GET", "PUT 409"]
+    assert ensure(effects, 1) is True
+    assert kube.calls == ["GET", "PUT 409", "GET", "PUT"]
+    assert kube.batch is not None and kube.batch["spec"]["releasePlan"]["batchPartition"] == 1
 
 
 def test_a_copy_older_than_our_write_is_not_trusted() -> None:

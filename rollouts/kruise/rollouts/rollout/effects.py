@@ -131,9 +131,12 @@ class Effects:
         ns, name = meta["namespace"], meta["name"]
         key = f"{ns}/{name}"
         cached = self.cached_batch(key) if self.cached_batch is not None else None
-        if cached is not None and self._fresh(key, cached) and _satisfies(cached, spec, annotations):
+        fresh = cached is not None and self._fresh(key, cached)
+        if cached is not None and fresh and _satisfies(cached, spec, annotations):
             return False  # the informer's copy has our last spec write: nothing to read or write
-        current = await self.kube.get_or_none(BATCH_RELEASES, name, ns)
+        # the informer's copy has our last write: update from it (a write by someone else since
+        # makes the update conflict, and then it is read); else read it from the API server
+        current = cached if fresh else await self.kube.get_or_none(BATCH_RELEASES, name, ns)
         if current is None:
             self._seen.pop(key, None)
             body = {
@@ -168,7 +171,12 @@ class Effects:
         if not _same_annotations(current, annotations) and annotations is not None:
             kept = {k: v for k, v in have_annotations.items() if k != ROLLBACK_IN_BATCH_ANNOTATION}
             updated["metadata"]["annotations"] = {**kept, **annotations} or None
-        self._note(key, await self.kube.replace(BATCH_RELEASES, updated))
+        try:
+            self._note(key, await self.kube.replace(BATCH_RELEASES, updated))
+        except ConflictError:
+            if not fresh:
+                raise
+            self._seen.pop(key, None)  # read it next round
         return True
 
     def _note(self, key: str, batch: Mapping[str, Any]) -> None:
