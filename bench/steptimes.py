@@ -51,7 +51,9 @@ def kruise_mark(status: JSON) -> Mark | None:
     if not cs or index == 0:
         return None
     state = cs.get("currentStepState")
-    progressing: dict[str, Any] = next((c for c in status.get("conditions") or [] if c.get("type") == "Progressing"), {})
+    progressing: dict[str, Any] = next(
+        (c for c in status.get("conditions") or [] if c.get("type") == "Progressing"), {}
+    )
     done = (
         status.get("phase") == "Healthy"
         and state == "Completed"
