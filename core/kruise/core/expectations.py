@@ -16,9 +16,10 @@ leave an expectation stuck.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 
 class ScaleAction(StrEnum):
@@ -150,6 +151,18 @@ class ResourceVersionExpectations:
             del self._wanted[uid]
             return True
         return False
+
+    def expect_written(self, written: Mapping[str, Any]) -> None:
+        """:meth:`expect` the object as the API server answered its write (its ``metadata.uid``
+        and ``resourceVersion``; an answer without either expects nothing)."""
+        meta = written.get("metadata") or {}
+        if meta.get("uid") and meta.get("resourceVersion"):
+            self.expect(str(meta["uid"]), str(meta["resourceVersion"]))
+
+    def caught_up(self, cached: Mapping[str, Any]) -> bool:
+        """:meth:`check` on a cached object: its ``metadata.uid`` and ``resourceVersion``."""
+        meta = cached.get("metadata") or {}
+        return self.check(str(meta.get("uid") or ""), meta.get("resourceVersion"))
 
     def delete(self, uid: str) -> None:
         self._wanted.pop(uid, None)

@@ -102,3 +102,14 @@ def test_resource_version_entries_within_the_timeout_are_kept_by_a_sweep(
     exp.expect("c", "5")
     assert len(exp) == 3
     assert exp.check("a", "4") is False
+
+
+def test_an_object_written_is_expected_until_a_cached_copy_shows_it() -> None:
+    exp = ResourceVersionExpectations()
+    exp.expect_written({"metadata": {"uid": "u1", "resourceVersion": "12"}})
+    exp.expect_written({"metadata": {"uid": "u2"}})  # no resourceVersion in the answer: nothing
+    assert len(exp) == 1
+    assert not exp.caught_up({"metadata": {"uid": "u1", "resourceVersion": "11"}})
+    assert exp.caught_up({"metadata": {"uid": "u2", "resourceVersion": "1"}})
+    assert exp.caught_up({"metadata": {"uid": "u1", "resourceVersion": "12"}})
+    assert len(exp) == 0

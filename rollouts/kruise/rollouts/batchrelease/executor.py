@@ -56,16 +56,7 @@ class ReleaseExecutor:
         executor's last write to it: a round decided on that copy would write again what the
         last round wrote (and a write guarded by its resourceVersion would only conflict)."""
         objects = (br,) if obs is None or obs.workload is None else (br, obs.workload)
-        for obj in objects:
-            meta = obj.get("metadata") or {}
-            if not self.written.check(str(meta.get("uid") or ""), meta.get("resourceVersion")):
-                return True
-        return False
-
-    def _wrote(self, written: Mapping[str, Any]) -> None:
-        meta = written.get("metadata") or {}
-        if meta.get("uid") and meta.get("resourceVersion"):
-            self.written.expect(str(meta["uid"]), str(meta["resourceVersion"]))
+        return not all(self.written.caught_up(obj) for obj in objects)
 
     def waiting(self, key: str, obs: Observation | None) -> bool:
         """Whether an object this BatchRelease created is not in the cache yet (keep waiting)."""
@@ -112,7 +103,7 @@ class ReleaseExecutor:
         if op.kind == OpKind.PATCH:
             written = await self.kube.patch(res, op.name, op.body, ns, patch_type="merge")
             if res != PODS:  # the workload (pods: many, each patched once a round at most)
-                self._wrote(written)
+                self.written.expect_written(written)
         elif op.kind == OpKind.CREATE:
             created = await self.kube.create(res, op.body, ns)
             self.expectations.expect(key, ScaleAction.CREATE, str(created["metadata"]["name"]))
@@ -132,7 +123,7 @@ class ReleaseExecutor:
                     "finalizers": finalizers,
                 }
             }
-            self._wrote(await self.kube.patch(res, op.name, body, ns, patch_type="merge"))
+            self.written.expect_written(await self.kube.patch(res, op.name, body, ns, patch_type="merge"))
 
     async def write_status(self, br: JSON, status: Mapping[str, Any]) -> None:
         """Merge-patch the status subresource, when it changed (a BatchRelease gone is fine)."""
@@ -147,4 +138,4 @@ class ReleaseExecutor:
                 patch_type="merge",
                 subresource="status",
             )
-            self._wrote(written)
+            self.written.expect_written(written)

@@ -148,7 +148,7 @@ class RolloutController:
         if rollout is None:
             return Result()
         meta = rollout["metadata"]
-        if not self.written.check(str(meta.get("uid") or ""), meta.get("resourceVersion")):
+        if not self.written.caught_up(rollout):
             # the cache does not show our last write yet: deciding on the older copy would
             # redo the transition it recorded (and lose the write to a conflict); its watch event
             # wakes this key again
@@ -197,7 +197,7 @@ class RolloutController:
         status_patch = merge_patch(rollout.get("status") or {}, new_status)
         if status_patch:
             try:
-                self._wrote(
+                self.written.expect_written(
                     await self.kube.patch(
                         ROLLOUTS,
                         meta["name"],
@@ -317,7 +317,7 @@ class RolloutController:
             return False
         patch = {"metadata": {"annotations": {ROLLOUT_HASH_ANNOTATION: want}}}
         with contextlib.suppress(NotFoundError):
-            self._wrote(
+            self.written.expect_written(
                 await self.kube.patch(ROLLOUTS, meta["name"], patch, meta["namespace"], patch_type="merge")
             )
         return True
@@ -335,12 +335,6 @@ class RolloutController:
         meta = rollout["metadata"]
         patch = {"metadata": {"resourceVersion": meta["resourceVersion"], "finalizers": finalizers or None}}
         with contextlib.suppress(ConflictError, NotFoundError):
-            self._wrote(
+            self.written.expect_written(
                 await self.kube.patch(ROLLOUTS, meta["name"], patch, meta["namespace"], patch_type="merge")
             )
-
-    def _wrote(self, written: Mapping[str, Any]) -> None:
-        """Remember the resourceVersion of the Rollout this controller just wrote (see ``reconcile``)."""
-        meta = written.get("metadata") or {}
-        if meta.get("uid") and meta.get("resourceVersion"):
-            self.written.expect(str(meta["uid"]), str(meta["resourceVersion"]))
