@@ -288,16 +288,10 @@ async def run_side(
                     console.print(f"[red]{side.name} N={n}: not all completed after {timeout:.0f}s")
             done_times = [line.done_at for line in timelines.values() if line.done_at is not None]
             completion = (max(done_times) - t0) if done_times else float("nan")
-            cpu, plane_by = cpu_seconds(pid) - cpu0, plane_cpu_by(cluster)
-            plane_by = {name: used - plane0.get(name, 0.0) for name, used in plane_by.items()}
+            cpu, plane_by = cpu_seconds(pid) - cpu0, plane_cpu_since(cluster, plane0)
             plane = sum(plane_by.values())
             console.print(f"{side.name} N={n}: completed in {completion:.1f}s; {rest:.0f}s at rest")
-            console.print(
-                f"{side.name} N={n}: control plane CPU (s) by process: "
-                + ", ".join(
-                    f"{name} {used:.1f}" for name, used in sorted(plane_by.items(), key=lambda kv: -kv[1])
-                )
-            )
+            console.print(f"{side.name} N={n}: control plane CPU (s) by process: {by_process(plane_by)}")
             before, r0 = request_totals(cluster.kubectl("get", "--raw", "/metrics")), time.monotonic()
             await asyncio.sleep(rest)
             after = request_totals(cluster.kubectl("get", "--raw", "/metrics"))
@@ -328,6 +322,16 @@ def plane_cpu_by(cluster: LocalCluster) -> dict[str, float]:
     """CPU seconds so far of each control-plane process the cluster started, by its name."""
     assert cluster.state is not None
     return {name: cpu_seconds(pid) for name, pid in cluster.state.pids.items()}
+
+
+def plane_cpu_since(cluster: LocalCluster, before: dict[str, float]) -> dict[str, float]:
+    """CPU seconds of each control-plane process since ``before`` (a :func:`plane_cpu_by`)."""
+    return {name: used - before.get(name, 0.0) for name, used in plane_cpu_by(cluster).items()}
+
+
+def by_process(used: dict[str, float]) -> str:
+    """``kube-apiserver 109.8, etcd 14.7, ...``: the largest first."""
+    return ", ".join(f"{name} {cpu:.1f}" for name, cpu in sorted(used.items(), key=lambda kv: -kv[1]))
 
 
 def healthy(side: Side, obj: JSON) -> bool:
