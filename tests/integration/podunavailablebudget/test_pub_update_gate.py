@@ -9,6 +9,7 @@ to one pod per budget unit (its pod patches are refused by the webhook meanwhile
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import itertools
 import time
@@ -53,6 +54,37 @@ async def update_gate(manager: ManagerProcess, cluster: TestCluster, tmp_path: P
         yield
 
 
+@contextlib.asynccontextmanager
+async def unready_peak(kube: KubeClient, namespace: str, selector: str) -> AsyncIterator[list[int]]:
+    """The most pods of ``selector`` not Ready at once while the block runs (``[peak]``), from a
+    pod watch replayed event by event: every transition is seen, however short (a list polled
+    every 100 ms can miss an in-place update KWOK finishes faster)."""
+    start = await kube.list(PODS, namespace, label_selector=selector)
+    state = {p["metadata"]["name"]: ready(p) for p in start["items"]}
+    peak = [sum(1 for r in state.values() if not r)]
+
+    async def follow() -> None:
+        rv = start["metadata"]["resourceVersion"]
+        async for event in kube.watch(PODS, namespace, resource_version=rv, label_selector=selector):
+            pod_name = event.object.get("metadata", {}).get("name")
+            if event.type == "DELETED":
+                state.pop(pod_name, None)
+            elif event.type in ("ADDED", "MODIFIED"):
+                state[pod_name] = ready(event.object)
+            peak[0] = max(peak[0], sum(1 for r in state.values() if not r))
+
+    task = asyncio.create_task(follow())
+    try:
+        yield peak
+        await asyncio.sleep(1)  # the watch delivers what the block's last poll already saw
+    finally:
+        if task.done():
+            task.result()  # a dead watch would leave the peak short: its error is the failure
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
 @pytest.mark.usefixtures("update_gate")
 async def test_in_place_update_goes_one_pod_at_a_time_under_the_budget(
     kube: KubeClient, namespace: str
@@ -63,24 +95,23 @@ async def test_in_place_update_goes_one_pod_at_a_time_under_the_budget(
     await kube.create(PUBS, budget(targetRef=ref, maxUnavailable=1), namespace)
     await status_is(kube, namespace, "guard", currentAvailable=3, unavailableAllowed=1, totalReplicas=3)
 
-    await kube.patch(
-        CLONESETS,
-        "web",
-        {"spec": {"template": {"spec": {"containers": [{"name": "nginx", "image": NEW_IMAGE}]}}}},
-        namespace,
-    )
-    most_unready = 0
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        pods = (await kube.list(PODS, namespace, label_selector="app=web"))["items"]
-        most_unready = max(most_unready, sum(1 for p in pods if not ready(p)))
-        images = [p["spec"]["containers"][0]["image"] for p in pods]
-        if len(pods) == 3 and images == [NEW_IMAGE] * 3 and all(ready(p) for p in pods):
-            break
-        await asyncio.sleep(0.1)
-    else:
-        raise AssertionError(f"the update did not finish: {images}")
-    assert most_unready == 1, "the budget lets one pod be unavailable at a time"
+    async with unready_peak(kube, namespace, "app=web") as most_unready:
+        await kube.patch(
+            CLONESETS,
+            "web",
+            {"spec": {"template": {"spec": {"containers": [{"name": "nginx", "image": NEW_IMAGE}]}}}},
+            namespace,
+        )
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            pods = (await kube.list(PODS, namespace, label_selector="app=web"))["items"]
+            images = [p["spec"]["containers"][0]["image"] for p in pods]
+            if len(pods) == 3 and images == [NEW_IMAGE] * 3 and all(ready(p) for p in pods):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError(f"the update did not finish: {images}")
+    assert most_unready == [1], "the budget lets one pod be unavailable at a time"
 
     # the budget spent by the last pod (recorded 10 s): an outside spec change is refused
     await status_is(kube, namespace, "guard", currentAvailable=3, unavailableAllowed=1)
@@ -143,18 +174,19 @@ async def test_a_rollout_step_keeps_the_budget(kube: KubeClient, namespace: str)
     await kube.create(ROLLOUTS, rh.rollout(namespace, steps), namespace)
     await rh.wait_phase(kube, namespace, "Healthy")
 
-    await rh.set_image(kube, namespace, rh.V2)
-    most_unready = 0
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        pods = (await kube.list(PODS, namespace, label_selector="app=web"))["items"]
-        most_unready = max(most_unready, sum(1 for p in pods if not ready(p)))
-        if await rh.pods_by_image(kube, namespace) == {rh.V2: 3, rh.V1: 1} and all(ready(p) for p in pods):
-            break
-        await asyncio.sleep(0.1)
-    else:
-        raise AssertionError(f"step 1 did not reach 3 pods: {await rh.pods_by_image(kube, namespace)}")
-    assert most_unready == 1, "the step's three pods went one at a time"
+    async with unready_peak(kube, namespace, "app=web") as most_unready:
+        await rh.set_image(kube, namespace, rh.V2)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            pods = (await kube.list(PODS, namespace, label_selector="app=web"))["items"]
+            if await rh.pods_by_image(kube, namespace) == {rh.V2: 3, rh.V1: 1} and all(
+                ready(p) for p in pods
+            ):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError(f"step 1 did not reach 3 pods: {await rh.pods_by_image(kube, namespace)}")
+    assert most_unready == [1], "the step's three pods went one at a time"
     await rh.wait_paused_at(kube, namespace, 1)
     await rh.approve(kube, namespace)
     await rh.wait_completed(kube, namespace, timeout=90)
