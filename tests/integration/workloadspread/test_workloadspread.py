@@ -323,6 +323,41 @@ async def test_deleted_pod_is_recorded_and_replaced_in_its_subset(
     await assert_matched(kube, namespace, after, with_uid=True)
 
 
+async def test_a_burst_of_deletions_is_recorded_whole(kube: KubeClient, namespace: str, pool: str) -> None:
+    """Eight pods of a Deployment under two capped subsets (4 and 4) deleted at once: each DELETE
+    is recorded in its subset's ``deletingPods`` and admitted (the webhook's writes to one
+    WorkloadSpread take turns instead of conflicting each other out of their retries), and the
+    replacements fill the subsets back to 4 and 4."""
+    spread = workloadspread("spread", "web", cap_a=4, cap_b=4, pool=pool)
+    await kube.create(WORKLOADSPREADS, spread, namespace)
+
+    async def initialised() -> bool:
+        ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
+        return len((ws.get("status") or {}).get("subsetStatuses") or []) == 2
+
+    await eventually(initialised, what="the WorkloadSpread's subset statuses")
+    await pod_webhook_in_scope(kube, namespace)
+    await kube.create(DEPLOYMENTS, workload("apps/v1", "Deployment", "web", pool, 8), namespace)
+
+    async def placed() -> dict[str, str] | None:
+        zones = await zones_of_pods(kube, namespace, "web")
+        return zones if zone_counts(zones) == {"a": 4, "b": 4} else None
+
+    zones = await eventually(placed, timeout=60, what="4 pods in each zone")
+
+    async def settled() -> bool:  # the admissions' creatingPods are gone
+        ws = await kube.get(WORKLOADSPREADS, "spread", namespace)
+        return not any(e.get("creatingPods") for e in subset_entries(ws))
+
+    await eventually(settled, what="the creations seen by the controller")
+    async with deleting_seen(kube, namespace) as seen:
+        await asyncio.gather(*(kube.delete(PODS, pod, namespace) for pod in zones))
+        after = await eventually(placed, timeout=60, what="8 replacements, 4 in each zone")
+    assert not set(after) & set(zones)
+    by_zone = {z: {p for p, pz in zones.items() if pz == z} for z in ("a", "b")}
+    assert seen.get("subset-a") == by_zone["a"] and seen.get("subset-b") == by_zone["b"]
+
+
 async def test_pods_created_before_the_workloadspread_are_adopted_by_their_nodes_zone(
     kube: KubeClient, namespace: str, pool: str
 ) -> None:

@@ -100,8 +100,14 @@ from kruise.workloads.uniteddeployment.webhooks import (
     UnitedDeploymentWebhooks,
     uniteddeployment_webhook_specs,
 )
+from kruise.workloads.workloadspread.customtargets import CustomTargets
 from kruise.workloads.workloadspread.podstep import GATE as WS_GATE
-from kruise.workloads.workloadspread.podstep import WsPodMutator, WsPodValidator, ws_validating_scope
+from kruise.workloads.workloadspread.podstep import (
+    StatusWrites,
+    WsPodMutator,
+    WsPodValidator,
+    ws_validating_scope,
+)
 from kruise.workloads.workloadspread.webhooks import VALIDATE_PATH as VALIDATE_WS_PATH
 from kruise.workloads.workloadspread.webhooks import WorkloadSpreadWebhooks, ws_reads, ws_webhook_specs
 
@@ -200,8 +206,9 @@ def _pods(kube: KubeClient, options: ManagerOptions, cache: CacheReader) -> Mapp
         PpsPodMutator(cache),
     ]
     if _gates(options).get(WS_GATE, True):
-        mutators.insert(0, WsPodMutator(kube, cache, namespace))
-        validators.insert(0, WsPodValidator(kube, namespace))  # upstream: before the budget check
+        writes = StatusWrites(CustomTargets(kube, namespace))
+        mutators.insert(0, WsPodMutator(kube, cache, writes))
+        validators.insert(0, WsPodValidator(kube, writes))  # upstream: before the budget check
     pods = PodWebhook(mutators, validators)
     return {MUTATE_POD_PATH: pods.mutate, VALIDATE_POD_PATH: pods.validate}
 

@@ -18,8 +18,11 @@ On a pod CREATE (:class:`WsPodMutator`), as upstream's ``pkg/util/workloadspread
    upstream's cached client and its ``GlobalCache`` of written WorkloadSpreads, the first try
    uses the newest copy at hand (the informer's, or the one this step last wrote:
    :func:`newest_copy`) without an API read; a conflict reads the WorkloadSpread fresh and tries
-   again, up to :data:`RETRIES` times (upstream's ``RetryOnConflict``), so the resourceVersion
-   guard still keeps concurrent creates from over-placing a subset. A WorkloadSpread of a single
+   again after upstream's ``retry.DefaultBackoff`` pause (:data:`BACKOFF`), up to :data:`RETRIES`
+   times (upstream's ``RetryOnConflict``), so the resourceVersion guard still keeps concurrent
+   creates (another replica, the controller) from over-placing a subset. Within one process the
+   writes to one WorkloadSpread take turns (:class:`StatusWrites`): a burst of admissions for
+   one workload's pods would otherwise conflict with each other. A WorkloadSpread of a single
    uncapped subset puts every pod there without reading or writing its status (as upstream);
 3. the pod gets the subset's constraints, patch and ``apps.kruise.io/matched-workloadspread``
    (:func:`~.subsets.inject_into_pod`).
@@ -36,8 +39,9 @@ On a pod DELETE, and on a ``pods/eviction`` CREATE (the pod read fresh), neither
 (:class:`WsPodValidator`, as upstream's ``workloadSpreadValidatingPod``, which runs before the
 budget check): a pod :func:`~.subsets.deleting_subset` names (annotated, active, controlled) is
 recorded in its subset's ``deletingPods`` (its revision's entries) by
-:func:`~.subsets.record_deletion`, written as on CREATE (fresh read, resourceVersion, up to
-:data:`RETRIES` conflicts), so the workload's replacement pod is admitted into the subset being
+:func:`~.subsets.record_deletion`, written as on CREATE (fresh read, resourceVersion, in turn with
+the process's other writes, up to :data:`RETRIES` conflicts), so the workload's replacement pod
+is admitted into the subset being
 vacated. The request is then left to the next
 step; a WorkloadSpread gone changes nothing; a failed read or write refuses the request (HTTP 400
 and the error, as upstream's ``admission.Errored(400, err)``). :func:`ws_validating_scope` sends
@@ -48,8 +52,12 @@ manager does not hold other pods' deletions.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import random
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -85,13 +93,15 @@ from kruise.workloads.workloadspread.target import read_workload, target_replica
 from kruise.workloads.workloadspread.targetfilter import TargetFilterError, admits
 from kruise.workloads.workloadspread.validation import BUILTIN_GROUP_KINDS, is_builtin_kind, same_target
 from kruise.workloads.workloadspread.versions import initial_statuses, pod_version
-from kruise.workloads.workloadspread.whitelist import DEFAULT_NAMESPACE, group_of
+from kruise.workloads.workloadspread.whitelist import group_of
 
 __all__ = [
+    "BACKOFF",
     "GATE",
     "RETRIES",
     "WS_DELETED_POD",
     "StatusWriteError",
+    "StatusWrites",
     "WsPodMutator",
     "WsPodValidator",
     "newest_copy",
@@ -104,6 +114,18 @@ log = logging.getLogger("kruise.workloadspread")
 GATE = "WorkloadSpread"
 
 RETRIES = 5
+BACKOFF = (0.01, 5.0, 0.1)
+"""Upstream's ``retry.DefaultBackoff`` between conflicting tries: the first pause 10 ms, each next
+one 5 times longer, each up to 10% longer at random (10, 50, 250, 1,250 ms: 1.6 s at most)."""
+
+
+def backoff(attempt: int) -> float:
+    """Seconds to wait after conflicting try ``attempt`` (0-based), :data:`BACKOFF`."""
+    first, factor, jitter = BACKOFF
+    pause = first * factor**attempt
+    return pause * (1 + jitter * random.random())
+
+
 WS_DELETED_POD = MatchCondition(
     "ws-deleted-pod",
     "request.operation == 'DELETE' && has(oldObject.metadata.annotations) && "
@@ -239,16 +261,19 @@ async def _record(
     """``decide`` on the ``versionedSubsetStatuses`` entries of the pod's revision ``version``
     (:func:`_initial` when it has none yet) and write the new ones (when there are) with that
     copy's resourceVersion. The first try uses ``first`` when given (a cached copy), else reads
-    fresh; a conflict reads fresh and tries again, up to :data:`RETRIES` times (upstream's
-    ``RetryOnConflict``). Returns the copy decided on (the written object when there was a write)
-    and the decision; ``None``: the WorkloadSpread is gone.
+    fresh; a conflict reads fresh and tries again after :func:`backoff`, up to :data:`RETRIES`
+    times (upstream's ``RetryOnConflict`` with ``retry.DefaultBackoff``). Returns the copy decided
+    on (the written object when there was a write) and the decision; ``None``: the WorkloadSpread
+    is gone.
 
     Raises:
         StatusWriteError: the write failed, or conflicted :data:`RETRIES` times.
     """
     kube = custom.kube
     ws = cast(WorkloadSpreadView | None, first)
-    for _ in range(RETRIES):
+    for attempt in range(RETRIES):
+        if attempt:
+            await asyncio.sleep(backoff(attempt - 1))
         if ws is None:
             try:
                 ws = cast(WorkloadSpreadView, await kube.get(WORKLOADSPREADS, ws_name, ns))
@@ -278,6 +303,59 @@ async def _record(
     raise StatusWriteError(f"update WorkloadSpread({ns}/{ws_name}) status: too many conflicts")
 
 
+@dataclass
+class _Turn:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
+
+
+class StatusWrites:
+    """The pod webhooks' status writes to WorkloadSpreads in this process, one WorkloadSpread's at
+    a time (a scale-up or a burst of deletions sends one workload's pods together; written at
+    once, all but one would conflict and retry). Keeps the object each WorkloadSpread's last
+    write returned, the first copy a CREATE tries (:func:`newest_copy`). Shared by
+    :class:`WsPodMutator` and :class:`WsPodValidator`; the per-WorkloadSpread locks go when no
+    request waits on them."""
+
+    def __init__(self, custom: CustomTargets) -> None:
+        self.custom = custom
+        self._turns: dict[tuple[str, str], _Turn] = {}
+        self._written: dict[tuple[str, str], KubeObject] = {}
+
+    @contextlib.asynccontextmanager
+    async def _turn(self, key: tuple[str, str]) -> AsyncIterator[None]:
+        turn = self._turns.setdefault(key, _Turn())
+        turn.users += 1
+        try:
+            async with turn.lock:
+                yield
+        finally:
+            turn.users -= 1
+            if not turn.users:
+                del self._turns[key]
+
+    async def record(
+        self,
+        ws_name: str,
+        ns: str,
+        version: str,
+        decide: Callable[[Sequence[SubsetStatusView]], Recorded],
+        cached: KubeObject | None = None,
+    ) -> tuple[WorkloadSpreadView, Recorded] | None:
+        """:func:`_record` in this WorkloadSpread's turn, first trying ``cached`` or the copy the
+        last write returned, whichever is newer (no ``cached``: a fresh read). Same returns and
+        errors as :func:`_record`."""
+        key = (ns, ws_name)
+        async with self._turn(key):
+            first = newest_copy(cached, self._written.get(key)) if cached is not None else None
+            done = await _record(self.custom, ws_name, ns, version, decide, first=first)
+            if done is None:
+                self._written.pop(key, None)
+            elif done[1].statuses is not None:
+                self._written[key] = cast(KubeObject, done[0])
+            return done
+
+
 def ws_validating_scope(
     gates: Mapping[str, bool], workloadspreads: Iterable[KubeObject]
 ) -> ValidatingScope | None:
@@ -299,14 +377,11 @@ class WsPodMutator:
 
     name = "workloadspread"
 
-    def __init__(
-        self, kube: KubeClient, cache: CacheReader, config_namespace: str = DEFAULT_NAMESPACE
-    ) -> None:
+    def __init__(self, kube: KubeClient, cache: CacheReader, writes: StatusWrites) -> None:
         self.kube = kube
         self.cache = cache
-        self.custom = CustomTargets(kube, config_namespace)
-        self._written: dict[tuple[str, str], KubeObject] = {}
-        """The object each WorkloadSpread's last status write returned, by (namespace, name)."""
+        self.custom = writes.custom
+        self.writes = writes
 
     async def _replicaset(self, pod: KubeObject) -> KubeObject | None:
         ref = controller_ref(pod)
@@ -352,24 +427,19 @@ class WsPodMutator:
             ws, recorded = cast(WorkloadSpreadView, matched), Recorded(None, subsets[0].get("name"))
         else:
             pod_name = str((pod.get("metadata") or {}).get("name") or "")
-            key = (ns, name(matched))
             try:
-                done = await _record(
-                    self.custom,
+                done = await self.writes.record(
                     name(matched),
                     ns,
                     pod_version(pod),
                     lambda s: record_creation(s, pod_name, datetime.now(UTC)),
-                    first=newest_copy(matched, self._written.get(key)),
+                    cached=matched,
                 )
             except StatusWriteError as err:
                 raise PodMutationError(str(err)) from err
             if done is None:
-                self._written.pop(key, None)
                 return False
             ws, recorded = done
-            if recorded.statuses is not None:
-                self._written[key] = cast(KubeObject, ws)
             if recorded.subset is None:
                 return False
         subset = next(
@@ -390,9 +460,9 @@ class WsPodValidator:
 
     name = "workloadspread"
 
-    def __init__(self, kube: KubeClient, config_namespace: str = DEFAULT_NAMESPACE) -> None:
+    def __init__(self, kube: KubeClient, writes: StatusWrites) -> None:
         self.kube = kube
-        self.custom = CustomTargets(kube, config_namespace)
+        self.writes = writes
 
     async def _pod(self, req: AdmissionRequest) -> KubeObject | None:
         sub = req.raw.get("subResource") or ""
@@ -411,8 +481,7 @@ class WsPodValidator:
             if pod is None or matched is None:
                 return None
             pod_name = name(pod)
-            await _record(
-                self.custom,
+            await self.writes.record(
                 matched.name,
                 namespace(pod) or str(req.namespace or ""),
                 pod_version(pod),
