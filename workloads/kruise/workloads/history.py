@@ -152,7 +152,7 @@ class History:
         )
 
     def _expect_written(self, obj: KubeObject) -> None:
-        self.rv_expectations.expect(uid(obj), str(metadata(obj).get("resourceVersion")))
+        self.rv_expectations.expect_written(obj)
 
     async def truncate(
         self,

@@ -125,7 +125,7 @@ class BroadcastJobController(WorkloadController[BroadcastJobOptions]):
         if job is None:
             self.expectations.delete(key)
             return Result()
-        if not self.rv_expectations.check(uid(job), metadata(job).get("resourceVersion")):
+        if not self.rv_expectations.caught_up(job):
             return Result(requeue_after=0.5)  # the cache does not show our last status yet
         pods = [p for p in self.cache.by_index(PODS, OWNER_UID, uid(job)) if owned_by(p, job)]
         waiting = self._waiting(key, pods)

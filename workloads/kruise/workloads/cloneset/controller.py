@@ -179,7 +179,7 @@ class CloneSetController:
         pods = [p for p in owned if is_active(p)]
         revisions = sort_revisions(self.cache.by_index(CONTROLLER_REVISIONS, OWNER_UID, owner_uid))
         for obj in (*pods, *revisions):  # patched pods and bumped revisions must show in the cache
-            if not self.rv_expectations.check(uid(obj), metadata(obj).get("resourceVersion")):
+            if not self.rv_expectations.caught_up(obj):
                 return Result(requeue_after=1.0)
         pvcs: list[KubeObject] = [
             c

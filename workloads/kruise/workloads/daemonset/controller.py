@@ -214,7 +214,7 @@ class DaemonSetController:
         if not satisfaction.satisfied and not self.scale_expectations.timed_out(satisfaction):
             return min(5.0, self.scale_expectations.timeout - satisfaction.waited)
         for obj in (*pods, *revisions):
-            if not self.rv_expectations.check(uid(obj), metadata(obj).get("resourceVersion")):
+            if not self.rv_expectations.caught_up(obj):
                 return 1.0
         return None
 

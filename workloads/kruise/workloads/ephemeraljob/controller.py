@@ -135,7 +135,7 @@ class EphemeralJobController(WorkloadController[EphemeralJobOptions]):
             self.expectations.delete(key)
             return Result()
         job: KubeObject = cached
-        if not self.rv_expectations.check(uid(job), metadata(job).get("resourceVersion")):
+        if not self.rv_expectations.caught_up(job):
             return Result(requeue_after=0.5)  # the cache does not show our last write yet
         pods = self.cache.by_index(PODS, POD_NAMESPACE_INDEX, namespace_of(job))
         waiting = self._waiting(key, job, pods)

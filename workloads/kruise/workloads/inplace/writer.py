@@ -257,7 +257,7 @@ class PodWriter:
         if not patch:
             return False
         result = await self.kube.patch(PODS, name(pod), patch, namespace(pod), patch_type="strategic")
-        self.rv_expectations.expect(uid(pod), str(result["metadata"]["resourceVersion"]))
+        self.rv_expectations.expect_written(result)
         return True
 
     async def patch_status(self, pod: KubeObject, patch: dict[str, Any]) -> str:
@@ -337,7 +337,7 @@ class PodWriter:
                     raise
                 current = await self.kube.get(PODS, name(pod), namespace(pod))
                 continue
-            self.rv_expectations.expect(uid(pod), str(result["metadata"]["resourceVersion"]))
+            self.rv_expectations.expect_written(result)
             return
 
     async def refresh_all(

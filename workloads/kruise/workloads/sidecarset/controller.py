@@ -207,7 +207,7 @@ class SidecarSetController:
             return Result()
         pods = self.matched_pods(sidecarset)
         for pod in pods:  # our own pod writes must show in the cache first
-            if not self.rv_expectations.check(uid(pod), metadata(pod).get("resourceVersion")):
+            if not self.rv_expectations.caught_up(pod):
                 return Result(requeue_after=1.0)
         revisions = self.revisions(sidecarset)
         latest, collision = await self._ensure_revision(sidecarset, revisions)
@@ -294,7 +294,7 @@ class SidecarSetController:
             return False
         except NotFoundError:
             return True
-        self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
+        self.rv_expectations.expect_written(written)
         return True
 
     async def _set_upgradable(self, sidecarset: KubeObject, pod: KubeObject, upgradable: bool) -> None:

@@ -193,7 +193,7 @@ class StatefulSetController:
             return Result(requeue_after=0.5)
         revisions = sort_revisions(self.cache.by_index(CONTROLLER_REVISIONS, OWNER_UID, uid_of(sts)))
         for obj in (*pods, *revisions):
-            if not self.rv_expectations.check(uid_of(obj), metadata(obj).get("resourceVersion")):
+            if not self.rv_expectations.caught_up(obj):
                 return Result(requeue_after=1.0)
         update_rev, collision = await self.history.ensure_update_revision(sts, revisions)
         if update_rev is None:
@@ -247,7 +247,7 @@ class StatefulSetController:
             }
             with contextlib.suppress(NotFoundError):
                 result = await self.kube.patch(PODS, name(pod), body, namespace(pod), patch_type="merge")
-                self.rv_expectations.expect(uid_of(pod), str(result["metadata"]["resourceVersion"]))
+                self.rv_expectations.expect_written(result)
         if patches.adopt or patches.release:
             return None
         return patches.claimed

@@ -216,7 +216,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             if k is not kind
             for w in self.cache.by_index(k.resource, OWNER_UID, uid(ud))
         ]
-        if not self.rv_expectations.check(uid(ud), metadata(ud).get("resourceVersion")):
+        if not self.rv_expectations.caught_up(ud):
             return Result(requeue_after=1.0)  # the cache does not show the last status written yet
         revisions = await self._revisions(ud)
         if revisions is None:
@@ -310,9 +310,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         clashed five times. A failed write is a ``Warning FailedRevisionProvision`` event and an
         error."""
         owned_revisions = self.cache.by_index(CONTROLLER_REVISIONS, OWNER_UID, uid(ud))
-        if not all(
-            self.rv_expectations.check(uid(r), metadata(r).get("resourceVersion")) for r in owned_revisions
-        ):
+        if not all(self.rv_expectations.caught_up(r) for r in owned_revisions):
             return None
         orphans = [
             r
@@ -369,7 +367,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
         if not satisfaction.satisfied and not self.expectations.timed_out(satisfaction):
             return 1.0
         for workload in workloads:
-            if not self.rv_expectations.check(uid(workload), metadata(workload).get("resourceVersion")):
+            if not self.rv_expectations.caught_up(workload):
                 return 1.0
         return None
 
@@ -388,7 +386,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
             except KruiseError as err:
                 errors.append(f"{name(workload)}: {err}")
                 continue
-            self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
+            self.rv_expectations.expect_written(written)
         if errors:
             raise UnitedDeploymentSyncError(
                 f"{namespace_of(ud)}/{name(ud)}: claiming {resource.plural}: {'; '.join(errors)}"
@@ -464,7 +462,7 @@ class UnitedDeploymentController(WorkloadController[UnitedDeploymentOptions]):
                 kind.set_max_unavailable(body["spec"], max_unavailable[subset])
             try:
                 written = await self.kube.replace(kind.resource, body)
-                self.rv_expectations.expect(uid(written), str(metadata(written).get("resourceVersion")))
+                self.rv_expectations.expect_written(written)
                 pods = kind.pods_of(written, self._owned_by)
                 for pod in kind.stuck_pods(written, pods, revision, partition):
                     await self.kube.delete(PODS, name(pod), namespace_of(pod), missing_ok=True)
