@@ -42,6 +42,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from kruise.core.api.conversion import answer_conversion
+from kruise.core.jsoncopy import json_copy
 from kruise.rollouts.api.batchrelease import BatchRelease, BatchReleaseV1alpha1
 from kruise.rollouts.api.batchrelease_conversion import batchrelease_to_v1alpha1, batchrelease_to_v1beta1
 from kruise.rollouts.api.common import (
@@ -309,12 +310,12 @@ def convert_object(obj: Mapping[str, Any], desired_api_version: str) -> dict[str
     version pair we do not convert, a blue-green Rollout going to v1alpha1, or a malformed object.
     """
     if obj.get("apiVersion") == desired_api_version:
-        return copy.deepcopy(dict(obj))
+        return json_copy(dict(obj))
     try:
         out = _convert_model(obj, desired_api_version)
     except ValidationError as err:
         raise ConversionError(f"invalid {obj.get('kind')} {obj.get('apiVersion')}: {err}") from err
-    metadata = copy.deepcopy(dict(obj.get("metadata") or {}))
+    metadata = json_copy(dict(obj.get("metadata") or {}))
     annotations = out.get("metadata", {}).get("annotations")
     if annotations is not None:
         metadata["annotations"] = annotations

@@ -9,12 +9,12 @@ so the machine keeps waiting.
 from __future__ import annotations
 
 import contextlib
-import copy
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from kruise.core.errors import AlreadyExistsError, ConflictError, NotFoundError
+from kruise.core.jsoncopy import json_copy
 from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, PODS, REPLICASETS
 from kruise.rollouts.api.common import ROLLBACK_IN_BATCH_ANNOTATION
@@ -166,7 +166,7 @@ class Effects:
         if _satisfies(current, spec, annotations):
             return False
         have_annotations = (current.get("metadata") or {}).get("annotations") or {}
-        updated = copy.deepcopy(current)
+        updated = json_copy(current)
         updated["spec"] = spec
         if not _same_annotations(current, annotations) and annotations is not None:
             kept = {k: v for k, v in have_annotations.items() if k != ROLLBACK_IN_BATCH_ANNOTATION}

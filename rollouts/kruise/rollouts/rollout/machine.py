@@ -27,10 +27,10 @@ the same from the objects alone.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
+from kruise.core.jsoncopy import json_copy
 from kruise.rollouts.api.common import (
     CanaryStepState,
     FinaliseReason,
@@ -56,7 +56,7 @@ WORKLOAD_NOT_FOUND_MESSAGE = "Workload Not Found"  # upstream's status.message, 
 
 def decide(rollout: Mapping[str, Any], obs: Observed, outcomes: Outcomes | None = None) -> Decision:
     """Decide for ``rollout`` given ``obs`` (and, on the second call, the actions' outcomes)."""
-    status = cast(RolloutStatusView, copy.deepcopy(dict(rollout.get("status") or {})))
+    status = cast(RolloutStatusView, json_copy(dict(rollout.get("status") or {})))
     status["observedGeneration"] = int((rollout.get("metadata") or {}).get("generation") or 0)
     status.setdefault("currentStepIndex", 0)  # required by the CRD schema, as upstream
     status.setdefault("currentStepState", "")

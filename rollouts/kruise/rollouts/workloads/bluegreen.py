@@ -37,11 +37,11 @@ available, so the workload controller never scales the old version down:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kruise.core.jsoncopy import json_copy
 from kruise.core.kube.resources import CLONESETS, DEPLOYMENTS, Resource
 from kruise.rollouts.api.common import (
     BatchReleaseBatchState,
@@ -249,7 +249,7 @@ def decide_blue_green(
     ``replicasets``: the namespace's ReplicaSets (Deployment only); ``hpas``: see :func:`hpa_op`
     (only needed when :func:`needs_hpas`); ``pods``: the workload's pods (batch labels).
     """
-    status: JSON = copy.deepcopy(dict(br.get("status") or {}))
+    status: JSON = json_copy(dict(br.get("status") or {}))
     meta = meta_of(br)
     plan = (br.get("spec") or {}).get("releasePlan") or {}
     status["observedGeneration"] = int(meta.get("generation") or 0)

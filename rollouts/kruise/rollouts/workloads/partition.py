@@ -55,11 +55,11 @@ What else a partition kind gets for free (the hold, the info, the resume, its re
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from kruise.core.jsoncopy import json_copy
 from kruise.rollouts.api.common import (
     ROLLBACK_IN_BATCH_ANNOTATION,
     BatchReleaseBatchState,
@@ -107,7 +107,7 @@ def merged(*patches: Mapping[str, Any] | None) -> JSON:
             if isinstance(value, Mapping) and isinstance(out.get(key), dict):
                 out[key] = merged(out[key], value)
             else:
-                out[key] = copy.deepcopy(value)
+                out[key] = json_copy(value)
     return out
 
 
@@ -124,7 +124,7 @@ def decide_partition(
 
     ``keep_paused_on_cancel`` (feature gate ``KeepWorkloadPausedOnRolloutDeletion``): finalizing
     without ``WaitResume`` only lifts the pause and keeps the partition."""
-    status = cast(BatchReleaseStatusView, copy.deepcopy(dict(br.get("status") or {})))
+    status = cast(BatchReleaseStatusView, json_copy(dict(br.get("status") or {})))
     plan = (br.get("spec") or {}).get("releasePlan") or {}
     previous_hash = status.get("observedReleasePlanHash")
     previous_id = str(status.get("observedRolloutID") or "")

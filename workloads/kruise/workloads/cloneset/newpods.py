@@ -20,13 +20,13 @@ Mirrors OpenKruise's ``cloneset_scale.go`` (createPods / NewVersionedPods) and
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from kruise.core.jsoncopy import json_copy
 from kruise.workloads.cloneset.podstate import INSTANCE_ID_LABEL, revision_labels
 from kruise.workloads.objects import (
     KubeObject,
@@ -130,7 +130,7 @@ def new_pvcs(cloneset: KubeObject, instance_id: str) -> list[dict[str, Any]]:
                 "apiVersion": "v1",
                 "kind": "PersistentVolumeClaim",
                 "metadata": pvc_meta,
-                "spec": copy.deepcopy(dict(mapping(mapping(vct).get("spec")))),
+                "spec": json_copy(dict(mapping(mapping(vct).get("spec")))),
             }
         )
     return out
@@ -158,7 +158,7 @@ def new_pod(
         **dict(mapping(template_meta.get("annotations"))),
         LIFECYCLE_TIMESTAMP_ANNOTATION: format_time(now),
     }
-    pod_spec: dict[str, Any] = copy.deepcopy(dict(mapping(template.get("spec"))))
+    pod_spec: dict[str, Any] = json_copy(dict(mapping(template.get("spec"))))
     gates = [dict(g) for g in sequence(pod_spec.get("readinessGates"))]
     # InPlaceUpdateReady (``inplaceupdate.InjectReadinessGate``), then KruisePodReady, which
     # upstream's pod webhook adds to every pod an apps.kruise.io workload creates

@@ -35,6 +35,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kruise.core.jsoncopy import json_copy
 from kruise.rollouts.api.common import BatchReleaseBatchState, RolloutPhase
 from kruise.rollouts.release.batchplan import batch_ready, planned_canary, scaled
 from kruise.rollouts.release.constants import (
@@ -175,7 +176,7 @@ def decide_deployment_canary(
     ``replicasets``: ReplicaSets of the namespace (for the revisions it reports);
     ``pods``: pods of those ReplicaSets (the canary's get the batch labels).
     """
-    status: JSON = copy.deepcopy(dict(br.get("status") or {}))
+    status: JSON = json_copy(dict(br.get("status") or {}))
     meta = meta_of(br)
     plan = (br.get("spec") or {}).get("releasePlan") or {}
     status["observedGeneration"] = int(meta.get("generation") or 0)

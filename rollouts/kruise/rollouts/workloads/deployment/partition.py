@@ -35,10 +35,10 @@ are moved by the advanced Deployment controller (:mod:`kruise.rollouts.advancedd
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kruise.core.jsoncopy import json_copy
 from kruise.rollouts.api.common import BatchReleaseBatchState, RolloutPhase
 from kruise.rollouts.release.batchplan import batch_ready
 from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
@@ -144,7 +144,7 @@ def decide_deployment_partition(
     hands the Deployment back still ``paused: true`` (with its ``RollingUpdate`` strategy), so
     the pods stay where the release left them and the user can roll back.
     """
-    status: JSON = copy.deepcopy(dict(br.get("status") or {}))
+    status: JSON = json_copy(dict(br.get("status") or {}))
     plan = (br.get("spec") or {}).get("releasePlan") or {}
     status["observedGeneration"] = int(meta_of(br).get("generation") or 0)
     status["observedReleasePlanHash"] = release_plan_hash(plan)
