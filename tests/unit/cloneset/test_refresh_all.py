@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kruise.core.expectations import ResourceVersionExpectations
+from kruise.workloads.cloneset.sync_update import UpdateOutcome
 from kruise.workloads.inplace.writer import PodWriter, plan_refresh
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -75,3 +76,20 @@ async def test_refresh_all_writes_only_the_pods_that_need_it_and_keeps_their_ord
     assert [p["metadata"]["name"] for p, _ in results] == [f"web-{i}" for i in range(5)]
     assert [r.modified for _, r in results] == [False, False, False, True, False]
     assert kube.patches == [("web-3", "status")]
+
+
+async def test_the_answer_to_a_pods_last_write_is_what_the_rounds_status_counts() -> None:
+    """A pod refreshed this round (its first KruisePodReady) comes back as the API server answered
+    it, and the Updater's outcome puts that answer in place of the cache's copy (the round's
+    status counts it ready and available without waiting a round for the cache)."""
+    kube = RecordingKube()
+    writer = PodWriter(kube, ResourceVersionExpectations())  # type: ignore[arg-type]
+    pods = [settled(i) for i in range(3)]
+    pods[1]["status"]["conditions"] = pods[1]["status"]["conditions"][:2]
+    results = await writer.refresh_all(CLONESET, pods, "web-v1", NOW)
+    assert [r.pod for _, r in results] == [None, {"metadata": {"resourceVersion": "2"}}, None]
+
+    outcome = UpdateOutcome(written={"web-1": {"metadata": {"name": "web-1", "resourceVersion": "2"}}})
+    counted = outcome.as_written(pods)
+    assert counted[0] is pods[0] and counted[2] is pods[2]
+    assert counted[1] == {"metadata": {"name": "web-1", "resourceVersion": "2"}}

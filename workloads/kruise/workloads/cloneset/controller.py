@@ -36,7 +36,7 @@ from kruise.workloads.cloneset.newpods import CLONESET_KIND, plan_pvc_cleanup, p
 from kruise.workloads.cloneset.readiness import cloneset_health
 from kruise.workloads.cloneset.status import calculate_status, seconds_until_available, status_to_write
 from kruise.workloads.cloneset.sync_scale import Scaler
-from kruise.workloads.cloneset.sync_update import UpdateGuard, Updater
+from kruise.workloads.cloneset.sync_update import UpdateGuard, UpdateOutcome, Updater
 from kruise.workloads.controllerbase import merge_status
 from kruise.workloads.history import History
 from kruise.workloads.objects import (
@@ -223,6 +223,7 @@ class CloneSetController:
         if scaled.errors:
             errors["FailedScale"] = "; ".join(scaled.errors)
             reported = not scaled.unreported
+        refreshed: UpdateOutcome | None = None
         if not scaled.modified:
             refreshed = await self.updater.refresh(cs, pods, name(update_rev), now)
             requeue = refreshed.requeue_after
@@ -241,15 +242,18 @@ class CloneSetController:
                         updated.requeue_after if requeue is None else min(requeue, updated.requeue_after)
                     )
 
+        # a refresh round's writes (KruisePodReady, lifecycle Normal) count in this round's status:
+        # written from the cache alone it would say "ready, not available" for one round more
+        counted = refreshed.as_written(pods) if refreshed is not None else pods
         new_status = await self._write_status(
-            cs, pods, name(update_rev), name(current_rev), collision, now, errors
+            cs, counted, name(update_rev), name(current_rev), collision, now, errors
         )
         await self._truncate_pods_to_delete(cs, pods)
         await self.history.truncate(cs, pods, revisions, name(current_rev), name(update_rev))
 
         if not errors and new_status["availableReplicas"] != new_status["readyReplicas"]:
             # pods turning available after minReadySeconds cause no event: look again then
-            wake = seconds_until_available(cs, pods, now)
+            wake = seconds_until_available(cs, counted, now)
             if wake is not None:
                 requeue = wake if requeue is None else min(requeue, wake)
         if errors:

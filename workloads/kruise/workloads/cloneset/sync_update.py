@@ -75,6 +75,12 @@ class UpdateOutcome:
     modified: bool = False
     errors: list[str] = field(default_factory=list)
     requeue_after: float | None = None
+    written: dict[str, KubeObject] = field(default_factory=dict)
+    """Pod name -> the pod as the API server answered this round's last write to it."""
+
+    def as_written(self, pods: Sequence[KubeObject]) -> list[KubeObject]:
+        """``pods`` with each one this round wrote replaced by the API server's answer."""
+        return [self.written.get(name(p), p) for p in pods]
 
     def requeue(self, seconds: float) -> None:
         self.requeue_after = seconds if self.requeue_after is None else min(self.requeue_after, seconds)
@@ -111,6 +117,8 @@ class Updater:
                 out.errors.append(result.error)
             if result.in_place_completed:
                 observe_in_place_completed(pod, now)
+            if result.pod is not None:
+                out.written[name(pod)] = result.pod
         return out
 
     async def update(

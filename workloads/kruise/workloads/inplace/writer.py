@@ -101,16 +101,15 @@ async def patch_pod_status(
     rv_expectations: ResourceVersionExpectations | None,
     pod: KubeObject,
     patch: dict[str, Any],
-) -> str:
+) -> KubeObject:
     """Strategic-merge ``patch`` into ``pods/status``, expect the new resourceVersion in the cache;
-    returns it. Raises :class:`KruiseError` as the client does."""
-    result = await kube.patch(
+    returns the pod as the API server answered. Raises :class:`KruiseError` as the client does."""
+    result: KubeObject = await kube.patch(
         PODS, name(pod), patch, namespace(pod), patch_type="strategic", subresource="status"
     )
-    rv = str(result["metadata"]["resourceVersion"])
     if rv_expectations is not None:
-        rv_expectations.expect(uid(pod), rv)
-    return rv
+        rv_expectations.expect(uid(pod), str(result["metadata"]["resourceVersion"]))
+    return result
 
 
 async def mark_new_pod_ready(
@@ -180,13 +179,16 @@ class RefreshResult:
 
     ``modified``: a write went out; ``requeue_after``: seconds until a grace period ends;
     ``error``: the engine's or the client's message; ``in_place_completed``: the write that set
-    ``InPlaceUpdateReady`` True (an in-place update just finished, for the duration metric).
+    ``InPlaceUpdateReady`` True (an in-place update just finished, for the duration metric);
+    ``pod``: the pod as the API server answered the last write (``None``: none went out), newer
+    than the cache's copy, so the round's status can count what the round itself did.
     """
 
     modified: bool = False
     requeue_after: float | None = None
     error: str | None = None
     in_place_completed: bool = False
+    pod: KubeObject | None = None
 
 
 _POD_PATCHES = (RefreshKind.FINISH_GRACE, RefreshKind.DROP_GRACE, RefreshKind.NEXT_BATCH)
@@ -254,14 +256,20 @@ class PodWriter:
 
     async def patch(self, pod: KubeObject, patch: dict[str, Any]) -> bool:
         """Strategic-merge ``patch`` into the pod; ``False`` when there is nothing to write."""
-        if not patch:
-            return False
-        result = await self.kube.patch(PODS, name(pod), patch, namespace(pod), patch_type="strategic")
-        self.rv_expectations.expect_written(result)
-        return True
+        return await self.patch_answer(pod, patch) is not None
 
-    async def patch_status(self, pod: KubeObject, patch: dict[str, Any]) -> str:
-        """Patch ``pods/status``; returns the new resourceVersion."""
+    async def patch_answer(self, pod: KubeObject, patch: dict[str, Any]) -> KubeObject | None:
+        """:meth:`patch`, returning the pod as the API server answered (``None``: nothing to write)."""
+        if not patch:
+            return None
+        result: KubeObject = await self.kube.patch(
+            PODS, name(pod), patch, namespace(pod), patch_type="strategic"
+        )
+        self.rv_expectations.expect_written(result)
+        return result
+
+    async def patch_status(self, pod: KubeObject, patch: dict[str, Any]) -> KubeObject:
+        """Patch ``pods/status``; returns the pod as the API server answered."""
         return await patch_pod_status(self.kube, self.rv_expectations, pod, patch)
 
     async def mark_new_pod_ready(self, pod: KubeObject) -> None:
@@ -292,10 +300,13 @@ class PodWriter:
         finally:
             await asyncio.gather(*marks, return_exceptions=True)
 
-    async def lifecycle(self, pod: KubeObject, transition: LifecycleTransition, now: datetime) -> None:
-        """``UpdatePodLifecycle``: the ``markPodNotReady`` key change first, then the state label."""
+    async def lifecycle(
+        self, pod: KubeObject, transition: LifecycleTransition, now: datetime
+    ) -> KubeObject | None:
+        """``UpdatePodLifecycle``: the ``markPodNotReady`` key change first, then the state label;
+        returns the pod as the label write was answered."""
         await apply_not_ready_policy(self.kube, self.rv_expectations, pod, transition, now)
-        await self.patch(pod, lifecycle_patch(transition, now))
+        return await self.patch_answer(pod, lifecycle_patch(transition, now))
 
     async def update_in_place(
         self,
@@ -318,7 +329,8 @@ class PodWriter:
             cond = start_in_place_update_condition(now)
             ready = ready_condition(pod, [cond], now)  # upstream's SetPodReadyCondition
             conds = [cond] if ready is None else [cond, ready]
-            rv = await self.patch_status(pod, {"status": {"conditions": conds}})
+            answer = await self.patch_status(pod, {"status": {"conditions": conds}})
+            rv = str(answer["metadata"]["resourceVersion"])
             current = {**pod, "metadata": {**mapping(pod.get("metadata")), "resourceVersion": rv}}
         for attempt in range(5):
             target = in_place_update_pod(
@@ -389,16 +401,18 @@ class PodWriter:
     ) -> None:
         decision, kruise_ready = plan.decision, plan.kruise_ready
         if kruise_ready is not None and decision.kind != RefreshKind.MARK_READY:
-            await self.patch_status(pod, mark_ready_patch(kruise_ready))
+            out.pod = await self.patch_status(pod, mark_ready_patch(kruise_ready))
             out.modified = True
         if decision.kind in _POD_PATCHES:
             assert decision.pod is not None
-            out.modified = await self.patch(pod, pod_patch(pod, decision.pod)) or out.modified
+            answer = await self.patch_answer(pod, pod_patch(pod, decision.pod))
+            out.pod = answer or out.pod
+            out.modified = answer is not None or out.modified
             return
         if decision.kind == RefreshKind.MARK_READY and decision.condition is not None:
             extra = () if kruise_ready is None else (kruise_ready,)
-            await self.patch_status(pod, mark_ready_patch(decision.condition, *extra))
+            out.pod = await self.patch_status(pod, mark_ready_patch(decision.condition, *extra))
             out.modified = out.in_place_completed = True
         if plan.transition is not None:
-            await self.lifecycle(pod, plan.transition, now)
+            out.pod = await self.lifecycle(pod, plan.transition, now) or out.pod
             out.modified = True
