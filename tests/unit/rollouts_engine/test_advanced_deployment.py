@@ -377,6 +377,18 @@ def test_nothing_moves_while_a_replicaset_status_lags_its_spec() -> None:
     assert sizes(decide_rollout(d, [old, rs("web-b", "v2", 1, created="2")])) == {"web-b": 2}
 
 
+def test_pods_a_scale_down_is_still_deleting_are_not_counted_available() -> None:
+    # kube's ReplicaSet controller writes the status of the sync that deletes a pod from the pods
+    # it listed before: observedGeneration current, replicas and availableReplicas one too many
+    d = deployment(5, "100%", surge=0, unavailable=1)
+    old = rs("web-a", "v1", 4)
+    old["metadata"]["generation"] = 2
+    old["status"].update(replicas=5, availableReplicas=5, readyReplicas=5, observedGeneration=2)
+    new = rs("web-b", "v2", 1, created="2")
+    # counted raw, 6 available over a floor of 4 would take the old ReplicaSet to 2 (3 pods left)
+    assert sizes(decide_rollout(d, [old, new])) == {"web-a": 3}
+
+
 # ----------------------------------------------------------------------------- upstream e2e rules
 UPSTREAM_CHECKER_STRATEGY = '{"rollingUpdate":{"maxUnavailable":"25%","maxSurge":"25%"}}'
 """``test/e2e/test_data/deployment/deployment.yaml``'s strategy annotation: no ``rollingStyle``."""

@@ -30,10 +30,14 @@ the rest.
      shrink, first their unhealthy pods (oldest ReplicaSet first), then by availability
      (``available > replicas - maxUnavailable``), least important ReplicaSet first (the stable
      revision is kept longest);
-- **wait** while a ReplicaSet's status has not observed its generation: right after a scale-down
-  its ``availableReplicas`` still counts the pods being deleted, and deciding on it would take
-  availability below ``replicas - maxUnavailable`` (kube's controller takes that risk; the
-  integration test of maxSurge 0 / maxUnavailable 1 caught it here);
+- **wait** while a ReplicaSet's status has not observed its generation, and **discount** the pods
+  a scale-down is still deleting: kube's ReplicaSet controller writes the status of the sync that
+  deletes pods from the pods it listed before deleting them, so ``observedGeneration`` is current
+  while ``replicas``/``availableReplicas`` still count the doomed pods. A ReplicaSet's available
+  pods are taken as ``availableReplicas - max(status.replicas - spec.replicas, 0)`` (the excess
+  may all have been available); deciding on the raw count would take availability below
+  ``replicas - maxUnavailable`` (kube's controller takes that risk; the integration test of
+  maxSurge 0 / maxUnavailable 1 caught both);
 - **report**: the Deployment status (:func:`~.replicasets.deployment_status`) and the
   ``rollouts.kruise.io/deployment-extra-status`` annotation (``updatedReadyReplicas`` = ready pods
   of the new ReplicaSet, ``expectedUpdatedReplicas`` = the limit).
@@ -162,6 +166,13 @@ def _observed(rs: Mapping[str, Any]) -> bool:
     return int((rs.get("status") or {}).get("observedGeneration") or 0) >= int(generation)
 
 
+def _available(rs: Mapping[str, Any]) -> int:
+    """Available pods of ``rs`` its status can vouch for: ``availableReplicas`` less the pods the
+    status counts beyond ``spec.replicas`` (a scale-down's victims, still listed)."""
+    doomed = max(status_int(rs, "replicas") - spec_replicas(rs), 0)
+    return max(status_int(rs, "availableReplicas") - doomed, 0)
+
+
 def _hash(rs: Mapping[str, Any]) -> str:
     return str((meta(rs).get("labels") or {}).get(POD_TEMPLATE_HASH_LABEL) or "")
 
@@ -191,7 +202,7 @@ def _scale_old(
         return
     min_available = d_replicas - unavailable
     all_count = old_count + plan.of(new)
-    new_unavailable = plan.of(new) - status_int(new, "availableReplicas")
+    new_unavailable = plan.of(new) - _available(new)
     budget = min(all_count - min_available - new_unavailable, diff)
     if budget <= 0:
         return
@@ -199,13 +210,13 @@ def _scale_old(
     for rs in sorted(olds, key=created):  # unhealthy pods first: they add no unavailability
         if cleaned >= budget:
             break
-        unhealthy = plan.of(rs) - status_int(rs, "availableReplicas")
+        unhealthy = plan.of(rs) - _available(rs)
         if plan.of(rs) == 0 or unhealthy <= 0:
             continue
         step = min(budget - cleaned, unhealthy)
         plan.set(rs, plan.of(rs) - step)
         cleaned += step
-    available = sum(status_int(r, "availableReplicas") for r in [*olds, new])
+    available = sum(_available(r) for r in [*olds, new])
     if available <= min_available:
         return
     old_count = plan.total(olds)
