@@ -211,6 +211,18 @@ def test_rollout_status_maps_both_ways() -> None:
     assert back == doc["status"]
 
 
+def test_converted_conditions_are_copies_extra_fields_included() -> None:
+    condition = {"type": "Progressing", "status": "True", "reason": "r", "message": "", "x": {"k": ["v"]}}
+    src = Rollout.from_dict({**v1beta1_rollout(), "status": {"conditions": [condition]}})
+    dst = rollout_to_v1alpha1(src)
+    assert dst.status is not None and dst.status.conditions is not None
+    copied = dst.status.conditions[0]
+    assert copied.to_dict() == condition
+    copied.reason = "changed"
+    copied.model_extra["x"]["k"].append("w")  # type: ignore[index]
+    assert src.to_dict()["status"]["conditions"] == [condition]
+
+
 # --- Rollout: round trips --------------------------------------------------------------------
 
 

@@ -53,6 +53,7 @@ from kruise.rollouts.api.common import (
     V1BETA1,
     ObjectRef,
     RollingStyle,
+    RolloutCondition,
 )
 from kruise.rollouts.api.rollout import (
     CanaryStep,
@@ -102,6 +103,14 @@ class ConversionError(ValueError):
 
 
 # --- Rollout ------------------------------------------------------------------------------
+
+
+def _conditions_copy(conditions: list[RolloutCondition] | None) -> list[RolloutCondition] | None:
+    """Independent copies of ``conditions``: a condition's fields are strings and times, so a
+    shallow model copy is a whole one unless it carries unknown (extra) fields."""
+    if conditions is None:
+        return None
+    return [c.model_copy(deep=bool(c.model_extra)) for c in conditions]
 
 
 def _traffic_routing_to_v1beta1(src: TrafficRoutingRefV1alpha1) -> TrafficRoutingRef:
@@ -221,7 +230,7 @@ def rollout_to_v1beta1(src: RolloutV1alpha1) -> Rollout:
             observed_generation=st.observed_generation,
             phase=st.phase,
             message=st.message,
-            conditions=copy.deepcopy(st.conditions),
+            conditions=_conditions_copy(st.conditions),
         )
         if st.canary_status is not None:
             status.canary_status = _canary_status_to_v1beta1(st.canary_status)
@@ -280,7 +289,7 @@ def rollout_to_v1alpha1(src: Rollout) -> RolloutV1alpha1:
             observed_generation=st.observed_generation,
             phase=st.phase,
             message=st.message,
-            conditions=copy.deepcopy(st.conditions),
+            conditions=_conditions_copy(st.conditions),
             canary_status=None if st.canary_status is None else _canary_status_to_v1alpha1(st.canary_status),
         )
     return dst
@@ -311,8 +320,12 @@ def convert_object(obj: Mapping[str, Any], desired_api_version: str) -> dict[str
     """
     if obj.get("apiVersion") == desired_api_version:
         return json_copy(dict(obj))
+    # the converters read nothing of metadata but its annotations, and metadata is copied from
+    # the wire below: validating and deep-copying the rest (managedFields) was most of the cost
+    annotations = (obj.get("metadata") or {}).get("annotations")
+    slim = {**obj, "metadata": {} if annotations is None else {"annotations": annotations}}
     try:
-        out = _convert_model(obj, desired_api_version)
+        out = _convert_model(slim, desired_api_version)
     except ValidationError as err:
         raise ConversionError(f"invalid {obj.get('kind')} {obj.get('apiVersion')}: {err}") from err
     metadata = json_copy(dict(obj.get("metadata") or {}))
