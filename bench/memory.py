@@ -120,6 +120,41 @@ async def rss_settled(pid: int, settle: float, readings: int) -> tuple[float, fl
     return statistics.median(samples), max(samples) - min(samples)
 
 
+def print_results(rows: list[tuple[str, float, float, float, float]], title: str) -> None:
+    """The table of points (phase, seconds, median RSS, samples' spread, peak RSS), the rounds'
+    RSS spread and the last round against round 2."""
+    table = Table(title=title)
+    for col in (
+        "phase",
+        "seconds",
+        "RSS MiB (median)",
+        "samples' spread MiB",
+        "peak RSS MiB",
+        "vs first loaded",
+    ):
+        table.add_column(col, justify="right")
+    loaded = rows[1][2] if len(rows) > 1 else float("nan")
+    for phase, took, rss, spread, peak in rows:
+        table.add_row(
+            phase,
+            f"{took:.0f}",
+            f"{rss:.1f}",
+            f"{spread:.1f}",
+            f"{peak:.1f}",
+            f"{rss / loaded:.2f}x" if loaded else "",
+        )
+    console.print(table)
+    after = [r[2] for r in rows[2:]]
+    if after:
+        console.print(
+            f"rounds: RSS min {min(after):.1f} MiB, max {max(after):.1f} MiB, "
+            f"spread {(max(after) - min(after)) / min(after) * 100:.1f}%"
+        )
+    if len(rows) >= 4:
+        second, last = rows[3][2], rows[-1][2]
+        console.print(f"last round vs round 2: {(last - second) / second * 100:+.1f}% (target within 2%)")
+
+
 async def main(
     count: int, replicas: int, rounds: int, memtrace: str | None, frames: int, settle: float, readings: int
 ) -> None:
@@ -172,36 +207,7 @@ async def main(
             await kube.close()
             manager.stop()
             cluster.stop()
-    table = Table(title=f"kruise manager RSS, {count} CloneSets x {replicas} pods")
-    for col in (
-        "phase",
-        "seconds",
-        "RSS MiB (median)",
-        "samples' spread MiB",
-        "peak RSS MiB",
-        "vs first loaded",
-    ):
-        table.add_column(col, justify="right")
-    loaded = rows[1][2] if len(rows) > 1 else float("nan")
-    for phase, took, rss, spread, peak in rows:
-        table.add_row(
-            phase,
-            f"{took:.0f}",
-            f"{rss:.1f}",
-            f"{spread:.1f}",
-            f"{peak:.1f}",
-            f"{rss / loaded:.2f}x" if loaded else "",
-        )
-    console.print(table)
-    after = [r[2] for r in rows[2:]]
-    if after:
-        console.print(
-            f"rounds: RSS min {min(after):.1f} MiB, max {max(after):.1f} MiB, "
-            f"spread {(max(after) - min(after)) / min(after) * 100:.1f}%"
-        )
-    if len(rows) >= 4:
-        second, last = rows[3][2], rows[-1][2]
-        console.print(f"last round vs round 2: {(last - second) / second * 100:+.1f}% (target within 2%)")
+    print_results(rows, f"kruise manager RSS, {count} CloneSets x {replicas} pods")
     console.print(f"load average at the end: {os.getloadavg()[0]:.2f}")
 
 

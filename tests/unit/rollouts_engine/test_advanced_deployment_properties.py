@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kruise.rollouts.advanceddeployment.rolling import decide_rollout
@@ -36,6 +36,14 @@ def _sync_status(r: JSON, available: int) -> None:
     }
 
 
+def _kubelet(rss: list[JSON], truth: dict[str, int], lagging: dict[str, int]) -> None:
+    """Every pod becomes available; the statuses of ``lagging`` ReplicaSets stay behind."""
+    for r in rss:
+        truth[r["metadata"]["name"]] = r["spec"]["replicas"]
+        if r["metadata"]["name"] not in lagging:
+            _sync_status(r, r["spec"]["replicas"])
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     replicas=st.integers(1, 12),
@@ -46,6 +54,8 @@ def _sync_status(r: JSON, available: int) -> None:
     lag=st.integers(0, 2),
     kubelet_every=st.integers(1, 3),
 )
+# a scale-down's status still counting its pods two decisions on (found by this test)
+@example(replicas=3, partition=3, surge=1, unavailable=0, split=0, lag=2, kubelet_every=1)
 def test_rolling_respects_surge_availability_and_partition(
     replicas: int,
     partition: int | str,
@@ -71,9 +81,7 @@ def test_rolling_respects_surge_availability_and_partition(
             if not lagging and all(truth[r["metadata"]["name"]] == r["spec"]["replicas"] for r in rss):
                 break
             lagging = {}  # nothing to do until the cluster catches up: let it
-            for r in rss:
-                truth[r["metadata"]["name"]] = r["spec"]["replicas"]
-                _sync_status(r, r["spec"]["replicas"])
+            _kubelet(rss, truth, lagging)
             continue
         new_before = next(
             (
@@ -118,12 +126,8 @@ def test_rolling_respects_surge_availability_and_partition(
             if r["spec"]["template"]["spec"]["containers"][0]["image"] == "v2"
         )
         assert new_now <= max(limit, new_before)
-        if round_ % kubelet_every:
-            continue
-        for r in rss:  # the kubelet: every pod becomes available
-            truth[r["metadata"]["name"]] = r["spec"]["replicas"]
-            if r["metadata"]["name"] not in lagging:
-                _sync_status(r, r["spec"]["replicas"])
+        if round_ % kubelet_every == 0:
+            _kubelet(rss, truth, lagging)
     else:
         raise AssertionError("did not converge")
     new = [r for r in rss if r["spec"]["template"]["spec"]["containers"][0]["image"] == "v2"]
