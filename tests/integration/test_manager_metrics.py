@@ -234,13 +234,17 @@ async def test_a_cloneset_update_moves_the_managers_metrics(
     await settled(kube, namespace, updatedReplicas=4, updatedReadyReplicas=4, readyReplicas=4)
     key = {"namespace": namespace, "cloneset": "web"}
 
-    async def after_update() -> Scrape | None:  # the last InPlaceUpdateReady write may trail the status
+    async def after_update() -> Scrape | None:
         now = scrape(manager)
+        # the last InPlaceUpdateReady write may trail the status
         durations = now.value("kruise_cloneset_in_place_update_duration_seconds_count")
         moved = durations - before.value("kruise_cloneset_in_place_update_duration_seconds_count")
-        return now if moved >= 4 else None
+        # the state gauges read the manager's informer cache, which may get the status the API
+        # server just answered a watch event later (as kube-state-metrics trails it)
+        shown = now.value("kruise_cloneset_status_replicas_updated_ready", **key)
+        return now if moved >= 4 and shown == 4 else None
 
-    after = await eventually(after_update, timeout=30, what="four in-place update durations")
+    after = await eventually(after_update, timeout=30, what="four in-place update durations, status shown")
 
     def delta(name: str, /, **labels: str) -> float:
         return after.value(name, **labels) - before.value(name, **labels)

@@ -18,7 +18,7 @@ from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import BROADCASTJOBS
 from kruise.rollouts.manager.process import ManagerProcess
 from tests.integration.broadcastjob.helpers import condition, job_pods, new_job, node_label, wait_job
-from tests.integration.test_manager_metrics import scrape
+from tests.integration.test_manager_metrics import Scrape, scrape
 from tests.support.nodes import NodePool
 from tests.support.wait import eventually
 
@@ -65,8 +65,16 @@ async def test_succeeds_for_parallelism_less_than_number_of_node(
     pinned = pods[0]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert pinned["nodeSelectorTerms"][0]["matchFields"][0]["key"] == "metadata.name"
     assert all(p["status"]["phase"] == "Succeeded" for p in pods)
-    metrics = scrape(manager)
     key = {"namespace": namespace, "broadcastjob": "bcj"}
+
+    async def shown() -> Scrape | None:  # the gauges read the manager's cache: a watch event behind
+        now = scrape(manager)
+        complete = now.value(
+            "kruise_broadcastjob_status_condition", **key, condition="Complete", status="true"
+        )
+        return now if complete == 1 else None
+
+    metrics = await eventually(shown, timeout=30, what="the Complete condition in the gauges")
     assert metrics.value("kruise_broadcastjob_status_succeeded", **key) == 4
     assert metrics.value("kruise_broadcastjob_status_desired", **key) == 4
     assert (

@@ -34,11 +34,19 @@ async def test_an_in_place_update_moves_the_statefulset_series(
     )
     key = {"namespace": namespace, "statefulset": "db"}
 
-    async def after_update() -> Scrape | None:  # the last InPlaceUpdateReady write may trail the status
+    async def after_update() -> Scrape | None:
         now = scrape(manager)
-        return now if now.value(DURATIONS) - before.value(DURATIONS) >= 3 else None
+        # the last InPlaceUpdateReady write may trail the status
+        moved = now.value(DURATIONS) - before.value(DURATIONS)
+        # the state gauges read the manager's informer cache, which may get the status the API
+        # server just answered a watch event later
+        shown = (
+            now.value("kruise_statefulset_status_replicas_updated", **key),
+            now.value("kruise_statefulset_status_replicas_ready", **key),
+        )
+        return now if moved >= 3 and shown == (3, 3) else None
 
-    after = await eventually(after_update, timeout=30, what="three in-place update durations")
+    after = await eventually(after_update, timeout=30, what="three in-place update durations, status shown")
 
     def delta(name: str, /, **labels: str) -> float:
         return after.value(name, **labels) - before.value(name, **labels)
