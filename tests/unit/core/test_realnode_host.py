@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from kruise.core.localcluster.realnode.host import HostRecord, prune
+from kruise.core.localcluster.realnode.nodes import made_again, socket_identity
 
 OWNER = "/tmp/kruise-test-abc/cluster"
 
@@ -137,3 +138,20 @@ def test_services_fields_live_apart_so_older_readers_still_see_the_owner(
     record(owner="/another/cluster").save()  # a new owner's record: the old services fields go
     other = host.load_record()
     assert other is not None and other.control_plane_ip == "" and other.iptables_before == {}
+
+
+def test_a_socket_made_again_at_the_same_path_is_told_apart(tmp_path: Path) -> None:
+    """The kubelets take turns at the shared device-plugin socket: the next one starts once the
+    socket is a new file, even when the new file gets the old one's inode."""
+    path = tmp_path / "kubelet.sock"
+    assert socket_identity(path) is None and not made_again(path, None)
+    with socket.socket(socket.AF_UNIX) as first:
+        first.bind(str(path))
+        before = socket_identity(path)
+        assert before is not None and made_again(path, None)
+        assert not made_again(path, before), "the same file is not made again"
+    time.sleep(0.01)  # ctime's granularity
+    path.unlink()
+    with socket.socket(socket.AF_UNIX) as second:
+        second.bind(str(path))
+        assert made_again(path, before)

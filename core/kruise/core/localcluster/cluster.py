@@ -277,8 +277,9 @@ class LocalCluster:
 
         ``wait_for_host``: seconds to wait while another cluster holds the machine's real
         nodes (test sessions sharing a machine). Raises
-        :class:`~kruise.core.localcluster.errors.RealNodeError` (the cluster keeps running;
-        what the failed nodes started is stopped again)."""
+        :class:`~kruise.core.localcluster.errors.RealNodeError` (the cluster keeps running
+        without real nodes: every real node is stopped again, those started before too, since
+        the machine-wide changes are undone as one)."""
         assert self.state is not None, "start() or attach() first"
         real = self._real_nodes(self.state)
         try:
