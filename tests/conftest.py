@@ -16,19 +16,18 @@ import os
 import shutil
 import subprocess
 import tempfile
-import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
-from kruise.core.errors import AlreadyExistsError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import NAMESPACES
 from kruise.core.localcluster import LocalCluster
 from kruise.core.localcluster.binaries import find_bin_dir
 from kruise.rollouts.manager.process import ManagerProcess
 from tests.support.cluster import TestCluster
+from tests.support.namespaces import create_namespace
 
 REPO = Path(__file__).resolve().parents[1]
 THIRD_PARTY_CRDS = REPO / "hack" / "crds"
@@ -118,22 +117,7 @@ async def kube(cluster: TestCluster) -> AsyncIterator[KubeClient]:
 @pytest.fixture
 async def namespace(kube: KubeClient, request: pytest.FixtureRequest) -> AsyncIterator[str]:
     """A fresh namespace for one test, deleted afterwards (without waiting)."""
-    base = request.node.name.lower().replace("_", "-")
-    name = "".join(c for c in base if c.isalnum() or c == "-")[:40].strip("-")
-    # parametrized tests share the 40-character prefix, so the suffix alone tells them apart; a
-    # name still terminating from an earlier test is not reused
-    for _ in range(5):
-        candidate = f"{name}-{uuid.uuid4().hex[:8]}"
-        try:
-            await kube.create(
-                NAMESPACES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": candidate}}
-            )
-            break
-        except AlreadyExistsError:
-            continue
-    else:
-        raise AssertionError(f"no free namespace name for {name}")
-    name = candidate
+    name = await create_namespace(kube, request.node.name)
     yield name
     await kube.delete(NAMESPACES, name, missing_ok=True)
 

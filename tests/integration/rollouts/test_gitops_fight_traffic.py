@@ -24,9 +24,10 @@ from typing import Any
 import pytest
 
 from kruise.core.kube import KubeClient, Resource
-from kruise.core.kube.resources import EVENTS
+from kruise.core.kube.resources import EVENTS, NAMESPACES
 from kruise.traffic.resources import HTTPROUTES, INGRESSES, VIRTUALSERVICES
 from tests.integration.rollouts import helpers as h
+from tests.support.namespaces import create_namespace
 from tests.support.wait import eventually
 
 pytestmark = pytest.mark.usefixtures("manager")
@@ -220,19 +221,24 @@ async def fight(kube: KubeClient, namespace: str, front: Front) -> None:
             await watcher
 
 
-async def test_a_syncer_reverting_the_route_weights_is_named_backed_off_and_outlasted(
+async def test_syncers_reverting_route_ingress_and_lua_weights_are_named_backed_off_and_outlasted(
     kube: KubeClient, namespace: str
 ) -> None:
-    await fight(kube, namespace, ROUTE)
+    """The HTTPRoute, canary Ingress and Lua-managed VirtualService fights at once, one namespace
+    each (each is a minute of mostly waiting); a failure names its object."""
 
+    async def fought(ns: str, front: Front) -> None:
+        try:
+            await fight(kube, ns, front)
+        except Exception as e:
+            e.add_note(f"in the {front.resource.kind} fight (namespace {ns})")
+            raise
 
-async def test_a_syncer_reverting_the_canary_ingress_weight_is_named_backed_off_and_outlasted(
-    kube: KubeClient, namespace: str
-) -> None:
-    await fight(kube, namespace, INGRESS)
-
-
-async def test_a_syncer_reverting_a_lua_managed_virtual_service_is_named_backed_off_and_outlasted(
-    kube: KubeClient, namespace: str
-) -> None:
-    await fight(kube, namespace, ISTIO)
+    others = [await create_namespace(kube, f"{namespace[:30]}-{i}") for i in (1, 2)]
+    try:
+        async with asyncio.TaskGroup() as fights:
+            for ns, front in zip([namespace, *others], (ROUTE, INGRESS, ISTIO), strict=True):
+                fights.create_task(fought(ns, front))
+    finally:
+        for ns in others:
+            await kube.delete(NAMESPACES, ns, missing_ok=True)
