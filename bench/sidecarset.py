@@ -23,6 +23,11 @@ Not a test. Runs on the embedded control plane with a manager and prints tables 
    manager's mean handling time (``controller_runtime_webhook_latency_seconds``).
 
    Pods are bound to a node that does not exist, so no scheduler or KWOK work competes.
+
+   ``--standby``: a second manager starts after the first has the lease and registers the
+   webhooks at its own address, so the API server calls a replica that runs informers and
+   webhooks but no controller (as the chart's standby replica does for half the calls): what
+   serving the webhooks from a process of their own would give.
 2. Upgrade of N pods (a Deployment) by a SidecarSet image change, ``maxUnavailable: 10%``, until
    ``updatedReadyPods == N``, against the theoretical minimum ``ceil(N / maxUnavailable) x``
    KWOK's in-place restart delay.
@@ -56,10 +61,11 @@ from webhookprobe import (
 )  # bench/webhookprobe.py
 
 from kruise.core.kube import KubeClient
-from kruise.core.kube.resources import DEPLOYMENTS, MUTATING_WEBHOOKS, NAMESPACES, PODS, SIDECARSETS
+from kruise.core.kube.resources import DEPLOYMENTS, LEASES, MUTATING_WEBHOOKS, NAMESPACES, PODS, SIDECARSETS
 from kruise.core.localcluster import LocalCluster
 from kruise.core.localcluster.stages import StageDelays
 from kruise.rollouts.crds import write_crds
+from kruise.rollouts.manager.options import ManagerOptions
 from kruise.rollouts.manager.process import ManagerProcess
 
 console = Console(width=160)  # tables whole when the output is a file
@@ -268,23 +274,42 @@ async def upgrade(kube: KubeClient, n: int) -> float:
 
 
 async def run_phase(
-    delays: StageDelays, work: Callable[[KubeClient, Probes], Awaitable[None]], workdir: Path
+    delays: StageDelays,
+    work: Callable[[KubeClient, Probes], Awaitable[None]],
+    workdir: Path,
+    *,
+    standby: bool = False,
 ) -> None:
+    """``work`` on a fresh cluster and manager; with ``standby``, the webhooks (and the probes)
+    are a second manager's, which waits for the lease the first one holds."""
     cluster = LocalCluster(workdir / "cluster", nodes=3, delays=delays, attached=True)
     crd_dir = workdir / "crds"
     crd_dir.mkdir(parents=True, exist_ok=True)
     write_crds(crd_dir)
     state = cluster.start([crd_dir])
     cluster.kubectl("create", "namespace", "kruise-system")
-    manager = ManagerProcess(state.kubeconfig, workdir / "manager", log_level="WARNING")
-    manager.start()
+    managers = [ManagerProcess(state.kubeconfig, workdir / "manager", log_level="WARNING")]
+    managers[0].start()
     kube = await KubeClient.from_kubeconfig(state.kubeconfig, qps=2000, burst=4000)
     try:
-        await work(kube, Probes(cluster, manager))
+        if standby:
+            await until(lambda: leads(kube), timeout=60)
+            managers.append(ManagerProcess(state.kubeconfig, workdir / "standby", name="standby"))
+            managers[1].start()  # registers the webhooks at its own address, last
+            console.print("webhooks served by the standby replica (no controller running)")
+        await work(kube, Probes(cluster, managers[-1]))
     finally:
         await kube.close()
-        manager.stop()
+        for manager in reversed(managers):
+            manager.stop()
         cluster.stop()
+
+
+async def leads(kube: KubeClient) -> bool:
+    """The first manager holds the lease (so the next one is a standby)."""
+    defaults = ManagerOptions()
+    lease = await kube.get_or_none(LEASES, defaults.leader_election_name, defaults.leader_election_namespace)
+    return bool(lease and (lease.get("spec") or {}).get("holderIdentity"))
 
 
 def latency_table(results: dict[str, tuple[list[float], float, int]]) -> Table:
@@ -310,7 +335,9 @@ def latency_table(results: dict[str, tuple[list[float], float, int]]) -> Table:
     return table
 
 
-async def main(pods: int, rounds: int, upgrade_pods: int, restart_ms: int, workdir: str | None) -> None:
+async def main(
+    pods: int, rounds: int, upgrade_pods: int, restart_ms: int, workdir: str | None, standby: bool
+) -> None:
     console.print(f"load average before: {os.getloadavg()}")
     results: dict[str, tuple[list[float], float, int]] = {}
     upgrade_rows: list[tuple[int, float, float]] = []
@@ -323,7 +350,7 @@ async def main(pods: int, rounds: int, upgrade_pods: int, restart_ms: int, workd
             async def latency_work(kube: KubeClient, probes: Probes) -> None:
                 results.update(await create_latency(kube, pods, rounds, probes))
 
-            await run_phase(StageDelays(), latency_work, tmp / "latency")
+            await run_phase(StageDelays(), latency_work, tmp / "latency", standby=standby)
             console.print(f"load average after the latency phase: {os.getloadavg()}")
         if upgrade_pods:
 
@@ -358,6 +385,9 @@ if __name__ == "__main__":
     parser.add_argument("--inplace-restart-ms", type=int, default=2000)
     parser.add_argument("--creators", type=int, default=CREATORS, help="parallel pod creators")
     parser.add_argument("--workdir", help="keep the clusters' and managers' files under this directory")
+    parser.add_argument("--standby", action="store_true", help="a standby manager serves the webhooks")
     args = parser.parse_args()
     CREATORS = args.creators
-    asyncio.run(main(args.pods, args.rounds, args.upgrade_pods, args.inplace_restart_ms, args.workdir))
+    asyncio.run(
+        main(args.pods, args.rounds, args.upgrade_pods, args.inplace_restart_ms, args.workdir, args.standby)
+    )
