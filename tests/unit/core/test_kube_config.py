@@ -1,10 +1,21 @@
-"""The Authorization header follows the loader's token refresh, in a pod and from a kubeconfig."""
+"""The Authorization header follows the loader's token refresh, in a pod and from a kubeconfig;
+what a user reads when there is no kubeconfig or no server."""
 
 from __future__ import annotations
 
-from kubernetes_asyncio.client import Configuration
+import os
+import socket
+from pathlib import Path
 
-from kruise.core.kube.config import KubeConfig
+import pytest
+from kubernetes_asyncio.client import Configuration
+from kubernetes_asyncio.config import ConfigException
+
+from kruise.core.errors import TransientError
+from kruise.core.kube import KubeClient
+from kruise.core.kube.client import transport_error
+from kruise.core.kube.config import KubeConfig, load_kube_config
+from kruise.core.kube.resources import NAMESPACES
 
 
 async def test_an_in_cluster_token_is_reread_by_the_loaders_plain_function_hook() -> None:
@@ -32,3 +43,35 @@ async def test_an_exec_plugins_coroutine_hook_is_awaited() -> None:
     cfg.refresh_api_key_hook = exec_plugin
     kube = KubeConfig(server="https://127.0.0.1:6443", ssl_context=False, source=cfg)
     assert (await kube.refresh_headers())["Authorization"] == "Bearer from-plugin"
+
+
+async def test_a_missing_kubeconfig_is_named_not_called_invalid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No file at $KUBECONFIG (a cluster taken down): one error naming the path, not the
+    loader's "Invalid kube-config file. Expected key current-context"."""
+    gone = tmp_path / "gone" / "kubeconfig"
+    monkeypatch.setenv("KUBECONFIG", f"{gone}{os.pathsep}{tmp_path / 'also-gone'}")
+    with pytest.raises(ConfigException) as err:
+        await load_kube_config()
+    message = str(err.value)
+    assert str(gone) in message and "does not exist" in message and "kruise cluster up" in message
+    assert "current-context" not in message
+
+
+async def test_an_unreachable_server_reads_as_aiohttp_says_not_as_a_repr() -> None:
+    """`kruise rollout status` against a refused port: "Cannot connect to host ...", not
+    ``ClientConnectorError(ConnectionKey(...))``."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    kube = KubeClient(KubeConfig(server=f"https://127.0.0.1:{port}", ssl_context=False))
+    try:
+        with pytest.raises(TransientError) as err:
+            await kube.get(NAMESPACES, "default")
+    finally:
+        await kube.close()
+    message = str(err.value)
+    assert message.startswith("GET /api/v1/namespaces/default: Cannot connect to host 127.0.0.1"), message
+    assert "ConnectionKey" not in message
+    assert transport_error(TimeoutError()) == "TimeoutError"

@@ -169,7 +169,7 @@ class KubeClient:
                 record_answer(method, params, answer)
                 return answer
         except (aiohttp.ClientConnectionError, TimeoutError) as err:
-            raise TransientError(f"{method} {path}: {err!r}") from err
+            raise TransientError(f"{method} {path}: {transport_error(err)}") from err
         finally:
             self._metrics.observe(method, code, time.monotonic() - started)
 
@@ -202,7 +202,7 @@ class KubeClient:
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as err:
             if not answered:
                 self._metrics.count("GET", REST_ERROR_CODE)
-            raise TransientError(f"GET {path}: {err!r}") from err
+            raise TransientError(f"GET {path}: {transport_error(err)}") from err
 
     # ------------------------------------------------------------------ verbs
     async def get(
@@ -376,6 +376,13 @@ class KubeClient:
                     if event.get("type") == "ERROR":
                         raise watch_error(event.get("object") or {})
                     yield WatchEvent(event["type"], event["object"])
+
+
+def transport_error(err: BaseException) -> str:
+    """A failed connection or read as a user reads it: aiohttp's message ("Cannot connect to host
+    127.0.0.1:1 ssl:True [Connect call failed ...]"), or the error's type when it has none (a
+    timeout), never the connection key's repr."""
+    return str(err) or type(err).__name__
 
 
 def _error_of(status: int, raw: bytes) -> ApiError:

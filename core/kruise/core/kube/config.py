@@ -74,17 +74,22 @@ async def load_kube_config(
 ) -> KubeConfig:
     """Load ``kubeconfig`` (or ``$KUBECONFIG``, ``~/.kube/config``, then in-cluster).
 
-    Raises ``kubernetes_asyncio.config.ConfigException`` when nothing usable is found.
+    Raises ``kubernetes_asyncio.config.ConfigException`` when nothing usable is found; when no
+    kubeconfig file exists (and not in a pod) its message names the paths looked at, where
+    kubectl would fall back to ``localhost:8080`` and be refused.
     """
     cfg = Configuration()
     path = kubeconfig or os.environ.get("KUBECONFIG")
-    if (
-        path is None
-        and not Path("~/.kube/config").expanduser().exists()
-        and os.environ.get("KUBERNETES_SERVICE_HOST")
-    ):
+    default = Path("~/.kube/config").expanduser()
+    if path is None and not default.exists() and os.environ.get("KUBERNETES_SERVICE_HOST"):
         k8s_config.load_incluster_config(client_configuration=cfg)  # type: ignore[no-untyped-call]
     else:
+        looked = [p for p in str(path).split(os.pathsep) if p] if path else [str(default)]
+        if not any(Path(p).expanduser().exists() for p in looked):
+            raise k8s_config.ConfigException(
+                f"no kubeconfig: {', '.join(looked)} does not exist (pass --kubeconfig, set "
+                "KUBECONFIG, or start a local cluster with `kruise cluster up`)"
+            )
         await k8s_config.load_kube_config(
             config_file=str(path) if path else None,
             context=context,
