@@ -58,9 +58,9 @@ typecheck: venv
 image: venv sysdeps
 	hack/build-image.sh $(if $(PUSH),--push $(PUSH))
 
-## demo: the main job on the embedded control plane.
+## demo: the main job on the embedded control plane (DEMO_ARGS: flags of `kruise demo`, e.g. --real-nodes 0).
 demo: venv tools sysdeps
-	$(BIN)/kruise demo
+	$(BIN)/kruise demo $(DEMO_ARGS)
 
 ## test: the whole suite (unit, lint, import layers, integration against the real control plane);
 ## the 25 slowest steps are listed at the end (the suite's time budget is kept by them).
