@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -213,6 +213,20 @@ def scrape(manager: ManagerProcess) -> Scrape:
         return Scrape(answer.read().decode())
 
 
+async def scrape_until(
+    manager: ManagerProcess, shows: Callable[[Scrape], bool], *, what: str, timeout: float = 30
+) -> Scrape:
+    """The first scrape of ``manager`` for which ``shows`` holds. The state gauges read the
+    manager's informer cache, which may get a status the API server already answered a watch
+    event later (as kube-state-metrics trails it); counters may trail the writes they count."""
+
+    async def probe() -> Scrape | None:
+        now = scrape(manager)
+        return now if shows(now) else None
+
+    return await eventually(probe, timeout=timeout, what=what)
+
+
 async def settled(kube: KubeClient, namespace: str, **want: int) -> Mapping[str, Any]:
     async def probe() -> Mapping[str, Any] | None:
         cs = await kube.get(CLONESETS, "web", namespace)
@@ -234,17 +248,12 @@ async def test_a_cloneset_update_moves_the_managers_metrics(
     await settled(kube, namespace, updatedReplicas=4, updatedReadyReplicas=4, readyReplicas=4)
     key = {"namespace": namespace, "cloneset": "web"}
 
-    async def after_update() -> Scrape | None:
-        now = scrape(manager)
-        # the last InPlaceUpdateReady write may trail the status
-        durations = now.value("kruise_cloneset_in_place_update_duration_seconds_count")
-        moved = durations - before.value("kruise_cloneset_in_place_update_duration_seconds_count")
-        # the state gauges read the manager's informer cache, which may get the status the API
-        # server just answered a watch event later (as kube-state-metrics trails it)
-        shown = now.value("kruise_cloneset_status_replicas_updated_ready", **key)
-        return now if moved >= 4 and shown == 4 else None
+    def updated(now: Scrape) -> bool:  # the last InPlaceUpdateReady write may trail the status
+        durations = "kruise_cloneset_in_place_update_duration_seconds_count"
+        moved = now.value(durations) - before.value(durations)
+        return moved >= 4 and now.value("kruise_cloneset_status_replicas_updated_ready", **key) == 4
 
-    after = await eventually(after_update, timeout=30, what="four in-place update durations, status shown")
+    after = await scrape_until(manager, updated, what="four in-place update durations, status shown")
 
     def delta(name: str, /, **labels: str) -> float:
         return after.value(name, **labels) - before.value(name, **labels)
@@ -305,11 +314,11 @@ async def test_a_paused_release_shows_in_the_rollout_gauges(
     entered = ro["status"]["canaryStatus"]["lastUpdateTime"]
     key = {"namespace": namespace, "name": "web"}
 
-    async def shown() -> Scrape | None:
-        now = scrape(manager)
-        return now if now.value("rollout_info", **key, phase="Paused") == 1 else None
-
-    after = await eventually(shown, timeout=30, what="rollout_info phase Paused")
+    after = await scrape_until(
+        manager,
+        lambda now: now.value("rollout_info", **key, phase="Paused") == 1,
+        what="rollout_info phase Paused",
+    )
     assert after.value("rollout_info", **key, strategy="canary", traffic_router="") == 1
     assert after.value("rollout_phase", **key, phase="Paused") == 1
     assert after.value("rollout_phase", **key) == 1, "exactly one phase is 1"

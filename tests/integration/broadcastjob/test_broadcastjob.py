@@ -18,7 +18,7 @@ from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import BROADCASTJOBS
 from kruise.rollouts.manager.process import ManagerProcess
 from tests.integration.broadcastjob.helpers import condition, job_pods, new_job, node_label, wait_job
-from tests.integration.test_manager_metrics import Scrape, scrape
+from tests.integration.test_manager_metrics import scrape_until
 from tests.support.nodes import NodePool
 from tests.support.wait import eventually
 
@@ -67,14 +67,13 @@ async def test_succeeds_for_parallelism_less_than_number_of_node(
     assert all(p["status"]["phase"] == "Succeeded" for p in pods)
     key = {"namespace": namespace, "broadcastjob": "bcj"}
 
-    async def shown() -> Scrape | None:  # the gauges read the manager's cache: a watch event behind
-        now = scrape(manager)
-        complete = now.value(
-            "kruise_broadcastjob_status_condition", **key, condition="Complete", status="true"
-        )
-        return now if complete == 1 else None
-
-    metrics = await eventually(shown, timeout=30, what="the Complete condition in the gauges")
+    metrics = await scrape_until(
+        manager,
+        lambda now: (
+            now.value("kruise_broadcastjob_status_condition", **key, condition="Complete", status="true") == 1
+        ),
+        what="the Complete condition in the gauges",
+    )
     assert metrics.value("kruise_broadcastjob_status_succeeded", **key) == 4
     assert metrics.value("kruise_broadcastjob_status_desired", **key) == 4
     assert (

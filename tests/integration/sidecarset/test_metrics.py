@@ -17,8 +17,7 @@ from tests.integration.sidecarset.helpers import (
     wait_pods,
     wait_status,
 )
-from tests.integration.test_manager_metrics import Scrape, scrape
-from tests.support.wait import eventually
+from tests.integration.test_manager_metrics import scrape, scrape_until
 
 
 async def test_an_injection_and_upgrade_move_the_pod_webhook_and_sidecarset_series(
@@ -37,11 +36,11 @@ async def test_an_injection_and_upgrade_move_the_pod_webhook_and_sidecarset_seri
     await wait_status(kube, name, matchedPods=2, updatedPods=2, readyPods=2, updatedReadyPods=2)
     key = {"sidecarset": name}
 
-    async def gauges_caught_up() -> Scrape | None:  # the status write may trail the scrape
-        now = scrape(manager)
-        return now if now.value("kruise_sidecarset_status_replicas_updated_ready", **key) == 2 else None
-
-    after = await eventually(gauges_caught_up, timeout=30, what="the SidecarSet gauges at 2 updated ready")
+    after = await scrape_until(
+        manager,
+        lambda now: now.value("kruise_sidecarset_status_replicas_updated_ready", **key) == 2,
+        what="the SidecarSet gauges at 2 updated ready",
+    )
 
     def delta(metric: str, /, **labels: str) -> float:
         return after.value(metric, **labels) - before.value(metric, **labels)

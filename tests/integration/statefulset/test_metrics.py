@@ -14,8 +14,7 @@ from tests.integration.statefulset.helpers import (
     wait_running_and_ready,
     wait_status,
 )
-from tests.integration.test_manager_metrics import Scrape, scrape
-from tests.support.wait import eventually
+from tests.integration.test_manager_metrics import Scrape, scrape, scrape_until
 
 IN_PLACE = "kruise_statefulset_pods_updated_in_place_total"
 DURATIONS = "kruise_statefulset_in_place_update_duration_seconds_count"
@@ -34,19 +33,14 @@ async def test_an_in_place_update_moves_the_statefulset_series(
     )
     key = {"namespace": namespace, "statefulset": "db"}
 
-    async def after_update() -> Scrape | None:
-        now = scrape(manager)
-        # the last InPlaceUpdateReady write may trail the status
-        moved = now.value(DURATIONS) - before.value(DURATIONS)
-        # the state gauges read the manager's informer cache, which may get the status the API
-        # server just answered a watch event later
+    def updated(now: Scrape) -> bool:  # the last InPlaceUpdateReady write may trail the status
         shown = (
             now.value("kruise_statefulset_status_replicas_updated", **key),
             now.value("kruise_statefulset_status_replicas_ready", **key),
         )
-        return now if moved >= 3 and shown == (3, 3) else None
+        return now.value(DURATIONS) - before.value(DURATIONS) >= 3 and shown == (3, 3)
 
-    after = await eventually(after_update, timeout=30, what="three in-place update durations, status shown")
+    after = await scrape_until(manager, updated, what="three in-place update durations, status shown")
 
     def delta(name: str, /, **labels: str) -> float:
         return after.value(name, **labels) - before.value(name, **labels)
