@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kruise.core.localcluster.realnode.host import HostRecord, prune
-from kruise.core.localcluster.realnode.nodes import made_again, socket_identity
+from kruise.core.localcluster.realnode.host import HostRecord, made_again, prune, socket_identity
 
 OWNER = "/tmp/kruise-test-abc/cluster"
 

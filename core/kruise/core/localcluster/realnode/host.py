@@ -67,6 +67,26 @@ SERVICE_FIELDS = ("control_plane_ip", "kube_proxy", "iptables_before")
 LOCK = RUN_ROOT / "real-nodes.lock"
 #: directories a kubelet or containerd creates at fixed places
 FIXED_DIRS = ("/var/lib/kubelet", "/var/lib/cni", "/var/log/containers", "/run/netns", "/run/containerd")
+#: The kubelet's device-plugin registration socket, a fixed path (``pluginapi.KubeletSocket``),
+#: not under ``--root-dir``: as its ContainerManager starts, a kubelet removes what is in that
+#: directory and listens there. Two kubelets starting at once can both remove, then one fails to
+#: listen ("bind: address already in use") and exits, so ``RealNodes.join`` starts the next
+#: kubelet only once the previous one has made its socket (:func:`made_again`).
+DEVICE_PLUGIN_SOCKET = Path("/var/lib/kubelet/device-plugins/kubelet.sock")
+
+
+def socket_identity(path: Path) -> tuple[int, int] | None:
+    """``(inode, ctime ns)`` of ``path``, which change when it is made again; None when absent."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_ctime_ns
+
+
+def made_again(path: Path, before: tuple[int, int] | None) -> bool:
+    """``path`` exists and is not the file whose :func:`socket_identity` was ``before``."""
+    return socket_identity(path) not in (None, before)
 
 
 @dataclass

@@ -48,12 +48,6 @@ from kruise.core.localcluster.realnode.images import ImageSpec, catalogue, write
 from kruise.core.localcluster.realnode.plan import LABEL, NodePlan, plan_nodes, run_dir_for
 
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-#: The kubelet's device-plugin registration socket, a fixed path (``pluginapi.KubeletSocket``),
-#: not under ``--root-dir``: as its ContainerManager starts, a kubelet removes what is in that
-#: directory and listens there. Two kubelets starting at once can both remove, then one fails to
-#: listen ("bind: address already in use") and exits, so :meth:`RealNodes.join` starts the next
-#: kubelet only once the previous one has made its socket.
-DEVICE_PLUGIN_SOCKET = Path("/var/lib/kubelet/device-plugins/kubelet.sock")
 REGISTRY = "registry"
 KUBE_PROXY = "kube-proxy/host"
 NodeReady = Callable[[str], bool]
@@ -61,20 +55,6 @@ NodeReady = Callable[[str], bool]
 
 def containerd_key(plan: NodePlan) -> str:
     return f"containerd/{plan.name}"
-
-
-def socket_identity(path: Path) -> tuple[int, int] | None:
-    """``(inode, ctime ns)`` of ``path``, which change when it is made again; None when absent."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_ino, st.st_ctime_ns
-
-
-def made_again(path: Path, before: tuple[int, int] | None) -> bool:
-    """``path`` exists and is not the file whose :func:`socket_identity` was ``before``."""
-    return socket_identity(path) not in (None, before)
 
 
 def kubelet_key(plan: NodePlan) -> str:
@@ -210,9 +190,9 @@ class RealNodes:
         ca = CertificateAuthority.load(pki / "ca.crt", pki / "ca.key")
         assert self._bin_dir is not None, "prepare() first"
         for plan in plans:  # one after another: they share the device-plugin socket
-            before = socket_identity(DEVICE_PLUGIN_SOCKET)
+            before = host.socket_identity(host.DEVICE_PLUGIN_SOCKET)
             self._spawn(kubelet_key(plan), self._kubelet_argv(plan, server, pki, ca))
-            made = functools.partial(made_again, DEVICE_PLUGIN_SOCKET, before)
+            made = functools.partial(host.made_again, host.DEVICE_PLUGIN_SOCKET, before)
             self._wait(kubelet_key(plan), made, 60, f"{plan.name}'s device-plugin socket")
         for plan in plans:
             self._wait(kubelet_key(plan), functools.partial(node_ready, plan.name), 60, f"{plan.name} Ready")
