@@ -9,6 +9,7 @@ import contextlib
 import json
 import re
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 
 import pytest
 
@@ -229,16 +230,28 @@ def subset_entries(ws: JSON) -> list[JSON]:
     return [*overall, *(e for entries in versioned.values() for e in entries)]
 
 
+@dataclass
+class Seen:
+    """What a watch of ``spread`` saw: subset name -> every pod name its ``deletingPods`` ever held,
+    and -> the most room (``missingReplicas``) any of its entries ever gave."""
+
+    deleting: dict[str, set[str]] = field(default_factory=dict)
+    room: dict[str, int] = field(default_factory=dict)
+
+
 @contextlib.asynccontextmanager
-async def deleting_seen(kube: KubeClient, namespace: str) -> AsyncIterator[dict[str, set[str]]]:
-    """Watch ``spread``: subset name -> every pod name its ``deletingPods`` ever held."""
-    seen: dict[str, set[str]] = {}
+async def deleting_seen(kube: KubeClient, namespace: str) -> AsyncIterator[Seen]:
+    """Watch ``spread`` while the block runs (:class:`Seen`)."""
+    seen = Seen()
 
     async def watch() -> None:
         start = (await kube.list(WORKLOADSPREADS, namespace))["metadata"]["resourceVersion"]
         async for event in kube.watch(WORKLOADSPREADS, namespace, resource_version=start):
             for status in subset_entries(event.object):
-                seen.setdefault(status["name"], set()).update(status.get("deletingPods") or {})
+                subset = str(status["name"])
+                seen.deleting.setdefault(subset, set()).update(status.get("deletingPods") or {})
+                room = int(status.get("missingReplicas", 0))  # type: ignore[call-overload]
+                seen.room[subset] = max(seen.room.get(subset, room), room)
 
     task = asyncio.create_task(watch())
     await asyncio.sleep(0.5)  # the watch is open before the first write it must see
@@ -318,8 +331,8 @@ async def test_deleted_pod_is_recorded_and_replaced_in_its_subset(
             return not any(s.get("deletingPods") for s in subset_entries(ws))
 
         await eventually(dropped, what="the deletion record dropped once its pod is gone")
-    assert seen.get("subset-a") == {victim}
-    assert not seen.get("subset-b")
+    assert seen.deleting.get("subset-a") == {victim}
+    assert not seen.deleting.get("subset-b")
     await assert_matched(kube, namespace, after, with_uid=True)
 
 
@@ -327,7 +340,10 @@ async def test_a_burst_of_deletions_is_recorded_whole(kube: KubeClient, namespac
     """Eight pods of a Deployment under two capped subsets (4 and 4) deleted at once: each DELETE
     is recorded in its subset's ``deletingPods`` and admitted (the webhook's writes to one
     WorkloadSpread take turns instead of conflicting each other out of their retries), and the
-    replacements fill the subsets back to 4 and 4."""
+    replacements fill the subsets back to 4 and 4. No subset ever offers more room than its cap:
+    the API server's second validation of each zero-grace DELETE, which carries the pod as it was
+    before the first, does not record the deletion again once the controller has dropped it (a
+    replacement admitted on that room would over-fill the subset)."""
     spread = workloadspread("spread", "web", cap_a=4, cap_b=4, pool=pool)
     await kube.create(WORKLOADSPREADS, spread, namespace)
 
@@ -355,7 +371,8 @@ async def test_a_burst_of_deletions_is_recorded_whole(kube: KubeClient, namespac
         after = await eventually(placed, timeout=60, what="8 replacements, 4 in each zone")
     assert not set(after) & set(zones)
     by_zone = {z: {p for p, pz in zones.items() if pz == z} for z in ("a", "b")}
-    assert seen.get("subset-a") == by_zone["a"] and seen.get("subset-b") == by_zone["b"]
+    assert seen.deleting.get("subset-a") == by_zone["a"] and seen.deleting.get("subset-b") == by_zone["b"]
+    assert set(seen.room) == {"subset-a", "subset-b"} and max(seen.room.values()) <= 4, seen.room
 
 
 async def test_pods_created_before_the_workloadspread_are_adopted_by_their_nodes_zone(

@@ -11,6 +11,7 @@ from kruise.workloads.workloadspread.subsets import (
     Matched,
     deleting_subset,
     deletion_costs,
+    deletion_under_way,
     inject_into_pod,
     matched_of,
     max_replicas,
@@ -266,3 +267,21 @@ def test_an_old_revisions_deletion_costs_number_the_subsets_from_the_last() -> N
     }
     costs = deletion_costs(subsets, pods, 4, reverse=True)
     assert costs == {"a1": 100, "a2": 100, "a3": -200, "b1": 200}
+
+
+def test_a_delete_validated_again_after_it_was_carried_out_is_told_apart() -> None:
+    """The API server's second validation of a zero-grace DELETE carries the pod as it was before
+    the first: read fresh, the pod is terminating or gone, and recording it again would free its
+    room twice."""
+    admitted = _pod("web-1")
+    admitted["metadata"]["uid"] = "u1"
+    assert not deletion_under_way(admitted, admitted)  # the first call: the pod is still there
+    terminating = {
+        **admitted,
+        "metadata": {**admitted["metadata"], "deletionTimestamp": "2026-01-01T12:00:00Z"},
+    }
+    assert deletion_under_way(admitted, terminating)
+    assert deletion_under_way(admitted, None)
+    recreated = {**admitted, "metadata": {**admitted["metadata"], "uid": "u2"}}  # a StatefulSet's
+    assert deletion_under_way(admitted, recreated)
+    assert deletion_under_way(admitted, {**admitted, "status": {"phase": "Failed"}})

@@ -39,15 +39,16 @@ On a pod DELETE, and on a ``pods/eviction`` CREATE (the pod read fresh), neither
 (:class:`WsPodValidator`, as upstream's ``workloadSpreadValidatingPod``, which runs before the
 budget check): a pod :func:`~.subsets.deleting_subset` names (annotated, active, controlled) is
 recorded in its subset's ``deletingPods`` (its revision's entries) by
-:func:`~.subsets.record_deletion`, written as on CREATE (fresh read, resourceVersion, in turn with
-the process's other writes, up to :data:`RETRIES` conflicts), so the workload's replacement pod
-is admitted into the subset being
-vacated. The request is then left to the next
-step; a WorkloadSpread gone changes nothing; a failed read or write refuses the request (HTTP 400
-and the error, as upstream's ``admission.Errored(400, err)``). :func:`ws_validating_scope` sends
-``vpod.kb.io`` only DELETEs of annotated pods (:data:`WS_DELETED_POD`) and
-``vpodeviction.kb.io`` only evictions in namespaces holding a WorkloadSpread, so an outage of the
-manager does not hold other pods' deletions.
+:func:`~.subsets.record_deletion`, written as on CREATE (fresh read, resourceVersion, in turn
+with the process's other writes, up to :data:`RETRIES` conflicts), so the workload's replacement
+pod is admitted into the subset being vacated. A DELETE whose pod, read fresh, is already being
+deleted or gone records nothing (:func:`~.subsets.deletion_under_way`: the API server validates
+a zero-grace DELETE twice, the second time with the pod as it was before the first). The
+request is then left to the next step; a WorkloadSpread gone changes nothing; a failed read or
+write refuses the request (HTTP 400 and the error, as upstream's ``admission.Errored(400,
+err)``). :func:`ws_validating_scope` sends ``vpod.kb.io`` only DELETEs of annotated pods
+(:data:`WS_DELETED_POD`) and ``vpodeviction.kb.io`` only evictions in namespaces holding a
+WorkloadSpread, so an outage of the manager does not hold other pods' deletions.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ from kruise.workloads.workloadspread.customtargets import CustomTargets
 from kruise.workloads.workloadspread.subsets import (
     Recorded,
     deleting_subset,
+    deletion_under_way,
     inject_into_pod,
     record_creation,
     record_deletion,
@@ -481,9 +483,14 @@ class WsPodValidator:
             if pod is None or matched is None:
                 return None
             pod_name = name(pod)
+            ns = namespace(pod) or str(req.namespace or "")
+            if req.operation == "DELETE" and deletion_under_way(
+                pod, await self.kube.get_or_none(PODS, pod_name, ns)
+            ):
+                return None
             await self.writes.record(
                 matched.name,
-                namespace(pod) or str(req.namespace or ""),
+                ns,
                 pod_version(pod),
                 lambda s: record_deletion(s, pod_name, matched.subset, datetime.now(UTC)),
             )

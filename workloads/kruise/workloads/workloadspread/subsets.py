@@ -13,7 +13,8 @@
   subset's ``deletingPods`` (pod name -> time) when it is deleted or evicted; a non-negative
   ``missingReplicas`` grows by one (so the workload's replacement is admitted into the subset
   being vacated). A pod already recorded, an uncapped subset (``missingReplicas`` ``-1``) or an
-  unknown subset changes nothing.
+  unknown subset changes nothing. A DELETE whose pod, read fresh, is already being deleted, gone,
+  or another pod of the same name changes nothing either (:func:`deletion_under_way`).
 - **Injection** (:func:`inject_into_pod`): the subset's tolerations are appended, its preferred
   terms appended to the pod's preferred node affinity, its required term becomes the pod's only
   required term (or is ANDed into every existing term), then ``patch`` is applied as a strategic
@@ -65,6 +66,7 @@ __all__ = [
     "and_required_term",
     "deleting_subset",
     "deletion_costs",
+    "deletion_under_way",
     "inject_into_pod",
     "matched_of",
     "max_replicas",
@@ -201,6 +203,27 @@ def deleting_subset(pod: KubeObject) -> Matched | None:
     if matched is None or not matched.name or not is_active(pod) or not controlled:
         return None
     return matched
+
+
+def deletion_under_way(admitted: KubeObject, current: KubeObject | None) -> bool:
+    """Whether the DELETE of ``admitted`` (the request's old object) is one the API server already
+    carried out, so recording it again would give its room back twice: ``current`` (the pod read
+    fresh) is gone, another pod of the same name (another ``uid``), or no longer active.
+
+    The API server validates one pod DELETE more than once: a pod whose grace period is zero is
+    validated in the update that sets its ``deletionTimestamp`` and again in the removal that
+    follows, and the second call carries the object as it was before the first (no
+    ``deletionTimestamp``). By then the controller may have seen the pod terminating and dropped
+    its ``deletingPods`` entry (it no longer counts); recording it again would leave the subset
+    one pod of room too many until the controller's next round, and a replacement admitted in
+    between over-fills it. Upstream's handler records on every call; this keeps its outcome for
+    the first call only."""
+    if current is None:
+        return True
+    uid = (admitted.get("metadata") or {}).get("uid")
+    if uid and (current.get("metadata") or {}).get("uid") != uid:
+        return True
+    return not is_active(current)
 
 
 def and_required_term(terms: Sequence[Any], required: Mapping[str, Any]) -> list[Any]:
