@@ -48,7 +48,7 @@ from kruise.rollouts.release.timefmt import fmt_time, parse_time, seconds_since
 from kruise.rollouts.release.views import ConditionView, RolloutStatusView
 from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION
 from kruise.rollouts.rollout.conditions import condition, drop_condition, set_condition
-from kruise.rollouts.rollout.model import Action, ActionKind, Decision, Event, Round
+from kruise.rollouts.rollout.model import Action, ActionKind, Decision, Event, Round, delete_batch_release
 from kruise.rollouts.rollout.requests import grace_seconds, traffic_intent
 from kruise.rollouts.rollout.steps import steps_of, strategy_of
 
@@ -226,7 +226,7 @@ def _hold_actions(rnd: Round, step: str) -> tuple[Action, ...]:
         intent = traffic_intent(rnd.rollout, rnd.status, rnd.obs, None, [])
         return (Action(ActionKind.RESTORE_ROUTES, {"intent": intent}),)
     if step == FinalisingStepType.RELEASE_WORKLOAD_CONTROL:
-        return (Action(ActionKind.DELETE_BATCH_RELEASE),)
+        return delete_batch_release(rnd.obs.batch)
     return (Action(ActionKind.HOLD_STABLE_PODS, {"stableRevision": rnd.cs.get("stableRevision", "")}),)
 
 

@@ -37,7 +37,15 @@ from kruise.rollouts.api.common import (
 from kruise.rollouts.release.timefmt import fmt_time, seconds_since
 from kruise.rollouts.rollout.analysis_gate import has_analysis
 from kruise.rollouts.rollout.conditions import mirror, set_condition
-from kruise.rollouts.rollout.model import Action, ActionKind, Decision, Event, Observed, Round
+from kruise.rollouts.rollout.model import (
+    Action,
+    ActionKind,
+    Decision,
+    Event,
+    Observed,
+    Round,
+    delete_batch_release,
+)
 from kruise.rollouts.rollout.requests import batch_release_spec, grace_seconds, traffic_intent
 from kruise.rollouts.rollout.steps import is_blue_green, strategy_of
 
@@ -128,7 +136,7 @@ def _actions(rnd: Round, step: str, *, wait_ready: bool = True) -> list[Action]:
         spec = batch_release_spec(rollout, workload, None, finalizing=True, wait_ready=wait_ready)
         return [Action(ActionKind.FINALIZE_BATCH_RELEASE, {"spec": spec, "exists": obs.batch.exists})]
     if step == FinalisingStepType.RELEASE_WORKLOAD_CONTROL:
-        release = [Action(ActionKind.DELETE_BATCH_RELEASE), Action(ActionKind.RELEASE_WORKLOAD)]
+        release = [*delete_batch_release(obs.batch), Action(ActionKind.RELEASE_WORKLOAD)]
         if has_analysis(rollout):
             release.insert(0, Action(ActionKind.TERMINATE_ANALYSIS_RUNS))
         return release

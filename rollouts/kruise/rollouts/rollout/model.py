@@ -92,6 +92,15 @@ class Action:
         return f"{self.kind}:{payload}"
 
 
+def delete_batch_release(batch: BatchView) -> tuple[Action, ...]:
+    """The action that removes the Rollout's BatchRelease: none while the observed BatchRelease
+    already carries a ``deletionTimestamp`` (its finalizer is running; another DELETE would change
+    nothing), as upstream's ``removeBatchRelease`` waits for a terminating BatchRelease instead of
+    deleting it again. Absent from the cache, the DELETE is still sent (it may not show a new
+    BatchRelease yet; a missing one answers 404 and counts as no change)."""
+    return () if batch.deleting else (Action(ActionKind.DELETE_BATCH_RELEASE),)
+
+
 class Outcomes:
     """What the actions of a first decision reported when the shell ran them, matched by action.
 

@@ -36,7 +36,7 @@ from kruise.rollouts.rollout.analysis_gate import ABORTED_CONDITION, background_
 from kruise.rollouts.rollout.canary import canary_step
 from kruise.rollouts.rollout.conditions import condition, mirror, set_condition
 from kruise.rollouts.rollout.finalise import conclude
-from kruise.rollouts.rollout.model import Action, ActionKind, Decision, Event, Round
+from kruise.rollouts.rollout.model import Action, ActionKind, Decision, Event, Round, delete_batch_release
 from kruise.rollouts.rollout.requests import grace_seconds, traffic_intent
 from kruise.rollouts.rollout.rolloutid import restart_in_batches, rollback_in_batch, sync_rollout_id
 from kruise.rollouts.rollout.stepjump import correct_next_step_index, jump, plan_changed
@@ -269,7 +269,7 @@ def reset(rnd: Round) -> Decision:
     cs["finalisingStep"] = step
     actions = {
         FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE: (Action(ActionKind.RESTORE_ROUTES, intent),),
-        FinalisingStepType.RELEASE_WORKLOAD_CONTROL: (Action(ActionKind.DELETE_BATCH_RELEASE),),
+        FinalisingStepType.RELEASE_WORKLOAD_CONTROL: delete_batch_release(obs.batch),
         FinalisingStepType.REMOVE_CANARY_SERVICE: (Action(ActionKind.DELETE_CANARY_SERVICE, intent),),
     }[step]
     if rnd.outcomes is None:
