@@ -3,14 +3,19 @@ what a user reads when there is no kubeconfig or no server."""
 
 from __future__ import annotations
 
+import base64
 import os
 import socket
+import ssl
+import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
 from kubernetes_asyncio.client import Configuration
 from kubernetes_asyncio.config import ConfigException
 
+from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
 from kruise.core.errors import TransientError
 from kruise.core.kube import KubeClient
 from kruise.core.kube.client import transport_error
@@ -75,3 +80,57 @@ async def test_an_unreachable_server_reads_as_aiohttp_says_not_as_a_repr() -> No
     assert message.startswith("GET /api/v1/namespaces/default: Cannot connect to host 127.0.0.1"), message
     assert "ConnectionKey" not in message
     assert transport_error(TimeoutError()) == "TimeoutError"
+
+
+async def test_inline_certificates_leave_no_file_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kubeconfig with ``*-data`` fields: the loader writes the CA, client certificate and key
+    to temp files and removes them only at a normal interpreter exit, so a process ended by a
+    signal left its client key in the temp directory (hundreds in /tmp after a day of runs). Once
+    the SSL context has read them they are gone, and a second load of the same kubeconfig in the
+    process (the loader caches the files by content) still works."""
+    ca = CertificateAuthority.create()
+    key, cert = ca.issue("admin", organization="system:masters", client=True)
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {
+                        "name": "c",
+                        "cluster": {
+                            "server": "https://127.0.0.1:1",
+                            "certificate-authority-data": b64(cert_pem(ca.cert)),
+                        },
+                    }
+                ],
+                "users": [
+                    {
+                        "name": "u",
+                        "user": {
+                            "client-certificate-data": b64(cert_pem(cert)),
+                            "client-key-data": b64(key_pem(key)),
+                        },
+                    }
+                ],
+                "contexts": [{"name": "x", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "x",
+            }
+        )
+    )
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    for _ in range(2):
+        config = await load_kube_config(kubeconfig)
+        assert config.server == "https://127.0.0.1:1"
+        assert isinstance(config.ssl_context, ssl.SSLContext)
+        assert config.ssl_context.get_ca_certs()  # the CA was read from the file before it went
+        assert list(temp.iterdir()) == []

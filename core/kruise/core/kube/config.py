@@ -8,6 +8,7 @@ an Authorization header.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import ssl
@@ -17,6 +18,7 @@ from typing import Any
 
 from kubernetes_asyncio import config as k8s_config
 from kubernetes_asyncio.client import Configuration
+from kubernetes_asyncio.config import kube_config as k8s_kube_config
 
 
 @dataclass
@@ -65,6 +67,26 @@ def _ssl_context(cfg: Configuration) -> ssl.SSLContext | bool:
     return ctx
 
 
+def _drop_temp_files(cfg: Configuration) -> None:
+    """Remove the files ``kubernetes_asyncio``'s loader wrote ``cfg``'s inline certificate data
+    to, once the SSL context has read them. The loader keeps them (in the temp directory, one per
+    distinct content) until the interpreter exits normally, so every process ended by a signal
+    (a manager stopped, a test's subprocess killed) left a client key behind. Their entries in the
+    loader's content cache go too, so a later load in this process writes them again instead of
+    being handed a removed path. Nothing else reads the files: the context holds the certificates.
+    Must run in the same synchronous stretch as the load (no ``await`` in between), so no other
+    load in this event loop is handed a cached path that is then removed before it is read."""
+    made = getattr(k8s_kube_config, "_temp_files", None)
+    if not isinstance(made, dict):
+        return
+    used = {f for f in (cfg.cert_file, cfg.key_file, cfg.ssl_ca_cert) if f}
+    for content, path in list(made.items()):
+        if path in used:
+            del made[content]
+            with contextlib.suppress(OSError):
+                os.remove(path)
+
+
 async def load_kube_config(
     kubeconfig: str | Path | None = None,
     *,
@@ -106,9 +128,11 @@ async def load_kube_config(
 
         basic = base64.b64encode(f"{cfg.username}:{cfg.password}".encode()).decode()
         headers["Authorization"] = f"Basic {basic}"
+    ssl_context = _ssl_context(cfg)
+    _drop_temp_files(cfg)
     return KubeConfig(
         server=str(cfg.host).rstrip("/"),
-        ssl_context=_ssl_context(cfg),
+        ssl_context=ssl_context,
         headers=headers,
         qps=qps,
         burst=burst,
