@@ -67,8 +67,13 @@ demo: venv tools sysdeps
 test: venv tools sysdeps
 	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25 $(PYTEST_ARGS)
 
+## test-unit: the pure-logic tests only (no control plane; about two minutes).
 test-unit: venv
 	$(BIN)/pytest -q tests/unit $(PYTEST_ARGS)
+
+## test-integration: the tests against the real control plane only (tests/integration).
+test-integration: venv tools sysdeps
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25 tests/integration $(PYTEST_ARGS)
 
 ## upstream-e2e: upstream Kruise Rollouts' own e2e suite (openkruise/rollouts test/e2e, built from
 ## source) against this checkout's manager on the embedded cluster, one process per spec:

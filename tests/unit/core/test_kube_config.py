@@ -16,9 +16,9 @@ from kubernetes_asyncio.client import Configuration
 from kubernetes_asyncio.config import ConfigException
 
 from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
-from kruise.core.errors import TransientError
+from kruise.core.errors import NotFoundError, TransientError
 from kruise.core.kube import KubeClient
-from kruise.core.kube.client import transport_error
+from kruise.core.kube.client import _error_of, resource_of_path, transport_error
 from kruise.core.kube.config import KubeConfig, load_kube_config
 from kruise.core.kube.resources import NAMESPACES
 
@@ -134,3 +134,39 @@ async def test_inline_certificates_leave_no_file_behind(
         assert isinstance(config.ssl_context, ssl.SSLContext)
         assert config.ssl_context.get_ca_certs()  # the CA was read from the file before it went
         assert list(temp.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "named"),
+    [
+        (
+            "/apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts/web",
+            ("rollouts.rollouts.kruise.io", "web"),
+        ),
+        ("/apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts", ("rollouts.rollouts.kruise.io",)),
+        ("/api/v1/namespaces/shop/pods/web/status", ("pods", "web")),
+        ("/api/v1/namespaces/shop", ("namespaces", "shop")),
+        ("/api/v1/nodes?labelSelector=a", ("nodes",)),
+        ("/healthz", ()),
+    ],
+)
+def test_an_api_path_names_its_resource_as_kubectl_does(path: str, named: tuple[str, ...]) -> None:
+    assert resource_of_path(path) == named
+
+
+def test_a_path_the_server_does_not_serve_reads_as_client_gos_not_found() -> None:
+    """A kind whose CRD is not installed: the API server answers ``404 page not found`` as text;
+    the CLI printed ``Error from server (404): 404 page not found``. client-go reads it as
+    NotFound, "the server could not find the requested resource", with what was asked."""
+    path = "/apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts/web"
+    err = _error_of(404, b"404 page not found\n", "GET", path)
+    assert isinstance(err, NotFoundError)
+    assert (err.reason, err.message) == (
+        "NotFound",
+        "the server could not find the requested resource (get rollouts.rollouts.kruise.io web)",
+    )
+    status = (
+        b'{"kind":"Status","reason":"NotFound","message":"rollouts.rollouts.kruise.io \\"web\\" not found"}'
+    )
+    named = _error_of(404, status, "GET", path)  # a served kind, the object missing: its Status
+    assert named.message == 'rollouts.rollouts.kruise.io "web" not found'

@@ -164,7 +164,7 @@ class KubeClient:
                 code = str(resp.status)
                 raw = await resp.read()
                 if resp.status >= 400:
-                    raise _error_of(resp.status, raw)
+                    raise _error_of(resp.status, raw, method, path)
                 answer: JSON = orjson.loads(raw) if raw else {}
                 record_answer(method, params, answer)
                 return answer
@@ -196,7 +196,7 @@ class KubeClient:
                 answered = True
                 self._metrics.count("GET", str(resp.status))
                 if resp.status >= 400:
-                    raise _error_of(resp.status, await resp.read())
+                    raise _error_of(resp.status, await resp.read(), "GET", path)
                 async for chunk in resp.content.iter_any():
                     yield chunk
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as err:
@@ -385,13 +385,42 @@ def transport_error(err: BaseException) -> str:
     return str(err) or type(err).__name__
 
 
-def _error_of(status: int, raw: bytes) -> ApiError:
-    """The :class:`ApiError` for an error answer whose body is ``raw`` (a Status, or text)."""
+def _error_of(status: int, raw: bytes, method: str = "", path: str = "") -> ApiError:
+    """The :class:`ApiError` for an error answer whose body is ``raw`` (a Status, or text).
+
+    A 404 without a Status is a path the server does not serve (a kind whose CRD is not
+    installed: the API server answers ``404 page not found`` as text); as client-go's
+    ``newUnstructuredResponseError`` it reads ``NotFound`` "the server could not find the
+    requested resource", qualified by what was asked (``(get rollouts.rollouts.kruise.io web)``).
+    """
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError:
         body = None
+    if status == 404 and not (isinstance(body, dict) and body.get("kind") == "Status"):
+        asked = " ".join(w for w in (method.lower(), *resource_of_path(path)) if w)
+        unserved = "the server could not find the requested resource" + (f" ({asked})" if asked else "")
+        return api_error(status, {"reason": "NotFound", "message": unserved})
     return api_error(status, body if isinstance(body, dict) else None, raw.decode("utf-8", "replace"))
+
+
+def resource_of_path(path: str) -> tuple[str, ...]:
+    """``(resource.group, name)`` of an API path, as kubectl names them (``("pods", "web")`` for
+    ``/api/v1/namespaces/shop/pods/web``, ``("rollouts.rollouts.kruise.io",)`` for a list); ``()``
+    for a path that is not a resource's."""
+    parts = [p for p in path.split("?", 1)[0].split("/") if p]
+    if parts[:1] == ["api"] and len(parts) >= 3:
+        group, rest = "", parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) >= 4:
+        group, rest = parts[1], parts[3:]
+    else:
+        return ()
+    if len(rest) >= 2 and rest[0] == "namespaces" and len(rest) != 2:
+        rest = rest[2:]  # /namespaces/<ns>/<resource>...; a bare /namespaces/<name> is a namespace
+    if not rest:
+        return ()
+    resource = f"{rest[0]}.{group}" if group else rest[0]
+    return (resource, rest[1]) if len(rest) > 1 else (resource,)
 
 
 def watch_error(status: Mapping[str, Any]) -> ApiError:
