@@ -78,3 +78,24 @@ def test_no_help_shows_docstring_markup() -> None:
             if "``" in line or ":class:" in line
         ]
     assert not shown, "\n".join(shown)
+
+
+def _listed(program: str, *args: str) -> tuple[set[str], str]:
+    bin_dir = Path(sys.executable).parent
+    ran = subprocess.run(
+        [str(bin_dir / program), *args], capture_output=True, text=True, timeout=60, env=os.environ.copy()
+    )
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.split("Commands:", 1)[1].splitlines()
+    return {line.split()[0] for line in lines if line.startswith("  ") and line[2:3].strip()}, ran.stdout
+
+
+def test_kubectl_kruise_help_lists_the_plugins_commands_only() -> None:
+    """``kubectl kruise --help`` lists kubectl-kruise's commands; ``kruise --help`` also kruise's
+    own (cluster, crds, demo, manager, daemon), which still run under either name."""
+    mine, _ = _listed("kruise", "--help")
+    plugin, text = _listed("kubectl-kruise", "--help")
+    assert {"cluster", "crds", "demo", "manager", "daemon"} <= mine
+    assert mine - plugin == {"cluster", "crds", "demo", "manager", "daemon"}, text
+    assert {"rollout", "set", "scale", "describe", "create", "migrate", "expose"} <= plugin
+    _listed("kubectl-kruise", "cluster", "--help")  # hidden, not gone

@@ -15,6 +15,7 @@ import sys
 from typing import Annotated
 
 import typer
+import typer.core
 
 from kruise.rollouts.cli import (
     cluster,
@@ -90,12 +91,21 @@ app.command("demo")(demo.demo)
 app.command("manager")(manager.manager)
 app.command("daemon")(daemon.daemon)
 
+OWN_COMMANDS = ("cluster", "crds", "demo", "manager", "daemon")
+"""kruise's own commands: not kubectl-kruise's, so ``kubectl kruise --help`` does not list them
+(they still run when named)."""
+
 
 def main() -> None:
     """Console-script entry point (``kruise`` and ``kubectl-kruise``): kubectl's global flags
-    hoisted, every boolean flag also taking pflag's ``--flag=true|false`` (and ``-w=false``)."""
+    hoisted, every boolean flag also taking pflag's ``--flag=true|false`` (and ``-w=false``); as
+    ``kubectl-kruise`` the help lists kubectl-kruise's commands only (:data:`OWN_COMMANDS` hidden)."""
     command = typer.main.get_command(app)
+    plugin = sys.argv[0].endswith("kubectl-kruise")
+    if plugin and isinstance(command, typer.core.TyperGroup):
+        for name in OWN_COMMANDS:
+            command.commands[name].hidden = True
     command(
         args=spell_bool_flags(hoist_global_flags(sys.argv[1:]), command),
-        prog_name="kubectl-kruise" if sys.argv[0].endswith("kubectl-kruise") else "kruise",
+        prog_name="kubectl-kruise" if plugin else "kruise",
     )
