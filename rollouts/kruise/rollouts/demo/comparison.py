@@ -325,8 +325,14 @@ class Act:
             with self.console.status(f"{TITLES[kind]}: v1 -> v2 on {len(self.nodes)} real nodes"):
                 result = await self.variant(kind, v1, v2s[kind])
             results.append(result)
-            verdict = "[green]done[/]" if result.completed else "[red]did not complete[/]"
-            self.console.print(f"{TITLES[kind]}: {verdict} {' '.join(row(result)[1:4])}")
+            if result.completed:
+                update, unready, pulls = row(result)[1:4]
+                self.console.print(
+                    f"{TITLES[kind]}: [green]done[/]: update {update}, longest unready {unready}, "
+                    f"pulls inside {pulls}"
+                )
+            else:
+                self.console.print(f"{TITLES[kind]}: [red]did not complete[/]")
         table = Table(
             title=(
                 f"Deployment vs OpenKruise: v1 -> v2 ({self.payload >> 20} MiB layer), {REPLICAS} pods on "
