@@ -1,5 +1,6 @@
 """GitOps fight detection over the network objects (issue 17 item 2; rollout/trafficfight.py,
-rollout/trafficfights.py).
+rollout/trafficfights.py), run at once with the fight over the workload's partition
+(``partition_fight.py``): each is a minute of mostly waiting.
 
 A syncer re-applies the HTTPRoute's Git manifest (one backendRef to ``web``, no weights) every 2 s by
 server-side apply as field manager ``argocd-controller`` (force, as Argo CD's self-heal with
@@ -17,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from kruise.core.kube import KubeClient, Resource
 from kruise.core.kube.resources import EVENTS, NAMESPACES
 from kruise.traffic.resources import HTTPROUTES, INGRESSES, VIRTUALSERVICES
 from tests.integration.rollouts import helpers as h
+from tests.integration.rollouts.partition_fight import partition_fight
 from tests.support.namespaces import create_namespace
 from tests.support.wait import eventually
 
@@ -221,24 +223,25 @@ async def fight(kube: KubeClient, namespace: str, front: Front) -> None:
             await watcher
 
 
-async def test_syncers_reverting_route_ingress_and_lua_weights_are_named_backed_off_and_outlasted(
+async def test_syncers_reverting_partition_route_ingress_and_lua_weights_are_named_backed_off_and_outlasted(
     kube: KubeClient, namespace: str
 ) -> None:
-    """The HTTPRoute, canary Ingress and Lua-managed VirtualService fights at once, one namespace
-    each (each is a minute of mostly waiting); a failure names its object."""
+    """The CloneSet partition, HTTPRoute, canary Ingress and Lua-managed VirtualService fights at
+    once, one namespace each; a failure names its object."""
 
-    async def fought(ns: str, front: Front) -> None:
+    async def fought(ns: str, what: str, one: Awaitable[None]) -> None:
         try:
-            await fight(kube, ns, front)
+            await one
         except Exception as e:
-            e.add_note(f"in the {front.resource.kind} fight (namespace {ns})")
+            e.add_note(f"in the {what} fight (namespace {ns})")
             raise
 
-    others = [await create_namespace(kube, f"{namespace[:30]}-{i}") for i in (1, 2)]
+    others = [await create_namespace(kube, f"{namespace[:30]}-{i}") for i in (1, 2, 3)]
     try:
         async with asyncio.TaskGroup() as fights:
-            for ns, front in zip([namespace, *others], (ROUTE, INGRESS, ISTIO), strict=True):
-                fights.create_task(fought(ns, front))
+            for ns, front in zip(others, (ROUTE, INGRESS, ISTIO), strict=True):
+                fights.create_task(fought(ns, front.resource.kind, fight(kube, ns, front)))
+            fights.create_task(fought(namespace, "partition", partition_fight(kube, namespace)))
     finally:
         for ns in others:
             await kube.delete(NAMESPACES, ns, missing_ok=True)

@@ -1,4 +1,5 @@
-"""GitOps fight detection (issue 17 item 2; workloads/fight.py, batchrelease/fights.py).
+"""GitOps fight detection over the workload (issue 17 item 2; workloads/fight.py,
+batchrelease/fights.py); run by ``test_gitops_fights.py`` beside the traffic fights.
 
 A syncer re-applies the CloneSet's Git manifest every 2 s by server-side apply as field manager
 ``argocd-controller`` (force, as Argo CD's self-heal with ``ServerSideApply=true``); the manifest
@@ -16,14 +17,10 @@ import contextlib
 import time
 from typing import Any
 
-import pytest
-
 from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import CLONESETS, EVENTS
 from tests.integration.rollouts import helpers as h
 from tests.support.wait import eventually
-
-pytestmark = pytest.mark.usefixtures("manager")
 
 REPLICAS = 5
 STEPS: list[dict[str, Any]] = [{"replicas": 1, "pause": {}}, {"replicas": "100%"}]
@@ -71,9 +68,9 @@ async def our_writes(kube: KubeClient, namespace: str, rv: str, writes: list[tup
         last = value
 
 
-async def test_a_syncer_reverting_the_partition_is_named_backed_off_and_outlasted(
-    kube: KubeClient, namespace: str
-) -> None:
+async def partition_fight(kube: KubeClient, namespace: str) -> None:
+    """A minute of fight over the partition during step 1, then the syncer stops and the release
+    completes."""
     await h.start(kube, namespace, h.rollout(namespace, STEPS), replicas=REPLICAS)
     reverts: list[float] = []
     moves: list[tuple[float, Any, str]] = []
