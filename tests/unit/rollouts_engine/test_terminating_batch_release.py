@@ -5,7 +5,6 @@ until the BatchRelease was gone (two per finished release in an audit log of the
 
 from __future__ import annotations
 
-import datetime
 from typing import Any, cast
 
 import pytest
@@ -14,18 +13,8 @@ from kruise.rollouts.api.common import FinalisingStepType
 from kruise.rollouts.rollout import deadline, progressing
 from kruise.rollouts.rollout.finalise import FinaliseReason, finalise
 from kruise.rollouts.rollout.model import ActionKind, BatchView, Observed, Outcomes, Round
+from tests.unit.rollouts_engine.test_finalise_without_workload import ROLLOUT, T0
 
-T0 = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
-ROLLOUT: dict[str, Any] = {
-    "apiVersion": "rollouts.kruise.io/v1beta1",
-    "kind": "Rollout",
-    "metadata": {"name": "web", "namespace": "shop", "generation": 1, "uid": "u"},
-    "spec": {
-        "workloadRef": {"apiVersion": "apps.kruise.io/v1alpha1", "kind": "CloneSet", "name": "web"},
-        "strategy": {"canary": {"steps": [{"replicas": 1}]}},
-    },
-    "status": {},
-}
 STEP = FinalisingStepType.RELEASE_WORKLOAD_CONTROL
 
 
