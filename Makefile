@@ -6,8 +6,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CRI_STUBS := daemon/kruise/daemon/cri/_generated/VERSION
 export KRUISE_CACHE_DIR ?= $(HOME)/.cache/kruise
-# pytest-xdist workers for `make test`, each with its own embedded control plane (0: one process)
-TEST_WORKERS ?= 2
+# pytest-xdist workers for `make test`, each with its own embedded control plane (0: one process).
+# 3 on 2 cores: the tests mostly wait (CPU 58% busy with 2 workers, 76% with 3; 29.4 -> 22.7 min)
+TEST_WORKERS ?= 3
 
 .PHONY: all venv tools sysdeps crds demo test test-unit test-integration lint typecheck clean image upstream-e2e upstream-e2e-build argo-rollouts
 
