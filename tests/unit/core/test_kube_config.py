@@ -18,9 +18,10 @@ from kubernetes_asyncio.config import ConfigException
 from kruise.core.certs import CertificateAuthority, cert_pem, key_pem
 from kruise.core.errors import NotFoundError, TransientError
 from kruise.core.kube import KubeClient
-from kruise.core.kube.client import _error_of, resource_of_path, transport_error
+from kruise.core.kube.answers import error_of
+from kruise.core.kube.client import transport_error
 from kruise.core.kube.config import KubeConfig, load_kube_config
-from kruise.core.kube.resources import NAMESPACES
+from kruise.core.kube.resources import NAMESPACES, resource_of_path
 
 
 async def test_an_in_cluster_token_is_reread_by_the_loaders_plain_function_hook() -> None:
@@ -159,7 +160,7 @@ def test_a_path_the_server_does_not_serve_reads_as_client_gos_not_found() -> Non
     the CLI printed ``Error from server (404): 404 page not found``. client-go reads it as
     NotFound, "the server could not find the requested resource", with what was asked."""
     path = "/apis/rollouts.kruise.io/v1beta1/namespaces/shop/rollouts/web"
-    err = _error_of(404, b"404 page not found\n", "GET", path)
+    err = error_of(404, b"404 page not found\n", "GET", path)
     assert isinstance(err, NotFoundError)
     assert (err.reason, err.message) == (
         "NotFound",
@@ -168,5 +169,5 @@ def test_a_path_the_server_does_not_serve_reads_as_client_gos_not_found() -> Non
     status = (
         b'{"kind":"Status","reason":"NotFound","message":"rollouts.rollouts.kruise.io \\"web\\" not found"}'
     )
-    named = _error_of(404, status, "GET", path)  # a served kind, the object missing: its Status
+    named = error_of(404, status, "GET", path)  # a served kind, the object missing: its Status
     assert named.message == 'rollouts.rollouts.kruise.io "web" not found'

@@ -39,7 +39,8 @@ import orjson
 from kruise.core.backoff import Backoff
 from kruise.core.errors import ApiError, GoneError, TransientError
 from kruise.core.informer.store import JSON, Delta, EventType, Indexer, Store, resource_version
-from kruise.core.kube.client import KubeClient, watch_error
+from kruise.core.kube.answers import watch_error
+from kruise.core.kube.client import KubeClient
 from kruise.core.kube.resources import Resource
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,8 @@ from urllib.parse import urlsplit
 import aiohttp
 import orjson
 
-from kruise.core.errors import ApiError, NotFoundError, TransientError, api_error
+from kruise.core.errors import NotFoundError, TransientError
+from kruise.core.kube.answers import error_of, watch_error
 from kruise.core.kube.config import KubeConfig, load_kube_config
 from kruise.core.kube.recorded import record_answer
 from kruise.core.kube.resources import Resource
@@ -164,7 +165,7 @@ class KubeClient:
                 code = str(resp.status)
                 raw = await resp.read()
                 if resp.status >= 400:
-                    raise _error_of(resp.status, raw, method, path)
+                    raise error_of(resp.status, raw, method, path)
                 answer: JSON = orjson.loads(raw) if raw else {}
                 record_answer(method, params, answer)
                 return answer
@@ -196,7 +197,7 @@ class KubeClient:
                 answered = True
                 self._metrics.count("GET", str(resp.status))
                 if resp.status >= 400:
-                    raise _error_of(resp.status, await resp.read(), "GET", path)
+                    raise error_of(resp.status, await resp.read(), "GET", path)
                 async for chunk in resp.content.iter_any():
                     yield chunk
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, TimeoutError) as err:
@@ -383,47 +384,3 @@ def transport_error(err: BaseException) -> str:
     127.0.0.1:1 ssl:True [Connect call failed ...]"), or the error's type when it has none (a
     timeout), never the connection key's repr."""
     return str(err) or type(err).__name__
-
-
-def _error_of(status: int, raw: bytes, method: str = "", path: str = "") -> ApiError:
-    """The :class:`ApiError` for an error answer whose body is ``raw`` (a Status, or text).
-
-    A 404 without a Status is a path the server does not serve (a kind whose CRD is not
-    installed: the API server answers ``404 page not found`` as text); as client-go's
-    ``newUnstructuredResponseError`` it reads ``NotFound`` "the server could not find the
-    requested resource", qualified by what was asked (``(get rollouts.rollouts.kruise.io web)``).
-    """
-    try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        body = None
-    if status == 404 and not (isinstance(body, dict) and body.get("kind") == "Status"):
-        asked = " ".join(w for w in (method.lower(), *resource_of_path(path)) if w)
-        unserved = "the server could not find the requested resource" + (f" ({asked})" if asked else "")
-        return api_error(status, {"reason": "NotFound", "message": unserved})
-    return api_error(status, body if isinstance(body, dict) else None, raw.decode("utf-8", "replace"))
-
-
-def resource_of_path(path: str) -> tuple[str, ...]:
-    """``(resource.group, name)`` of an API path, as kubectl names them (``("pods", "web")`` for
-    ``/api/v1/namespaces/shop/pods/web``, ``("rollouts.rollouts.kruise.io",)`` for a list); ``()``
-    for a path that is not a resource's."""
-    parts = [p for p in path.split("?", 1)[0].split("/") if p]
-    if parts[:1] == ["api"] and len(parts) >= 3:
-        group, rest = "", parts[2:]
-    elif parts[:1] == ["apis"] and len(parts) >= 4:
-        group, rest = parts[1], parts[3:]
-    else:
-        return ()
-    if len(rest) >= 2 and rest[0] == "namespaces" and len(rest) != 2:
-        rest = rest[2:]  # /namespaces/<ns>/<resource>...; a bare /namespaces/<name> is a namespace
-    if not rest:
-        return ()
-    resource = f"{rest[0]}.{group}" if group else rest[0]
-    return (resource, rest[1]) if len(rest) > 1 else (resource,)
-
-
-def watch_error(status: Mapping[str, Any]) -> ApiError:
-    """The :class:`ApiError` an ERROR watch event carries (its object is a Status);
-    ``410 Gone`` becomes :class:`~kruise.core.errors.GoneError`."""
-    return api_error(int(status.get("code") or 500), dict(status))

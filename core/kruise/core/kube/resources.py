@@ -40,6 +40,25 @@ class Resource:
         return base
 
 
+def resource_of_path(path: str) -> tuple[str, ...]:
+    """``(resource.group, name)`` of an API path, as kubectl names them (``("pods", "web")`` for
+    ``/api/v1/namespaces/shop/pods/web``, ``("rollouts.rollouts.kruise.io",)`` for a list); ``()``
+    for a path that is not a resource's."""
+    parts = [p for p in path.split("?", 1)[0].split("/") if p]
+    if parts[:1] == ["api"] and len(parts) >= 3:
+        group, rest = "", parts[2:]
+    elif parts[:1] == ["apis"] and len(parts) >= 4:
+        group, rest = parts[1], parts[3:]
+    else:
+        return ()
+    if len(rest) >= 2 and rest[0] == "namespaces" and len(rest) != 2:
+        rest = rest[2:]  # /namespaces/<ns>/<resource>...; a bare /namespaces/<name> is a namespace
+    if not rest:
+        return ()
+    resource = f"{rest[0]}.{group}" if group else rest[0]
+    return (resource, rest[1]) if len(rest) > 1 else (resource,)
+
+
 # core and built-in kinds
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
 NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
