@@ -236,6 +236,12 @@ def condition(ro: Mapping[str, Any], ctype: str) -> JSON:
     return {}
 
 
+async def conflict(kube: KubeClient, namespace: str) -> JSON | None:
+    """The Rollout's ``Conflict`` condition while it is True (a GitOps fight named), else None."""
+    cond = condition(await get_rollout(kube, namespace), "Conflict")
+    return cond if cond.get("status") == "True" else None
+
+
 async def wait_phase(kube: KubeClient, namespace: str, phase: str, timeout: float = 60) -> JSON:
     async def probe() -> JSON | None:
         ro = await get_rollout(kube, namespace)

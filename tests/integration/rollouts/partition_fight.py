@@ -82,11 +82,9 @@ async def partition_fight(kube: KubeClient, namespace: str) -> None:
         t0 = time.monotonic()
         await h.set_image(kube, namespace, h.V2)  # the hold sets "100%" in that request
 
-        async def conflict() -> JSON | None:
-            cond = h.condition(await h.get_rollout(kube, namespace), "Conflict")
-            return cond if cond.get("status") == "True" else None
-
-        cond = await eventually(conflict, timeout=30, interval=0.2, what="the Conflict condition")
+        cond = await eventually(
+            lambda: h.conflict(kube, namespace), timeout=30, interval=0.2, what="the Conflict condition"
+        )
         shown = time.monotonic()
         writes = [t for t, value, _ in moves if value not in (REPLICAS, "100%")]
         first_write = min(writes)

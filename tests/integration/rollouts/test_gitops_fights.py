@@ -151,11 +151,6 @@ async def our_writes(
         last = value
 
 
-async def conflict(kube: KubeClient, namespace: str) -> JSON | None:
-    cond = h.condition(await h.get_rollout(kube, namespace), "Conflict")
-    return cond if cond.get("status") == "True" else None
-
-
 async def fight(kube: KubeClient, namespace: str, front: Front) -> None:
     """A minute of fight during step 1, then the syncer stops and the release completes."""
     await h.start(
@@ -170,7 +165,9 @@ async def fight(kube: KubeClient, namespace: str, front: Front) -> None:
         t0 = time.monotonic()
         await h.set_image(kube, namespace, h.V2)
 
-        cond = await eventually(lambda: conflict(kube, namespace), timeout=60, interval=0.2, what="Conflict")
+        cond = await eventually(
+            lambda: h.conflict(kube, namespace), timeout=60, interval=0.2, what="Conflict"
+        )
         shown = time.monotonic()
         first_write = min(t for t, _, _ in moves)
         first_revert = min(r for r in reverts if r > first_write)
