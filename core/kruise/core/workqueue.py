@@ -24,6 +24,15 @@ key per busy namespace, not by the thousand. With a single namespace this is cli
 (client-go's queue is one FIFO; the API server's Priority and Fairness shares its own seats
 between flows in the same spirit.)
 
+A key whose time has come goes ahead (ours; client-go appends it at the tail): when the delay a
+reconcile asked for (``Result.requeue_after``, :meth:`WorkQueue.add_after`) runs out, the key
+joins a second lane, and workers take from that lane and from the namespaces' turns alternately.
+A Rollout whose pause ends, an analysis interval, a deadline, waits behind at most as many other
+due keys, not behind the hundreds of event-driven keys a fleet release queues (one event key is
+served between two due keys, so neither lane starves). A key already queued by an event moves to
+the due lane when its timer fires; a key being processed is queued in the due lane when done.
+Backoff retries (``add_rate_limited``) and pacing holds are not due: they queue as events do.
+
 A queue with a ``name`` exports client-go's ``workqueue_*`` series (labels ``name`` and
 ``controller`` = the name) and, from :meth:`WorkQueue.run`, controller-runtime's
 ``controller_runtime_*`` reconcile series (label ``controller``), see :mod:`kruise.core.metrics`.
@@ -93,10 +102,13 @@ class WorkQueue:
         max_pace: float = 1.0,
     ) -> None:
         self._ready: dict[str, deque[str]] = {}  # namespace -> its queued keys; dict order = turn order
+        self._due: deque[str] = deque()  # keys whose asked-for delay ran out (ahead of the turns)
+        self._due_set: set[str] = set()
+        self._due_turn = True  # the next key comes from the due lane (if it has one)
         self._available: asyncio.Queue[None] = asyncio.Queue()  # one token per queued key
         self._queued: set[str] = set()
         self._processing: dict[str, float] = {}  # key -> monotonic time it was handed out
-        self._dirty: set[str] = set()
+        self._dirty: dict[str, bool] = {}  # key re-added while processed -> to the due lane
         self._timers: dict[str, tuple[float, asyncio.TimerHandle]] = {}
         self._failures: dict[str, int] = {}
         self._not_before: dict[str, float] = {}
@@ -137,25 +149,40 @@ class WorkQueue:
         """Queue ``key`` now (no-op if already queued; deferred if being processed)."""
         self._add(key, True)
 
-    def _add(self, key: str, fresh: bool) -> None:
-        # ``fresh``: a caller's add (counted); False when done() requeues a dirty key
+    def _add(self, key: str, fresh: bool, due: bool = False) -> None:
+        # ``fresh``: a caller's add (counted); False when done() requeues a dirty key.
+        # ``due``: the key's asked-for delay ran out (the due lane)
         if key in self._processing:
             if key not in self._dirty:
-                self._dirty.add(key)
+                self._dirty[key] = due
                 if fresh and self.metrics is not None:
                     self._count_add(key, self.metrics)
+            elif due:
+                self._dirty[key] = True
             return
         if key in self._queued:
+            if due and key not in self._due_set:  # queued by an event: its time has come, move it
+                namespace = namespace_of(key)
+                bucket = self._ready[namespace]
+                bucket.remove(key)
+                if not bucket:
+                    del self._ready[namespace]
+                self._due.append(key)
+                self._due_set.add(key)
             return
         not_before = self._not_before.get(key)
         if not_before is not None:
             wait = not_before - time.monotonic()
             if wait > 0:
-                self._schedule(key, wait)
+                self._schedule(key, wait, due)
                 return
             del self._not_before[key]
         self._queued.add(key)
-        self._ready.setdefault(namespace_of(key), deque()).append(key)
+        if due:
+            self._due.append(key)
+            self._due_set.add(key)
+        else:
+            self._ready.setdefault(namespace_of(key), deque()).append(key)
         self._available.put_nowait(None)
         if fresh and self.metrics is not None:
             self._count_add(key, self.metrics)
@@ -166,34 +193,40 @@ class WorkQueue:
             self._added_at[key] = time.monotonic()
 
     def add_after(self, key: str, delay: float) -> None:
-        """Queue ``key`` after ``delay`` seconds; an earlier pending schedule is kept."""
+        """Queue ``key`` after ``delay`` seconds, in the due lane (ahead of the namespaces'
+        turns, alternately with them); an earlier pending schedule is kept. ``delay`` <= 0 is
+        :meth:`add`."""
+        self._retry(key, delay, due=True)
+
+    def _retry(self, key: str, delay: float, due: bool) -> None:
         if delay <= 0:
             self.add(key)
             return
         if self.metrics is not None:
             self.metrics.retries.inc()
-        self._schedule(key, delay)
+        self._schedule(key, delay, due)
 
-    def _schedule(self, key: str, delay: float) -> None:
-        due = time.monotonic() + delay
+    def _schedule(self, key: str, delay: float, due: bool) -> None:
+        at = time.monotonic() + delay
         pending = self._timers.get(key)
         if pending is not None:
-            if pending[0] <= due:
+            if pending[0] <= at:
                 return
             pending[1].cancel()
-        handle = asyncio.get_running_loop().call_later(delay, self._fire, key)
-        self._timers[key] = (due, handle)
+        handle = asyncio.get_running_loop().call_later(delay, self._fire, key, due)
+        self._timers[key] = (at, handle)
 
-    def _fire(self, key: str) -> None:
+    def _fire(self, key: str, due: bool) -> None:
         self._timers.pop(key, None)
-        self.add(key)
+        self._add(key, True, due)
 
     def add_rate_limited(self, key: str) -> float:
-        """Requeue after this key's exponential backoff; returns the delay used."""
+        """Requeue after this key's exponential backoff (as an event, not in the due lane);
+        returns the delay used."""
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
         delay = float(min(self.base_delay * (2.0**failures), self.max_delay))
-        self.add_after(key, delay)
+        self._retry(key, delay, due=False)
         return delay
 
     def forget(self, key: str) -> None:
@@ -201,14 +234,21 @@ class WorkQueue:
         self._failures.pop(key, None)
 
     async def get(self) -> str:
-        """The next key: the oldest of the namespace whose turn it is (that namespace then goes
-        to the back of the turn order if it has more)."""
+        """The next key: the oldest due key and the oldest of the namespace whose turn it is,
+        alternately (that namespace then goes to the back of the turn order if it has more);
+        whichever lane has keys when the other has none."""
         await self._available.get()
-        namespace = next(iter(self._ready))
-        bucket = self._ready.pop(namespace)
-        key = bucket.popleft()
-        if bucket:
-            self._ready[namespace] = bucket
+        if self._due and (self._due_turn or not self._ready):
+            key = self._due.popleft()
+            self._due_set.discard(key)
+            self._due_turn = False
+        else:
+            namespace = next(iter(self._ready))
+            bucket = self._ready.pop(namespace)
+            key = bucket.popleft()
+            if bucket:
+                self._ready[namespace] = bucket
+            self._due_turn = True
         self._queued.discard(key)
         now = time.monotonic()
         self._processing[key] = now
@@ -228,8 +268,7 @@ class WorkQueue:
             if len(self._not_before) > self._prune_not_before_at:
                 self._prune_not_before()
         if key in self._dirty:
-            self._dirty.discard(key)
-            self._add(key, False)
+            self._add(key, False, self._dirty.pop(key))
 
     def _prune_not_before(self) -> None:
         """Drop the paces already past (amortised: the next sweep waits until the map doubles)."""

@@ -227,3 +227,85 @@ async def test_paces_of_keys_never_added_again_are_swept(monkeypatch: pytest.Mon
     assert set(q._not_before) == {"ns/live"}, "only the still-paced key is held"
     q.add("ns/live")
     assert len(q) == 0, "and its pace still holds it back"
+
+
+async def test_a_key_whose_asked_for_delay_ran_out_goes_ahead_of_queued_event_keys() -> None:
+    q = WorkQueue()
+    for i in range(100):  # a fleet release: a hundred workload events queued
+        q.add(f"fleet/app-{i}")
+    q.add_after("fleet/paused", 0.01)  # a pause that ends now
+    await asyncio.sleep(0.05)
+    assert await q.get() == "fleet/paused"
+    assert await q.get() == "fleet/app-0"
+
+
+async def test_due_keys_and_event_keys_alternate_so_neither_lane_starves() -> None:
+    q = WorkQueue()
+    for name in ("e1", "e2", "e3"):
+        q.add(f"ns/{name}")
+    for name in ("d1", "d2", "d3"):
+        q.add_after(f"ns/{name}", 0.01)
+    await asyncio.sleep(0.05)
+    assert [await q.get() for _ in range(6)] == ["ns/d1", "ns/e1", "ns/d2", "ns/e2", "ns/d3", "ns/e3"]
+
+
+async def test_an_event_queued_key_moves_to_the_due_lane_when_its_timer_fires() -> None:
+    q = WorkQueue()
+    q.add("ns/a")
+    q.add("ns/b")
+    q.add_after("ns/b", 0.01)
+    await asyncio.sleep(0.05)
+    assert len(q) == 2, "moved, not queued twice"
+    assert [await q.get() for _ in range(2)] == ["ns/b", "ns/a"]
+    assert len(q) == 0 and not q._ready and not q._due
+
+
+async def test_a_key_due_while_processed_is_queued_in_the_due_lane_when_done() -> None:
+    q = WorkQueue()
+    q.add("ns/a")
+    key = await q.get()
+    q.add("ns/a")  # an event while processed: dirty
+    q.add_after("ns/a", 0.01)  # and its time comes too
+    await asyncio.sleep(0.05)
+    q.add("ns/b")
+    q.add("ns/c")
+    q.done(key)
+    assert [await q.get() for _ in range(3)] == ["ns/a", "ns/b", "ns/c"]
+
+
+async def test_backoff_retries_are_not_due_they_queue_behind_events() -> None:
+    q = WorkQueue()
+    q.add_rate_limited("ns/failing")  # retried in 5 ms, as an event
+    q.add("ns/a")
+    await asyncio.sleep(0.05)
+    q.add("ns/b")
+    assert [await q.get() for _ in range(3)] == ["ns/a", "ns/failing", "ns/b"]
+
+
+async def test_a_requeue_after_result_reaches_the_due_lane() -> None:
+    q = WorkQueue()
+    order: list[str] = []
+    release = asyncio.Event()
+
+    async def reconcile(key: str) -> Result | None:
+        order.append(key)
+        if key == "ns/paused" and order.count(key) == 1:
+            return Result(requeue_after=0.05)
+        if key == "ns/gate":
+            await release.wait()  # holds the one worker while the others queue up
+        return None
+
+    q.add("ns/paused")
+    task = asyncio.create_task(q.run(reconcile, workers=1, name="t"))
+    await asyncio.sleep(0.01)
+    q.add("ns/gate")
+    await asyncio.sleep(0.01)
+    for i in range(5):  # queued before the pause runs out
+        q.add(f"ns/event-{i}")
+    await asyncio.sleep(0.1)  # the pause ran out while the worker was held
+    release.set()
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    assert order[:4] == ["ns/paused", "ns/gate", "ns/paused", "ns/event-0"]
