@@ -430,3 +430,20 @@ def test_a_completed_release_follows_the_workload_generation() -> None:
     healthy["status"]["canaryStatus"]["canaryRevision"] = "elsewhere"
     cs = decide(healthy, Observed(now=T0, workload=same, batch=BatchView.absent())).status["canaryStatus"]
     assert cs["observedWorkloadGeneration"] == 4, "another template's revision is not this release's"
+
+
+def test_a_batch_not_ready_leaves_the_rollout_waiting_for_events_with_no_timer() -> None:
+    """Upstream's runBatchRelease sets no RecheckTime while the batch is not ready: the
+    BatchRelease's and workload's watch events wake the Rollout."""
+    world = World()
+    world.converge_pods = lambda: None  # type: ignore[method-assign]  # the new pods never get ready
+    ro = reconcile(rollout(STEPS, routing=False), world)
+    world.release("v2")
+    ro = run_until(ro, world, lambda r: state(r) == (1, CanaryStepState.STEP_UPGRADE))
+    obs = Observed(now=world.now, workload=world.info(), batch=world.batch_view())
+    first = decide(ro, obs)
+    assert [a.kind for a in first.actions] == [ActionKind.ENSURE_BATCH_RELEASE]
+    changed = [world.apply(a) for a in first.actions]
+    second = decide(ro, obs, Outcomes.of(first.actions, changed))
+    assert state({"status": second.status}) == (1, CanaryStepState.STEP_UPGRADE)
+    assert first.requeue_after is None and second.requeue_after is None

@@ -50,7 +50,6 @@ from kruise.rollouts.rollout.requests import (
 from kruise.rollouts.rollout.rolloutid import batch_release_annotations
 from kruise.rollouts.rollout.steps import is_blue_green, step_has_routing, step_weight, steps_of, strategy_of
 
-BATCH_RECHECK = 2.0
 TEARDOWN = (
     FinalisingStepType.RESTORE_STABLE_SERVICE,
     FinalisingStepType.ROUTE_TRAFFIC_TO_STABLE,
@@ -166,14 +165,16 @@ def step_upgrade(rnd: Round, step: Step) -> Decision:
     spec = batch_release_spec(rnd.rollout, workload, step.index - 1)
     annotations = batch_release_annotations(rnd.rollout, workload)
     ensure = Action(ActionKind.ENSURE_BATCH_RELEASE, {"spec": spec, "annotations": annotations})
+    # no timer while the batch is not ready (upstream's runBatchRelease sets no RecheckTime): the
+    # BatchRelease's and the workload's watch events wake the Rollout when either changes
     if rnd.outcomes is None:
-        return Decision(rnd.status, (ensure,), requeue_after=BATCH_RECHECK)
+        return Decision(rnd.status, (ensure,), requeue_after=None)
     cs = rnd.cs
     cs["canaryReplicas"] = batch.updated_replicas
     cs["canaryReadyReplicas"] = batch.updated_ready_replicas
     cs["message"] = step.upgrading
     if rnd.outcomes.changed(ensure) or not batch_ready_for(spec, rnd.obs, step.index):
-        return Decision(rnd.status, requeue_after=BATCH_RECHECK)
+        return Decision(rnd.status, requeue_after=None)
     cs["podTemplateHash"] = workload.pod_template_hash
     _enter(rnd, CanaryStepState.STEP_TRAFFIC_ROUTING)
     event = Event("Normal", "StepUpgrade", f"upgrade {step.where}: {cs['canaryReplicas']} canary pods ready")

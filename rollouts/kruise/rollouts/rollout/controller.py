@@ -52,6 +52,7 @@ from kruise.rollouts.rollout.effects import Effects, TrafficPort
 from kruise.rollouts.rollout.model import Action, BatchView, Decision, Event, Observed, Outcomes
 from kruise.rollouts.rollout.prepull_effects import PrePuller
 from kruise.rollouts.rollout.readiness import with_rollout_kstatus
+from kruise.rollouts.rollout.steps import traffic_routings_of
 from kruise.rollouts.workloads.fight import CONDITION_TYPE, conflict_conditions, conflict_kind
 from kruise.rollouts.workloads.label import label_patch, unlabel_patch
 from kruise.rollouts.workloads.registry import Found, find, resources
@@ -106,6 +107,33 @@ def batch_view(br: JSON | None) -> BatchView:
         partition_replicas=partition_replicas,
         rollout_id=str(plan.get("rolloutID") or ""),
     )
+
+
+def requeue_for(
+    rollout: Mapping[str, Any], decided: float | None, blocked: AnalysisGateError | None, wake: float | None
+) -> float | None:
+    """Seconds until the Rollout is looked at again (None: only when an event wakes it): the
+    decision's time, sooner while an analysis gate blocks, the recheck of a progressing
+    Rollout's traffic objects, and ``wake`` (a traffic fight's next re-assert or hold check,
+    ``TrafficFights.wake_in``).
+
+    A progressing Rollout without traffic routing that waits for its BatchRelease, workload or
+    AnalysisRun is woken by their watch events only, as upstream's (whose reconcile requeues only
+    for a ``RecheckTime``); one with traffic routing also looks every ``RECHECK_SECONDS`` (3 s),
+    since its routes, Ingresses and custom objects are not watched and a revert of one (a GitOps
+    fight, ours) is seen only by looking."""
+    requeue = decided
+    if blocked is not None:
+        requeue = min(requeue or BLOCKED_RECHECK_SECONDS, BLOCKED_RECHECK_SECONDS)
+    if (
+        requeue is None
+        and (rollout.get("status") or {}).get("phase") == RolloutPhase.PROGRESSING
+        and traffic_routings_of(rollout)
+    ):
+        requeue = RECHECK_SECONDS
+    if wake is not None:
+        requeue = wake if requeue is None else min(requeue, wake)
+    return requeue
 
 
 class RolloutController:
@@ -220,7 +248,9 @@ class RolloutController:
                 rollout, [f for f in meta.get("finalizers") or [] if f != ROLLOUT_FINALIZER]
             )
             return Result()
-        return Result(requeue_after=self._requeue(rollout, decision.requeue_after, blocked, obs))
+        return Result(
+            requeue_after=requeue_for(rollout, decision.requeue_after, blocked, self.traffic.wake_in(rollout))
+        )
 
     async def _round(
         self, rollout: JSON, found: Found | None, obs: Observed
@@ -277,25 +307,6 @@ class RolloutController:
                 break
             current = {**current, "status": dict(decision.status)}
         return decision, blocked, transitions
-
-    def _requeue(
-        self, rollout: JSON, decided: float | None, blocked: AnalysisGateError | None, obs: Observed
-    ) -> float | None:
-        """When to look again: the decision's time, sooner while an analysis gate blocks, the
-        recheck while progressing, and a traffic fight's next re-assert or hold check."""
-        requeue = decided
-        if blocked is not None:
-            requeue = min(requeue or BLOCKED_RECHECK_SECONDS, BLOCKED_RECHECK_SECONDS)
-        if (
-            requeue is None
-            and obs.workload is not None
-            and rollout.get("status", {}).get("phase") == RolloutPhase.PROGRESSING
-        ):
-            requeue = RECHECK_SECONDS
-        wake = self.traffic.wake_in(rollout)
-        if wake is not None:
-            requeue = wake if requeue is None else min(requeue, wake)
-        return requeue
 
     async def _traffic_conflict(self, rollout: JSON, new_status: JSON, now: str) -> None:
         """The ``Conflict`` condition for a fight over the network objects (:mod:`.trafficfights`);
