@@ -532,7 +532,7 @@ async def main(args: argparse.Namespace) -> None:
         )
         for n in sizes:
             for side in sides:
-                profile = Path(args.profile) / f"{side}-{n}" if args.profile else None
+                profile = args.profile and Path(args.profile)
                 extra = tuple(shlex.split(args.manager_args))
                 workdir = Path(tmp) / f"{side}-{n}"
                 result = await measure(side, n, workdir, args.rest, args.timeout, profile, extra)
@@ -561,9 +561,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--no-doc", action="store_true", help="print only; leave docs/benchmarks.md alone")
     parser.add_argument("--manager-args", default="", help="extra flags of our manager (e.g. worker counts)")
     parser.add_argument(
-        "--profile",
-        default=None,
-        help="py-spy profile and metric snapshots of each release phase here (a directory per side and N)",
+        "--profile", default=None, help="py-spy profile and metric snapshots of the release phase here"
     )
     return parser.parse_args(argv)
 
