@@ -53,6 +53,7 @@ from kruise.rollouts.api.common import (
 from kruise.rollouts.release.batchplan import IntOrStr, batch_ready, scaled
 from kruise.rollouts.release.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
+    BATCH_WAIT_SECONDS,
     MAX_PROGRESS_SECONDS,
     MAX_READY_SECONDS,
     ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
@@ -379,7 +380,9 @@ def _progress(
     )
     batch["batchState"] = BatchReleaseBatchState.READY if ready else BatchReleaseBatchState.UPGRADING
     return ControlDecision(
-        tuple(label_pod(p.name, p.labels) for p in labels), status, requeue_after=None if ready else 1.0
+        tuple(label_pod(p.name, p.labels) for p in labels),
+        status,
+        requeue_after=None if ready else BATCH_WAIT_SECONDS,
     )
 
 

@@ -66,7 +66,7 @@ from kruise.rollouts.api.common import (
     RolloutPhase,
 )
 from kruise.rollouts.release.batchplan import IntOrStr, batch_ready, planned_canary
-from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION
+from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, BATCH_WAIT_SECONDS
 from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.rollouts.release.objects import meta
 from kruise.rollouts.release.views import BatchCanaryStatusView, BatchReleaseStatusView
@@ -249,7 +249,10 @@ def _upgrade_batch(
         canary["batchState"] = BatchReleaseBatchState.UPGRADING
         return PartitionDecision(None, status, requeue_after=0.2)
     return PartitionDecision(
-        workload_patch or None, status, requeue_after=None if ready else 1.0, pod_patches=tuple(labels)
+        workload_patch or None,
+        status,
+        requeue_after=None if ready else BATCH_WAIT_SECONDS,
+        pod_patches=tuple(labels),
     )
 
 

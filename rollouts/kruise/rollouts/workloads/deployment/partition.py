@@ -41,7 +41,11 @@ from typing import Any
 from kruise.core.jsoncopy import json_copy
 from kruise.rollouts.api.common import BatchReleaseBatchState, RolloutPhase
 from kruise.rollouts.release.batchplan import batch_ready
-from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, STABLE_REVISION_LABEL
+from kruise.rollouts.release.constants import (
+    BATCH_RELEASE_CONTROL_ANNOTATION,
+    BATCH_WAIT_SECONDS,
+    STABLE_REVISION_LABEL,
+)
 from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.rollouts.release.objects import meta as meta_of
 from kruise.rollouts.release.objects import spec_replicas
@@ -282,5 +286,7 @@ def _progress(
     )
     canary["batchState"] = BatchReleaseBatchState.READY if ready else BatchReleaseBatchState.UPGRADING
     return ControlDecision(
-        tuple(label_pod(p.name, p.labels) for p in labels), status, requeue_after=None if ready else 1.0
+        tuple(label_pod(p.name, p.labels) for p in labels),
+        status,
+        requeue_after=None if ready else BATCH_WAIT_SECONDS,
     )
