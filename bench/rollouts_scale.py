@@ -55,6 +55,7 @@ import argparse
 import asyncio
 import contextlib
 import datetime
+import math
 import os
 import shlex
 import subprocess
@@ -296,12 +297,14 @@ async def run_side(
             await asyncio.sleep(rest)
             after = request_totals(cluster.kubectl("get", "--raw", "/metrics"))
             at_rest = per_minute(before, after, time.monotonic() - r0)
-            first = timelines[name_of(0)]
-            console.print(
-                f"{side.name} N={n}: {name_of(0)} marks (s after release): "
-                + ", ".join(f"{at - t0:.2f} {tuple(m)}" for at, m in first.seen),
-                markup=False,
-            )
+            # the first Rollout's marks, and the latest one's (where a lateness outlier comes from)
+            latest = max(timelines, key=lambda k: max(timelines[k].lateness(PAUSE), default=-math.inf))
+            for name in dict.fromkeys((name_of(0), latest)):
+                console.print(
+                    f"{side.name} N={n}: {name} marks (s after release): "
+                    + ", ".join(f"{at - t0:.2f} {tuple(m)}" for at, m in timelines[name].seen),
+                    markup=False,
+                )
     finally:
         await kube.close()
     return Result(
