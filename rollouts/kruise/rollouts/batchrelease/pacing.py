@@ -28,9 +28,10 @@ from typing import Any
 import orjson
 
 from kruise.rollouts.api.batchrelease import BatchReleaseBatchState
+from kruise.rollouts.release.constants import DEFAULT_DURATION_SECONDS
 from kruise.rollouts.workloads.port import Observation
 
-VERIFY_SECONDS = 2.0
+VERIFY_SECONDS = DEFAULT_DURATION_SECONDS
 """Upstream's ``DefaultDuration``: the requeue after ``Upgrading`` and after ``Verifying``."""
 
 _REVISION_LABELS = ("pod-template-hash", "controller-revision-hash")

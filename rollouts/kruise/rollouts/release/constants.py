@@ -26,10 +26,12 @@ BATCH_RELEASE_FINALIZER = "finalizer.rollouts.kruise.io/batch-release"
 
 DEFAULT_GRACE_SECONDS = 3
 RECHECK_SECONDS = 3.0
-BATCH_WAIT_SECONDS = 2.0
-"""Upstream's ``DefaultDuration``: a BatchRelease whose batch is not ready yet looks again after
-this long (its workload's watch events wake it sooner; our BatchRelease reads but does not watch
-the pods, so the timer covers a pod label reaching the cache last)."""
+DEFAULT_DURATION_SECONDS = 2.0
+"""Upstream's ``DefaultDuration`` (``batchrelease_executor.go``): the BatchRelease's requeue after
+``Upgrading`` and after ``Verifying``. Ours uses it as the pacing of a newly Ready batch
+(:mod:`kruise.rollouts.batchrelease.pacing`) and as the recheck of a batch not ready yet (its
+workload's watch events wake it sooner; our BatchRelease reads but does not watch the pods, so
+the timer covers a pod label reaching the cache last)."""
 
 # Deployments and blue-green (``KR:api/v1beta1/deployment_types.go``, ``bluegreenstyle``)
 ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION = "rollouts.kruise.io/original-deployment-strategy"

@@ -53,7 +53,7 @@ from kruise.rollouts.api.common import (
 from kruise.rollouts.release.batchplan import IntOrStr, batch_ready, scaled
 from kruise.rollouts.release.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
-    BATCH_WAIT_SECONDS,
+    DEFAULT_DURATION_SECONDS,
     MAX_PROGRESS_SECONDS,
     MAX_READY_SECONDS,
     ORIGINAL_DEPLOYMENT_STRATEGY_ANNOTATION,
@@ -382,7 +382,7 @@ def _progress(
     return ControlDecision(
         tuple(label_pod(p.name, p.labels) for p in labels),
         status,
-        requeue_after=None if ready else BATCH_WAIT_SECONDS,
+        requeue_after=None if ready else DEFAULT_DURATION_SECONDS,
     )
 
 

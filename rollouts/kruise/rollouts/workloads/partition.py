@@ -66,7 +66,7 @@ from kruise.rollouts.api.common import (
     RolloutPhase,
 )
 from kruise.rollouts.release.batchplan import IntOrStr, batch_ready, planned_canary
-from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, BATCH_WAIT_SECONDS
+from kruise.rollouts.release.constants import BATCH_RELEASE_CONTROL_ANNOTATION, DEFAULT_DURATION_SECONDS
 from kruise.rollouts.release.hashing import release_plan_hash
 from kruise.rollouts.release.objects import meta
 from kruise.rollouts.release.views import BatchCanaryStatusView, BatchReleaseStatusView
@@ -251,7 +251,7 @@ def _upgrade_batch(
     return PartitionDecision(
         workload_patch or None,
         status,
-        requeue_after=None if ready else BATCH_WAIT_SECONDS,
+        requeue_after=None if ready else DEFAULT_DURATION_SECONDS,
         pod_patches=tuple(labels),
     )
 

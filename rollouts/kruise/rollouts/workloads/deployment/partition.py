@@ -43,7 +43,7 @@ from kruise.rollouts.api.common import BatchReleaseBatchState, RolloutPhase
 from kruise.rollouts.release.batchplan import batch_ready
 from kruise.rollouts.release.constants import (
     BATCH_RELEASE_CONTROL_ANNOTATION,
-    BATCH_WAIT_SECONDS,
+    DEFAULT_DURATION_SECONDS,
     STABLE_REVISION_LABEL,
 )
 from kruise.rollouts.release.hashing import release_plan_hash
@@ -288,5 +288,5 @@ def _progress(
     return ControlDecision(
         tuple(label_pod(p.name, p.labels) for p in labels),
         status,
-        requeue_after=None if ready else BATCH_WAIT_SECONDS,
+        requeue_after=None if ready else DEFAULT_DURATION_SECONDS,
     )
