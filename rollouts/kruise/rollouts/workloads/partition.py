@@ -204,20 +204,7 @@ def _upgrade_batch(
     desired = w.partition_for(workload, batch_replicas, replicas, int(no_need or 0))
     planned = planned_canary(batch_replicas, replicas)
     goal = replicas - w.kept(desired, replicas) + (int(no_need or 0) if ordered else 0)
-    current = w.partition(workload)
-    moves_down = current is not None and w.kept(desired, replicas) < w.kept(current, replicas)
-    taking_control = (meta(workload).get("annotations") or {}).get(
-        BATCH_RELEASE_CONTROL_ANNOTATION
-    ) != control_info(br)
-    workload_patch = merged(
-        # Initialize writes the pause explicitly false (not only when it was true): upstream's
-        # e2e dereferences ``rollingUpdate.paused`` of an Advanced DaemonSet under release
-        w.unpause_patch() if w.paused(workload) or taking_control else None,
-        w.partition_patch(desired) if (starting and current != desired) or moves_down else None,
-    )
-    if taking_control:  # merged: a kind's partition patch may carry annotations of its own
-        control = {"metadata": {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)}}}
-        workload_patch = merged(workload_patch, control)
+    workload_patch = _workload_patch(w, br, workload, desired, replicas, starting=starting)
     status["phase"] = RolloutPhase.PROGRESSING
     if canary.get("currentBatch") != current_batch:
         canary["currentBatch"] = current_batch
@@ -254,6 +241,35 @@ def _upgrade_batch(
         requeue_after=None if ready else DEFAULT_DURATION_SECONDS,
         pod_patches=tuple(labels),
     )
+
+
+def _workload_patch(
+    w: PartitionWorkload,
+    br: Mapping[str, Any],
+    workload: Mapping[str, Any],
+    desired: IntOrStr,
+    replicas: int,
+    *,
+    starting: bool,
+) -> JSON:
+    """The batch's write to the workload (``{}`` when it is as wanted): control taken (the
+    annotation, the pause written false), the pause lifted, and the ``desired`` partition when the
+    release starts or it moves down."""
+    current = w.partition(workload)
+    moves_down = current is not None and w.kept(desired, replicas) < w.kept(current, replicas)
+    taking_control = (meta(workload).get("annotations") or {}).get(
+        BATCH_RELEASE_CONTROL_ANNOTATION
+    ) != control_info(br)
+    patch_ = merged(
+        # Initialize writes the pause explicitly false (not only when it was true): upstream's
+        # e2e dereferences ``rollingUpdate.paused`` of an Advanced DaemonSet under release
+        w.unpause_patch() if w.paused(workload) or taking_control else None,
+        w.partition_patch(desired) if (starting and current != desired) or moves_down else None,
+    )
+    if taking_control:  # merged: a kind's partition patch may carry annotations of its own
+        control = {"metadata": {"annotations": {BATCH_RELEASE_CONTROL_ANNOTATION: control_info(br)}}}
+        patch_ = merged(patch_, control)
+    return patch_
 
 
 def _finalise(
