@@ -297,14 +297,7 @@ async def run_side(
             await asyncio.sleep(rest)
             after = request_totals(cluster.kubectl("get", "--raw", "/metrics"))
             at_rest = per_minute(before, after, time.monotonic() - r0)
-            # the first Rollout's marks, and the latest one's (where a lateness outlier comes from)
-            latest = max(timelines, key=lambda k: max(timelines[k].lateness(PAUSE), default=-math.inf))
-            for name in dict.fromkeys((name_of(0), latest)):
-                console.print(
-                    f"{side.name} N={n}: {name} marks (s after release): "
-                    + ", ".join(f"{at - t0:.2f} {tuple(m)}" for at, m in timelines[name].seen),
-                    markup=False,
-                )
+            print_marks(f"{side.name} N={n}", timelines, t0)
     finally:
         await kube.close()
     return Result(
@@ -319,6 +312,18 @@ async def run_side(
         at_rest=at_rest,
         incomplete=sum(not line.complete(2) for line in timelines.values()),
     )
+
+
+def print_marks(title: str, timelines: dict[str, Timeline], t0: float) -> None:
+    """The first Rollout's marks, and the latest one's (where a lateness outlier comes from), in
+    seconds after the release."""
+    latest = max(timelines, key=lambda k: max(timelines[k].lateness(PAUSE), default=-math.inf))
+    for name in dict.fromkeys((name_of(0), latest)):
+        console.print(
+            f"{title}: {name} marks (s after release): "
+            + ", ".join(f"{at - t0:.2f} {tuple(m)}" for at, m in timelines[name].seen),
+            markup=False,
+        )
 
 
 def plane_cpu_by(cluster: LocalCluster) -> dict[str, float]:
