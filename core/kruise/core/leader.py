@@ -158,10 +158,18 @@ class LeaderElector:
             acquire = now
         lease["spec"] = self._spec(now, transitions, acquire)
         try:
-            await self.kube.replace(LEASES, lease)
+            await self.kube.replace(LEASES, lease, guard=self._renew_guard)
         except ConflictError:
             return False
         return True
+
+    def _renew_guard(self) -> None:
+        """A leader's renew is not sent once its fence lapsed. client-go bounds each renew by
+        the renew deadline (the request's context expires); here a leader frozen between reading
+        the Lease and writing it back would otherwise send the write after waking, on a read
+        taken before the freeze. Raises :class:`FencedError`; ``hold`` then gives up."""
+        if self.is_leader:
+            self.fence.check()
 
     async def acquire(self) -> None:
         """Block until this replica is the leader."""

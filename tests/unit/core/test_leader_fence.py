@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+from collections.abc import Callable
 
 import pytest
+from aiohttp import web
 
 from kruise.core.errors import FencedError
+from kruise.core.kube import KubeClient, KubeConfig
 from kruise.core.kube.resources import PODS
-from kruise.core.leader import LeaseFence
+from kruise.core.leader import LeaderElectionConfig, LeaderElector, LeaseFence, micro_time
 from tests.support.fakeapi import FakeApiServer
 
 
@@ -76,3 +80,66 @@ async def test_a_fenced_client_sends_no_write_once_the_fence_lapsed_but_still_re
     finally:
         await kube.close()
         await server.stop()
+
+
+class LeaseServer:
+    """Answers GET and PUT of one Lease held by ``me``; ``on_get`` runs while a GET is being
+    answered (a freeze of the leader while its read is in flight)."""
+
+    def __init__(self, on_get: Callable[[], None]) -> None:
+        self.on_get = on_get
+        self.methods: list[str] = []
+        self.lease = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": "kruise-manager", "namespace": "kruise-system", "resourceVersion": "7"},
+            "spec": {
+                "holderIdentity": "me",
+                "leaseDurationSeconds": 15,
+                "acquireTime": micro_time(datetime.datetime.now(datetime.UTC)),
+                "renewTime": micro_time(datetime.datetime.now(datetime.UTC)),
+                "leaseTransitions": 0,
+            },
+        }
+        self.runner: web.AppRunner | None = None
+
+    async def _serve(self, request: web.Request) -> web.Response:
+        self.methods.append(request.method)
+        if request.method == "GET":
+            self.on_get()
+        return web.json_response(self.lease)
+
+    async def client(self) -> KubeClient:
+        app = web.Application()
+        app.router.add_route("*", "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}", self._serve)
+        self.runner = web.AppRunner(app)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return KubeClient(KubeConfig(server=f"http://127.0.0.1:{port}", ssl_context=False, qps=0))
+
+
+async def test_a_leader_frozen_while_reading_its_lease_does_not_write_the_renew_after_waking() -> None:
+    clock = Clock()
+
+    def freeze() -> None:
+        clock.now += 11  # past the renew deadline while the GET was in flight
+
+    server = LeaseServer(on_get=lambda: None)
+    kube = await server.client()
+    elector = LeaderElector(kube, LeaderElectionConfig("kruise-system", "kruise-manager", "me"))
+    elector.fence = LeaseFence(10.0, clock=clock)
+    try:
+        assert await elector._attempt(), "a renew in time is sent"
+        assert server.methods == ["GET", "PUT"] and elector.fence.held
+        elector.is_leader = True
+        server.on_get = freeze
+        with pytest.raises(FencedError):
+            await elector._attempt()
+        assert server.methods == ["GET", "PUT", "GET"], "the renew read before the freeze is not written back"
+        assert not elector.fence.held
+    finally:
+        await kube.close()
+        assert server.runner is not None
+        await server.runner.cleanup()

@@ -139,8 +139,11 @@ class KubeClient:
         body: Any = None,
         content_type: str = "application/json",
         timeout: float = 60.0,
+        guard: WriteGuard | None = None,
     ) -> JSON:
-        """One API call; returns the decoded JSON answer. Raises ApiError / TransientError."""
+        """One API call; returns the decoded JSON answer. Raises ApiError / TransientError.
+        A write is checked by ``guard`` (this call's) and :attr:`write_guard` (the client's)
+        right before it is sent."""
         started = time.monotonic()
         code = REST_ERROR_CODE
         await self._bucket.acquire()
@@ -150,8 +153,10 @@ class KubeClient:
             headers["Content-Type"] = content_type
             data = orjson.dumps(body)
         if method not in _READS:
-            if self.write_guard is not None and not (params and "dryRun" in params):
-                self.write_guard()
+            if not (params and "dryRun" in params):
+                for check in (guard, self.write_guard):
+                    if check is not None:
+                        check()
             writes_log.debug("sent %s %s", method, path)
         try:
             async with self._sess().request(
@@ -269,6 +274,7 @@ class KubeClient:
         subresource: str | None = None,
         dry_run: bool = False,
         field_manager: str = FIELD_MANAGER,
+        guard: WriteGuard | None = None,
     ) -> JSON:
         """PUT the whole object; ``metadata.resourceVersion`` in ``body`` is the precondition. The
         fields it changes become ``field_manager``'s in ``managedFields`` (without it the API server
@@ -276,9 +282,8 @@ class KubeClient:
         apart from other writers by."""
         meta = body["metadata"]
         params = {"fieldManager": field_manager, **({"dryRun": "All"} if dry_run else {})}
-        return await self.request(
-            "PUT", res.path(meta.get("namespace"), meta["name"], subresource), body=body, params=params
-        )
+        path = res.path(meta.get("namespace"), meta["name"], subresource)
+        return await self.request("PUT", path, body=body, params=params, guard=guard)
 
     async def patch(
         self,
