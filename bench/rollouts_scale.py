@@ -43,7 +43,10 @@ optional: without it nothing is sent and nothing is logged. Its log carries a ha
 ``Unable to Process Create request: invalid character 'k'`` warning per create (its request
 metrics hook reading a protobuf answer, ``k8s\\0...``, as JSON). ``--qps 500 --burst 1000``
 give it our manager's client limits (its defaults, 40 and 80, would throttle it at fleet
-sizes); its worker counts stay at their defaults (``--rollout-threads`` 10), as ours do.
+sizes); its worker counts stay at their defaults (``--rollout-threads`` 10). Ours runs as many
+concurrent Rollout reconciles (``--rollout-workers=10``, :data:`OURS_ARGS`; upstream's and our
+default is 3, which at 500 simultaneous pause ends gave a step lateness p99 of 6.4 s against
+0.7 s with 10); its other worker counts stay at their defaults.
 
     .venv/bin/python bench/rollouts_scale.py --sizes 100 --side both
     .venv/bin/python bench/rollouts_scale.py --sizes 10 --side both --no-doc   # smoke
@@ -92,6 +95,9 @@ IMAGE_V1 = "registry.example.com/bench/app:1.0"
 IMAGE_V2 = "registry.example.com/bench/app:2.0"
 ARGO_ROLLOUTS = Resource("argoproj.io", "v1alpha1", "rollouts", "Rollout")
 ARGO_NAMESPACE = "argo-rollouts"
+OURS_ARGS = ("--rollout-workers=10",)
+"""Our manager's flags in every run, before ``--manager-args``: Argo's concurrent Rollout
+reconciles (its ``--rollout-threads`` default, 10)."""
 ARGO_STEPS: list[JSON] = [
     {"setWeight": 25},
     {"pause": {"duration": f"{PAUSE:.0f}s"}},
@@ -541,7 +547,7 @@ async def main(args: argparse.Namespace) -> None:
         for n in sizes:
             for side in sides:
                 profile = args.profile and Path(args.profile)
-                extra = tuple(shlex.split(args.manager_args))
+                extra = (*OURS_ARGS, *shlex.split(args.manager_args))
                 workdir = Path(tmp) / f"{side}-{n}"
                 result = await measure(side, n, workdir, args.rest, args.timeout, profile, extra)
                 results.append(result)

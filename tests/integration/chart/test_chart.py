@@ -54,7 +54,7 @@ EVERYTHING_ON: JSON = {
         "metrics": {"port": 18080},
         "healthProbe": {"port": 18000},
         "kubeClient": {"qps": 75, "burst": 150},
-        "workers": {"cloneset": 7},
+        "workers": {"cloneset": 7, "rollout": 10},
         "expectationTimeoutSeconds": 120,
         "partitionPercentLimit": 80,
         "hostNetwork": True,
@@ -142,6 +142,8 @@ def test_default_render(helm: str) -> None:
         "--kube-client-burst": "100",
         "--cloneset-workers": "3",
         "--sidecarset-workers": "3",
+        "--rollout-workers": "3",
+        "--batchrelease-workers": "3",
         "--expectation-timeout": "300",
         "--partition-percent-limit": "50",
         "--feature-gates": "",
@@ -216,6 +218,7 @@ def test_values_reach_the_manager(helm: str, tmp_path: Path) -> None:
     assert flags["--health-probe-addr"] == ":18000"
     assert (flags["--kube-client-qps"], flags["--kube-client-burst"]) == ("75", "150")
     assert flags["--cloneset-workers"] == "7"
+    assert (flags["--rollout-workers"], flags["--batchrelease-workers"]) == ("10", "3")
     assert flags["--expectation-timeout"] == "120"
     assert flags["--partition-percent-limit"] == "80"
     assert flags["--feature-gates"] == "CloneSetShortHash=true,TemplateNoDefaults=false"
