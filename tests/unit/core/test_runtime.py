@@ -205,3 +205,20 @@ async def test_a_predicate_keeps_rejected_events_out_of_the_queue_but_observers_
             assert reconciled == ["ns/web"]  # a label change: not accepted
             await server.update("web", res=CLONESETS, metadata={"generation": 2})
             await until(lambda: reconciled == ["ns/web", "ns/web"])
+
+
+async def test_zero_workers_still_reconcile_as_controller_runtime_does() -> None:
+    async with fake() as server:
+        await server.create("web", res=CLONESETS)
+        runtime = runtime_for(server)
+        reconciled: list[str] = []
+
+        async def reconcile(key: str) -> Result:
+            reconciled.append(key)
+            return Result()
+
+        spec = ControllerSpec("zero", (primary(CLONESETS),), workers=0)
+        assert spec.workers == 1
+        runtime.add(spec, reconcile)
+        async with running(runtime):
+            await until(lambda: reconciled == ["ns/web"])

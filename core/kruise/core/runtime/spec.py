@@ -114,7 +114,9 @@ class ControllerSpec:
     """One controller's wiring.
 
     ``workers`` reconcile different keys concurrently (one key is never reconciled twice at
-    once); ``pace``/``max_pace`` are :class:`~kruise.core.workqueue.WorkQueue`'s pacing.
+    once); 0 or less means 1, as controller-runtime's ``MaxConcurrentReconciles`` (a
+    ``--rollout-workers=0`` manager still reconciles). ``pace``/``max_pace`` are
+    :class:`~kruise.core.workqueue.WorkQueue`'s pacing.
     """
 
     name: str
@@ -123,6 +125,10 @@ class ControllerSpec:
     workers: int = 1
     pace: float = 0.0
     max_pace: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.workers < 1:
+            object.__setattr__(self, "workers", 1)
 
     def all_reads(self) -> tuple[Read, ...]:
         """Every kind the controller reads, watched or not."""

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from kubernetes_asyncio.config import ConfigException
 
 from kruise.rollouts.manager.options import ManagerOptions, parse_feature_gates
 
@@ -256,5 +257,8 @@ def manager(
         if err.errno != errno.EADDRINUSE:
             raise
         typer.echo(f"kruise manager: {err.strerror or err}", err=True)
+        code = 1
+    except ConfigException as err:  # no usable kubeconfig: one line, not a traceback
+        typer.echo(f"kruise manager: {err}", err=True)
         code = 1
     raise typer.Exit(code)
