@@ -121,11 +121,9 @@ class FakeApiServer:
         app = web.Application()
         app.router.add_get("/api/v1/{plural}", self._serve)
         app.router.add_get("/apis/{group}/{version}/{plural}", self._serve)
-        self._runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=1)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self.port = await serve_local(
+            app, access_log=None, handler_cancellation=True, shutdown_timeout=1
+        )
 
     async def stop(self) -> None:
         await self.drop_watches()
@@ -133,7 +131,7 @@ class FakeApiServer:
             await self._runner.cleanup()
 
     def client(self) -> KubeClient:
-        return KubeClient(KubeConfig(server=f"http://127.0.0.1:{self.port}", ssl_context=False, qps=0))
+        return local_client(self.port)
 
     def _gone(self, message: str) -> web.Response:
         body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Expired", "code": 410}
@@ -221,3 +219,18 @@ class FakeApiServer:
                 await self._changed.wait()
             if last < self.compacted:  # compacted while we waited: the client must relist
                 return
+
+
+async def serve_local(app: web.Application, **runner_args: Any) -> tuple[web.AppRunner, int]:
+    """Serve ``app`` over plain HTTP on a free loopback port: its runner (``cleanup()`` stops it)
+    and the port."""
+    runner = web.AppRunner(app, **runner_args)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    return runner, site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+
+def local_client(port: int) -> KubeClient:
+    """A client of the plain-HTTP server on ``port`` of loopback, unthrottled."""
+    return KubeClient(KubeConfig(server=f"http://127.0.0.1:{port}", ssl_context=False, qps=0))

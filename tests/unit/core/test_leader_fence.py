@@ -11,10 +11,10 @@ import pytest
 from aiohttp import web
 
 from kruise.core.errors import FencedError
-from kruise.core.kube import KubeClient, KubeConfig
+from kruise.core.kube import KubeClient
 from kruise.core.kube.resources import PODS
 from kruise.core.leader import LeaderElectionConfig, LeaderElector, LeaseFence, micro_time
-from tests.support.fakeapi import FakeApiServer
+from tests.support.fakeapi import FakeApiServer, local_client, serve_local
 
 
 class Clock:
@@ -112,12 +112,8 @@ class LeaseServer:
     async def client(self) -> KubeClient:
         app = web.Application()
         app.router.add_route("*", "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases/{name}", self._serve)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        return KubeClient(KubeConfig(server=f"http://127.0.0.1:{port}", ssl_context=False, qps=0))
+        self.runner, port = await serve_local(app)
+        return local_client(port)
 
 
 async def test_a_leader_frozen_while_reading_its_lease_does_not_write_the_renew_after_waking() -> None:
