@@ -22,7 +22,7 @@ from kruise.core.runtime import (
     owned,
     primary,
 )
-from kruise.core.workqueue import Result
+from kruise.core.workqueue import Reconcile, Result
 from tests.support.fakeapi import FakeApiServer
 from tests.unit.core.test_informer import until
 
@@ -49,6 +49,17 @@ def runtime_for(server: FakeApiServer) -> Runtime:
     return Runtime(server.client(), informer_factory=lambda kube, res: Informer(kube, res, backoff=FAST))
 
 
+def recording() -> tuple[list[str], Reconcile]:
+    """A reconcile that records every key it is called with, and the list it records into."""
+    reconciled: list[str] = []
+
+    async def reconcile(key: str) -> Result:
+        reconciled.append(key)
+        return Result()
+
+    return reconciled, reconcile
+
+
 @contextlib.asynccontextmanager
 async def running(runtime: Runtime) -> AsyncIterator[None]:
     runtime.start_informers()
@@ -69,12 +80,8 @@ async def test_owned_pods_wake_their_owner_and_an_owner_change_wakes_both() -> N
         await server.create("api", res=CLONESETS, metadata={"uid": "cs-2"})
         await server.create("p", metadata={"ownerReferences": [owner_ref("web", "cs-1")]})
         runtime = runtime_for(server)
-        reconciled: list[str] = []
+        reconciled, reconcile = recording()
         observed: list[tuple[str, str]] = []
-
-        async def reconcile(key: str) -> Result:
-            reconciled.append(key)
-            return Result()
 
         def observe(delta: Delta) -> None:
             observed.append((delta.type, delta.obj["metadata"]["name"]))
@@ -105,11 +112,7 @@ async def test_a_watch_with_delta_keys_wakes_what_the_whole_event_names() -> Non
     async with fake() as server:
         await server.create("a", res=CLONESETS)
         runtime = runtime_for(server)
-        reconciled: list[str] = []
-
-        async def reconcile(key: str) -> Result:
-            reconciled.append(key)
-            return Result()
+        reconciled, reconcile = recording()
 
         def colors(delta: Delta) -> list[str]:
             new = (delta.obj["metadata"].get("labels") or {}).get("color")
@@ -151,11 +154,7 @@ async def test_workers_start_only_when_every_informer_the_spec_reads_has_synced(
         await server.create("a", res=CLONESETS)
         server.fail_next = [500] * 3  # the first list requests fail: one informer syncs late
         runtime = runtime_for(server)
-        reconciled: list[str] = []
-
-        async def reconcile(key: str) -> Result:
-            reconciled.append(key)
-            return Result()
+        reconciled, reconcile = recording()
 
         runtime.add(ControllerSpec("late", (primary(CLONESETS),), reads=(Read(slow),)), reconcile)
         async with running(runtime):
@@ -181,12 +180,8 @@ async def test_a_predicate_keeps_rejected_events_out_of_the_queue_but_observers_
     async with fake() as server:
         await server.create("web", res=CLONESETS, metadata={"uid": "cs-1", "generation": 1})
         runtime = runtime_for(server)
-        reconciled: list[str] = []
+        reconciled, reconcile = recording()
         observed: list[str] = []
-
-        async def reconcile(key: str) -> Result:
-            reconciled.append(key)
-            return Result()
 
         def generation_changed(delta: Delta) -> bool:
             old = (delta.old or {}).get("metadata") or {}
@@ -211,11 +206,7 @@ async def test_zero_workers_still_reconcile_as_controller_runtime_does() -> None
     async with fake() as server:
         await server.create("web", res=CLONESETS)
         runtime = runtime_for(server)
-        reconciled: list[str] = []
-
-        async def reconcile(key: str) -> Result:
-            reconciled.append(key)
-            return Result()
+        reconciled, reconcile = recording()
 
         spec = ControllerSpec("zero", (primary(CLONESETS),), workers=0)
         assert spec.workers == 1
